@@ -1,0 +1,1 @@
+"""Side-by-side benchmarks of pyconnect against Java MirrorMaker 2 on the same brokers."""

@@ -1,0 +1,1 @@
+"""Connectors hosted by the pyconnect runtime."""

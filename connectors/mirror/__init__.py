@@ -1,0 +1,1 @@
+"""Python ports of MirrorMaker 2's source, checkpoint and heartbeat connectors."""

@@ -1,0 +1,1 @@
+"""The only package that imports aiokafka: client factories, the KafkaLog primitive, group driver."""

@@ -1,0 +1,1 @@
+"""Sans-IO wire formats and state machines; imports only the standard library."""

@@ -1,0 +1,118 @@
+"""Where the test clusters come from: the local KRaft launcher, external servers, or testcontainers.
+
+Chosen by environment variables:
+
+- ``PYCONNECT_TEST_BOOTSTRAP_A`` / ``PYCONNECT_TEST_BOOTSTRAP_B`` (both): use these external clusters.
+- ``PYCONNECT_TEST_BACKEND``: ``local`` (the default; brokers from the fetched jars on 127.0.0.1),
+  ``external`` (requires the two variables above) or ``testcontainers`` (needs a Docker engine and
+  the ``docker`` extra).
+
+A backend that cannot provide clusters raises ``BackendUnavailable`` with a message that says what
+is missing; tests that need Kafka then fail, they never skip.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyconnect.testing.kafka import KafkaCluster, start_clusters, stop_clusters
+
+ALIASES = ("A", "B")
+
+
+class BackendUnavailable(RuntimeError):
+    """The chosen backend cannot provide the test clusters."""
+
+
+@dataclass(frozen=True)
+class ClusterHandle:
+    """A cluster the tests may use; ``local`` is set only when this process started it (fault tests)."""
+
+    alias: str
+    bootstrap_servers: str
+    local: KafkaCluster | None = None
+
+    def require_local(self) -> KafkaCluster:
+        if self.local is None:
+            raise BackendUnavailable(
+                f"cluster {self.alias} is external: this test stops and restarts brokers and needs the local backend"
+            )
+        return self.local
+
+
+def chosen_backend() -> str:
+    backend = os.environ.get("PYCONNECT_TEST_BACKEND", "").strip().lower()
+    if backend:
+        return backend
+    if all(os.environ.get(f"PYCONNECT_TEST_BOOTSTRAP_{a}") for a in ALIASES):
+        return "external"
+    return "local"
+
+
+@contextmanager
+def provide_clusters(work_dir: Path) -> Iterator[dict[str, ClusterHandle]]:
+    """Provide clusters A and B for the duration of the context, then release what was started."""
+    backend = chosen_backend()
+    if backend == "local":
+        with _local(work_dir) as handles:
+            yield handles
+    elif backend == "external":
+        yield _external()
+    elif backend == "testcontainers":
+        with _testcontainers() as handles:
+            yield handles
+    else:
+        raise BackendUnavailable(f"PYCONNECT_TEST_BACKEND={backend!r}: expected local, external or testcontainers")
+
+
+@contextmanager
+def _local(work_dir: Path) -> Iterator[dict[str, ClusterHandle]]:
+    try:
+        clusters = start_clusters(ALIASES, work_dir)
+    except Exception as exc:
+        raise BackendUnavailable(f"could not start local Kafka clusters: {exc}") from exc
+    try:
+        yield {a: ClusterHandle(a, c.bootstrap_servers, c) for a, c in clusters.items()}
+    finally:
+        stop_clusters(clusters.values())
+
+
+def _external() -> dict[str, ClusterHandle]:
+    handles = {}
+    for alias in ALIASES:
+        servers = os.environ.get(f"PYCONNECT_TEST_BOOTSTRAP_{alias}", "").strip()
+        if not servers:
+            raise BackendUnavailable(f"the external backend needs PYCONNECT_TEST_BOOTSTRAP_{alias}")
+        handles[alias] = ClusterHandle(alias, servers)
+    return handles
+
+
+@contextmanager
+def _testcontainers() -> Iterator[dict[str, ClusterHandle]]:
+    try:
+        import docker  # type: ignore[import-untyped]
+        from testcontainers.kafka import KafkaContainer  # type: ignore[import-untyped]
+    except ImportError as exc:
+        raise BackendUnavailable("the testcontainers backend needs the 'docker' extra: pip install -e '.[docker]'") from exc
+    try:
+        docker.from_env().ping()
+    except Exception as exc:
+        raise BackendUnavailable(f"the testcontainers backend needs a Docker engine, and none answers: {exc}") from exc
+    from pyconnect.testing.distribution import KAFKA_VERSION
+
+    containers = []
+    try:
+        handles = {}
+        for alias in ALIASES:
+            container = KafkaContainer(f"apache/kafka:{KAFKA_VERSION}").with_kraft()
+            container.start()
+            containers.append(container)
+            handles[alias] = ClusterHandle(alias, container.get_bootstrap_server())
+        yield handles
+    finally:
+        for container in containers:
+            container.stop()

@@ -1,0 +1,185 @@
+"""The pinned Apache Kafka release, fetched with Maven into a git-ignored cache.
+
+Contract:
+- ``KAFKA_VERSION`` is the one pinned release. Every artifact the project runs (broker, tools,
+  Connect runtime, JSON converter, MirrorMaker 2 and its client library, the log4j2 backend) comes
+  from that release's Maven coordinates.
+- ``ensure_distribution()`` is idempotent: the first call resolves the artifacts and their runtime
+  dependencies with ``mvn`` into ``<cache>/kafka-<version>/libs``; once the ``complete`` marker is
+  written, later calls do no network work at all, so a cached machine runs offline.
+- The cache lives in ``<repo>/.cache`` for a source checkout and ``~/.cache/pyconnect`` otherwise;
+  ``PYCONNECT_CACHE`` overrides both, ``PYCONNECT_KAFKA_LIBS`` points at an existing folder of jars.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+KAFKA_VERSION = "4.3.1"
+SCALA_VERSION = "2.13"
+LOG4J_VERSION = "2.25.4"
+
+_ARTIFACTS: tuple[tuple[str, str, str], ...] = (
+    ("org.apache.kafka", f"kafka_{SCALA_VERSION}", KAFKA_VERSION),
+    ("org.apache.kafka", "kafka-tools", KAFKA_VERSION),
+    ("org.apache.kafka", "connect-runtime", KAFKA_VERSION),
+    ("org.apache.kafka", "connect-json", KAFKA_VERSION),
+    ("org.apache.kafka", "connect-mirror", KAFKA_VERSION),
+    ("org.apache.kafka", "connect-mirror-client", KAFKA_VERSION),
+    ("org.apache.logging.log4j", "log4j-slf4j-impl", LOG4J_VERSION),
+)
+
+_LOG4J2_CONFIG = """\
+Configuration:
+  Appenders:
+    Console:
+      name: STDOUT
+      PatternLayout:
+        Pattern: "[%d] %p %m (%c)%n"
+  Loggers:
+    Root:
+      level: INFO
+      AppenderRef:
+        - ref: STDOUT
+    Logger:
+      - name: org.apache.kafka.clients
+        level: WARN
+      - name: org.reflections
+        level: ERROR
+"""
+
+_COMPLETE_MARKER = "complete"
+
+
+class DistributionError(RuntimeError):
+    """The Kafka jars are missing and could not be fetched; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class KafkaDistribution:
+    """A folder of jars that together run every Kafka main class the project uses."""
+
+    home: Path
+
+    @property
+    def libs(self) -> Path:
+        return self.home / "libs"
+
+    @property
+    def classpath(self) -> str:
+        return str(self.libs / "*")
+
+    @property
+    def log4j2_config(self) -> Path:
+        return self.home / "log4j2.yaml"
+
+    def java_command(self, main_class: str, *args: str, heap: str = "512m", jvm_opts: tuple[str, ...] = ()) -> list[str]:
+        """The argv that runs ``main_class`` from these jars with a bounded heap and quiet logging."""
+        return [
+            java_executable(),
+            f"-Xmx{heap}",
+            "-Xms64m",
+            "-XX:+UseG1GC",
+            "-Djava.awt.headless=true",
+            f"-Dlog4j2.configurationFile={self.log4j2_config}",
+            *jvm_opts,
+            "-cp",
+            self.classpath,
+            main_class,
+            *args,
+        ]
+
+
+def java_executable() -> str:
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and (Path(java_home) / "bin" / "java").exists():
+        return str(Path(java_home) / "bin" / "java")
+    found = shutil.which("java")
+    if not found:
+        raise DistributionError("no 'java' on PATH and JAVA_HOME is not set: install a Java 17+ runtime")
+    return found
+
+
+def cache_root() -> Path:
+    override = os.environ.get("PYCONNECT_CACHE")
+    if override:
+        return Path(override).expanduser().resolve()
+    checkout = Path(__file__).resolve().parents[2]
+    if (checkout / "pyproject.toml").exists():
+        return checkout / ".cache"
+    return Path.home() / ".cache" / "pyconnect"
+
+
+def distribution_home(version: str = KAFKA_VERSION) -> Path:
+    return cache_root() / f"kafka-{version}"
+
+
+def _pom() -> str:
+    deps = "\n".join(
+        f"    <dependency><groupId>{g}</groupId><artifactId>{a}</artifactId><version>{v}</version></dependency>"
+        for g, a, v in _ARTIFACTS
+    )
+    return f"""<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>pyconnect</groupId>
+  <artifactId>kafka-distribution</artifactId>
+  <version>{KAFKA_VERSION}</version>
+  <packaging>pom</packaging>
+  <dependencies>
+{deps}
+  </dependencies>
+</project>
+"""
+
+
+def ensure_distribution(*, quiet: bool = True) -> KafkaDistribution:
+    """Return the cached distribution, fetching it with ``mvn`` first when it is not complete."""
+    libs_override = os.environ.get("PYCONNECT_KAFKA_LIBS")
+    if libs_override:
+        libs = Path(libs_override).expanduser().resolve()
+        if not any(libs.glob("kafka-clients-*.jar")):
+            raise DistributionError(f"PYCONNECT_KAFKA_LIBS={libs} holds no kafka-clients jar")
+        home = Path(tempfile.mkdtemp(prefix="pyconnect-kafka-"))
+        (home / "libs").symlink_to(libs)
+        (home / "log4j2.yaml").write_text(_LOG4J2_CONFIG)
+        return KafkaDistribution(home)
+
+    home = distribution_home()
+    if (home / _COMPLETE_MARKER).exists():
+        return KafkaDistribution(home)
+
+    mvn = shutil.which("mvn")
+    if not mvn:
+        raise DistributionError(
+            f"Kafka {KAFKA_VERSION} is not cached in {home} and 'mvn' is not on PATH: install Maven to fetch it"
+        )
+    home.mkdir(parents=True, exist_ok=True)
+    staging = home / "libs.partial"
+    shutil.rmtree(staging, ignore_errors=True)
+    pom = home / "pom.xml"
+    pom.write_text(_pom())
+    cmd = [
+        mvn,
+        "-B",
+        *(["-q"] if quiet else []),
+        "-f",
+        str(pom),
+        "dependency:copy-dependencies",
+        f"-DoutputDirectory={staging}",
+        "-DincludeScope=runtime",
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
+        raise DistributionError(f"fetching Kafka {KAFKA_VERSION} with Maven failed:\n{tail}")
+    shutil.rmtree(home / "libs", ignore_errors=True)
+    staging.rename(home / "libs")
+    (home / "log4j2.yaml").write_text(_LOG4J2_CONFIG)
+    jars = sorted(p.name for p in (home / "libs").glob("*.jar"))
+    (home / _COMPLETE_MARKER).write_text("\n".join(jars) + "\n")
+    return KafkaDistribution(home)

@@ -1,0 +1,351 @@
+"""Local KRaft Kafka clusters on 127.0.0.1, for tests, benchmarks, the demo and people.
+
+Shell::
+
+    python -m pyconnect.testing.kafka fetch
+    python -m pyconnect.testing.kafka up --clusters A,B --dir DIR [--brokers 3]
+    python -m pyconnect.testing.kafka status --dir DIR
+    python -m pyconnect.testing.kafka down --dir DIR
+
+``up`` formats fresh clusters on free ports, waits until each answers metadata with all its brokers,
+prints one JSON line ``{"A": "127.0.0.1:port,...", "B": ...}`` and returns with the brokers still
+running. ``down`` stops what ``up`` started in DIR (SIGTERM, then SIGKILL after a bound), by PID, and
+only processes that still carry this launcher's tag.
+
+Python::
+
+    clusters = start_clusters(["A", "B"], Path(dir), brokers=1)
+    clusters["A"].bootstrap_servers
+    clusters["A"].node(1).kill(); clusters["A"].node(1).start()   # fault tests
+    stop_clusters(clusters.values())
+
+Every node runs both KRaft roles (broker and controller) with a static voter set, so a cluster of
+three survives the loss of any one node. Each broker gets a bounded heap (512 MiB by default) so
+several clusters fit beside the tests. Broker logs go to ``DIR/<alias>/node-<id>/broker.log``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pyconnect.kafka.probe import wait_for_brokers
+from pyconnect.testing.distribution import DistributionError, KafkaDistribution, ensure_distribution
+from pyconnect.testing.java_process import JavaProcess, pid_alive, stop_tagged
+
+STATE_FILE = "clusters.json"
+DEFAULT_HEAP = "512m"
+READY_TIMEOUT_S = 90.0
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct free TCP ports on 127.0.0.1 (held open together so none repeats)."""
+    socks = []
+    try:
+        for _ in range(count):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def render_properties(props: Mapping[str, object]) -> str:
+    return "".join(f"{k}={v}\n" for k, v in props.items())
+
+
+@dataclass
+class BrokerNode:
+    """One combined broker+controller process of a cluster."""
+
+    cluster: KafkaCluster
+    node_id: int
+    port: int
+    controller_port: int
+    process: JavaProcess | None = field(default=None, repr=False)
+
+    @property
+    def dir(self) -> Path:
+        return self.cluster.dir / f"node-{self.node_id}"
+
+    @property
+    def config_file(self) -> Path:
+        return self.dir / "server.properties"
+
+    @property
+    def log_file(self) -> Path:
+        return self.dir / "broker.log"
+
+    @property
+    def tag(self) -> str:
+        return f"kafka:{self.dir}"
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process else None
+
+    def properties(self) -> dict[str, object]:
+        n = len(self.cluster.nodes)
+        rf = min(3, n)
+        props: dict[str, object] = {
+            "process.roles": "broker,controller",
+            "node.id": self.node_id,
+            "controller.quorum.voters": self.cluster.voters,
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.controller_port}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "controller.listener.names": "CONTROLLER",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "log.dirs": self.dir / "data",
+            "num.io.threads": 4,
+            "num.network.threads": 2,
+            "offsets.topic.replication.factor": rf,
+            "offsets.topic.num.partitions": 10,
+            "transaction.state.log.replication.factor": rf,
+            "transaction.state.log.min.isr": 1,
+            "transaction.state.log.num.partitions": 10,
+            "share.coordinator.state.topic.replication.factor": rf,
+            "share.coordinator.state.topic.min.isr": 1,
+            "group.initial.rebalance.delay.ms": 0,
+        }
+        props.update(self.cluster.overrides)
+        return props
+
+    def format(self, cluster_id: str) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.config_file.write_text(render_properties(self.properties()))
+        cmd = self.cluster.dist.java_command(
+            "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(self.config_file), heap="256m"
+        )
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            raise RuntimeError(f"formatting {self.cluster.alias} node {self.node_id} failed: {proc.stdout}{proc.stderr}")
+
+    def start(self) -> None:
+        """Start (or restart after stop/kill) this node on its existing data directory."""
+        if self.process and self.process.running:
+            return
+        cmd = self.cluster.dist.java_command("kafka.Kafka", str(self.config_file), heap=self.cluster.heap)
+        self.process = JavaProcess(cmd, self.log_file, self.tag)
+        self.process.start()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Graceful shutdown (SIGTERM), SIGKILL after ``timeout`` seconds."""
+        if self.process:
+            self.process.stop(timeout)
+
+    def kill(self) -> None:
+        """kill -9: the node crashes without a controlled shutdown."""
+        if self.process:
+            self.process.kill()
+
+    @property
+    def running(self) -> bool:
+        return bool(self.process and self.process.running)
+
+
+@dataclass
+class KafkaCluster:
+    """A KRaft cluster of ``brokers`` combined nodes under ``dir``."""
+
+    alias: str
+    dir: Path
+    dist: KafkaDistribution
+    brokers: int = 1
+    heap: str = DEFAULT_HEAP
+    overrides: dict[str, object] = field(default_factory=dict)
+    nodes: list[BrokerNode] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.nodes:
+            ports = free_ports(2 * self.brokers)
+            self.nodes = [
+                BrokerNode(self, node_id=i + 1, port=ports[2 * i], controller_port=ports[2 * i + 1])
+                for i in range(self.brokers)
+            ]
+
+    @property
+    def voters(self) -> str:
+        return ",".join(f"{n.node_id}@127.0.0.1:{n.controller_port}" for n in self.nodes)
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(f"127.0.0.1:{n.port}" for n in self.nodes)
+
+    def node(self, node_id: int) -> BrokerNode:
+        for n in self.nodes:
+            if n.node_id == node_id:
+                return n
+        raise KeyError(f"{self.alias} has no node {node_id}")
+
+    def format(self) -> None:
+        cluster_id = _kraft_cluster_id()
+        for n in self.nodes:
+            n.format(cluster_id)
+
+    def start(self) -> None:
+        for n in self.nodes:
+            n.start()
+
+    def wait_ready(self, timeout: float = READY_TIMEOUT_S) -> None:
+        """Block until metadata lists every node; fail fast with the log tail if a node exits."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for n in self.nodes:
+                if n.process and not n.process.running:
+                    raise RuntimeError(
+                        f"Kafka node {n.node_id} of cluster {self.alias} exited with {n.process.exit_code()}:\n"
+                        f"{n.process.log_tail()}"
+                    )
+            remaining = deadline - time.monotonic()
+            try:
+                asyncio.run(wait_for_brokers(self.bootstrap_servers, len(self.nodes), min(5.0, max(remaining, 0.5))))
+                return
+            except TimeoutError:
+                if time.monotonic() >= deadline:
+                    raise TimeoutError(
+                        f"cluster {self.alias} ({self.bootstrap_servers}) did not answer metadata within {timeout:.0f}s; "
+                        f"log tail:\n{self.nodes[0].process.log_tail() if self.nodes[0].process else ''}"
+                    ) from None
+
+    def stop(self, timeout: float = 30.0) -> None:
+        for n in self.nodes:
+            n.stop(timeout)
+
+    def state(self) -> dict[str, object]:
+        return {
+            "bootstrap_servers": self.bootstrap_servers,
+            "nodes": [
+                {"node_id": n.node_id, "port": n.port, "controller_port": n.controller_port, "pid": n.pid, "tag": n.tag}
+                for n in self.nodes
+            ],
+        }
+
+
+def _kraft_cluster_id() -> str:
+    """A random KRaft cluster id: 16 random bytes, URL-safe base64 without padding (22 characters)."""
+    import base64
+
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+def start_clusters(
+    aliases: Iterable[str],
+    base_dir: Path,
+    *,
+    brokers: int = 1,
+    heap: str = DEFAULT_HEAP,
+    overrides: Mapping[str, object] | None = None,
+    dist: KafkaDistribution | None = None,
+) -> dict[str, KafkaCluster]:
+    """Format and start one fresh cluster per alias under ``base_dir/<alias>``; return once all answer.
+
+    Writes ``base_dir/clusters.json`` so that ``down`` (another process) can stop them later.
+    On failure every process started here is stopped before the error propagates.
+    """
+    dist = dist or ensure_distribution()
+    base_dir = base_dir.resolve()
+    clusters: dict[str, KafkaCluster] = {}
+    try:
+        for alias in aliases:
+            cdir = base_dir / alias
+            if cdir.exists() and any(cdir.iterdir()):
+                raise RuntimeError(f"{cdir} is not empty: give a fresh --dir (or run 'down' and remove it)")
+            clusters[alias] = KafkaCluster(alias, cdir, dist, brokers=brokers, heap=heap, overrides=dict(overrides or {}))
+        for c in clusters.values():
+            c.format()
+        for c in clusters.values():
+            c.start()
+        for c in clusters.values():
+            c.wait_ready()
+    except BaseException:
+        stop_clusters(clusters.values(), timeout=10)
+        raise
+    write_state(base_dir, clusters)
+    return clusters
+
+
+def stop_clusters(clusters: Iterable[KafkaCluster], timeout: float = 30.0) -> None:
+    for c in clusters:
+        c.stop(timeout)
+
+
+def write_state(base_dir: Path, clusters: Mapping[str, KafkaCluster]) -> None:
+    base_dir.mkdir(parents=True, exist_ok=True)
+    state = {alias: c.state() for alias, c in clusters.items()}
+    (base_dir / STATE_FILE).write_text(json.dumps(state, indent=2) + "\n")
+
+
+def read_state(base_dir: Path) -> dict[str, dict]:
+    path = base_dir / STATE_FILE
+    if not path.exists():
+        raise FileNotFoundError(f"no {STATE_FILE} in {base_dir}: nothing was started there with 'up'")
+    return json.loads(path.read_text())
+
+
+def down(base_dir: Path, timeout: float = 30.0) -> list[int]:
+    """Stop every node recorded in ``base_dir/clusters.json``; return the PIDs that were signalled."""
+    stopped = []
+    for cluster in read_state(base_dir).values():
+        for node in cluster["nodes"]:
+            pid, tag = node.get("pid"), node.get("tag")
+            if pid and tag and pid_alive(pid):
+                stop_tagged(pid, tag, timeout)
+                stopped.append(pid)
+    return stopped
+
+
+def _main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pyconnect.testing.kafka", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("fetch", help="fetch the pinned Kafka jars into the cache (idempotent, offline once cached)")
+    up_p = sub.add_parser("up", help="start fresh clusters and print {alias: bootstrap} as one JSON line")
+    up_p.add_argument("--clusters", default="A,B", help="comma-separated aliases (default A,B)")
+    up_p.add_argument("--dir", required=True, type=Path, help="folder for data, logs and the state file")
+    up_p.add_argument("--brokers", type=int, default=1, help="nodes per cluster (default 1)")
+    up_p.add_argument("--heap", default=DEFAULT_HEAP, help=f"max heap per broker (default {DEFAULT_HEAP})")
+    down_p = sub.add_parser("down", help="stop the clusters started in --dir")
+    down_p.add_argument("--dir", required=True, type=Path)
+    down_p.add_argument("--timeout", type=float, default=30.0, help="seconds between SIGTERM and SIGKILL")
+    status_p = sub.add_parser("status", help="print each cluster's bootstrap servers and which nodes run")
+    status_p.add_argument("--dir", required=True, type=Path)
+    args = parser.parse_args(argv)
+    logging.getLogger("aiokafka").setLevel(logging.CRITICAL)
+
+    try:
+        if args.command == "fetch":
+            dist = ensure_distribution(quiet=False)
+            print(dist.home)
+        elif args.command == "up":
+            aliases = [a.strip() for a in args.clusters.split(",") if a.strip()]
+            if not aliases or args.brokers < 1:
+                parser.error("--clusters needs at least one alias and --brokers at least 1")
+            clusters = start_clusters(aliases, args.dir, brokers=args.brokers, heap=args.heap)
+            print(json.dumps({a: c.bootstrap_servers for a, c in clusters.items()}), flush=True)
+        elif args.command == "down":
+            stopped = down(args.dir.resolve(), args.timeout)
+            print(f"stopped {len(stopped)} broker process(es)")
+        elif args.command == "status":
+            for alias, c in read_state(args.dir.resolve()).items():
+                alive = [n["node_id"] for n in c["nodes"] if n.get("pid") and pid_alive(n["pid"])]
+                print(f"{alias}: {c['bootstrap_servers']} running nodes {alive}")
+    except (DistributionError, RuntimeError, TimeoutError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main())
