@@ -72,7 +72,7 @@ def provide_clusters(work_dir: Path) -> Iterator[dict[str, ClusterHandle]]:
 @contextmanager
 def _local(work_dir: Path) -> Iterator[dict[str, ClusterHandle]]:
     try:
-        clusters = start_clusters(ALIASES, work_dir)
+        clusters = start_clusters(ALIASES, work_dir, die_with_parent=True)
     except Exception as exc:
         raise BackendUnavailable(f"could not start local Kafka clusters: {exc}") from exc
     try:

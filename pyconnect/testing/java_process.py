@@ -5,6 +5,10 @@ Contract:
   it, and it outlives a CLI that returns), with stdout and stderr appended to ``log_file``.
 - Every command carries ``-Dpyconnect.process=<tag>``; ``stop``/``kill`` signal a PID only while its
   ``/proc/<pid>/cmdline`` still holds that tag, so a recycled PID is never signalled.
+- With ``die_with_parent`` the kernel SIGKILLs the process when the Python process that started it
+  exits (Linux ``PR_SET_PDEATHSIG``), so a test run that is itself killed leaves no brokers behind.
+  The cluster CLI's ``up`` does not set it: there the brokers must outlive the command. The signal
+  follows the starting *thread*: start such processes from a thread that lives as long as they should.
 - ``stop()`` sends SIGTERM and waits up to ``timeout`` seconds, then SIGKILLs; ``kill()`` is kill -9.
   Both are idempotent.
 """
@@ -12,6 +16,7 @@ Contract:
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import subprocess
@@ -25,6 +30,15 @@ TAG_PROPERTY = "-Dpyconnect.process="
 def tagged(command: list[str], tag: str) -> list[str]:
     """Insert the ownership tag right after the java executable."""
     return [command[0], f"{TAG_PROPERTY}{tag}", *command[1:]]
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """preexec hook: ask the kernel to SIGKILL this child when its parent exits (Linux only)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def pid_has_tag(pid: int, tag: str) -> bool:
@@ -77,6 +91,7 @@ class JavaProcess:
     log_file: Path
     tag: str
     env: dict[str, str] | None = None
+    die_with_parent: bool = False
     _popen: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
 
     @property
@@ -99,6 +114,7 @@ class JavaProcess:
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
                 env=env,
+                preexec_fn=_die_with_parent if self.die_with_parent else None,
             )
 
     @property

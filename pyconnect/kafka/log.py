@@ -1,0 +1,202 @@
+"""KafkaLog: tail a (compacted) topic from the beginning, append to it, and wait for read-to-end.
+
+The one primitive under the config, offset and status stores (Java's KafkaBasedLog).
+
+Contract:
+- ``start()`` assigns every partition of the topic (or the ones given), seeks to the beginning,
+  reads to the end once, then keeps tailing in a background task owned by this log. It returns only
+  after that first read-to-end, so the caller's state is complete when ``start()`` returns.
+- ``on_records`` is called from the tail task, in partition order within each partition, with
+  batches of ``LogRecord``. An exception it raises is logged with the topic and the tail goes on:
+  a bad record never stops the log (the stores skip what they cannot decode).
+- ``read_to_end()`` returns once every record that was in the topic when it was called has been
+  handed to ``on_records`` (the barrier the herder uses before acting on config). An idle tail
+  notices a new barrier within ``poll_timeout_ms``.
+- ``send()`` appends one record and returns the broker's acknowledgement future; records sent
+  through one log reach each partition in send order (idempotent producer, acks=all).
+- ``stop()`` is idempotent; it ends the tail task and closes both clients.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+
+from pyconnect.kafka.clients import create_consumer, create_producer
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class LogRecord:
+    """One record of the tailed topic; ``value`` is None for a tombstone."""
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[tuple[str, bytes], ...] = ()
+
+
+RecordsCallback = Callable[[Sequence[LogRecord]], None]
+
+
+class KafkaLog:
+    """Tail-and-append access to one topic; see the module docstring for the contract."""
+
+    def __init__(
+        self,
+        topic: str,
+        client_config: Mapping[str, Any],
+        on_records: RecordsCallback,
+        *,
+        producer_config: Mapping[str, Any] | None = None,
+        consumer_config: Mapping[str, Any] | None = None,
+        partitions: Sequence[int] | None = None,
+        read_only: bool = False,
+        poll_timeout_ms: int = 100,
+    ) -> None:
+        self.topic = topic
+        self._client_config = dict(client_config)
+        self._producer_config = dict(producer_config or {})
+        self._consumer_config = dict(consumer_config or {})
+        self._on_records = on_records
+        self._wanted_partitions = list(partitions) if partitions is not None else None
+        self._read_only = read_only
+        self._poll_timeout_ms = poll_timeout_ms
+        self._consumer: AIOKafkaConsumer | None = None
+        self._producer: AIOKafkaProducer | None = None
+        self._partitions: list[TopicPartition] = []
+        self._tail: asyncio.Task[None] | None = None
+        self._waiting: list[asyncio.Future[None]] = []
+        self._next_round: list[asyncio.Future[None]] = []
+
+    @property
+    def partitions(self) -> list[int]:
+        return [tp.partition for tp in self._partitions]
+
+    async def start(self) -> None:
+        if self._tail is not None:
+            return
+        consumer = create_consumer(
+            {**self._client_config, **self._consumer_config},
+            group_id=None,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+        )
+        await consumer.start()
+        self._consumer = consumer
+        try:
+            available = consumer.partitions_for_topic(self.topic)
+            if not available:
+                await consumer._client.force_metadata_update()  # noqa: SLF001 - no public refresh in aiokafka
+                available = consumer.partitions_for_topic(self.topic)
+            if not available:
+                raise LookupError(f"topic {self.topic} does not exist")
+            numbers = sorted(available) if self._wanted_partitions is None else self._wanted_partitions
+            self._partitions = [TopicPartition(self.topic, p) for p in numbers]
+            consumer.assign(self._partitions)
+            await consumer.seek_to_beginning(*self._partitions)
+            if not self._read_only:
+                producer = create_producer({**self._client_config, **self._producer_config})
+                await producer.start()
+                self._producer = producer
+            barrier = self._barrier()
+            self._tail = asyncio.create_task(self._run(), name=f"kafka-log-{self.topic}")
+            await barrier
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def stop(self) -> None:
+        tail, self._tail = self._tail, None
+        if tail is not None:
+            tail.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await tail
+        for fut in self._waiting + self._next_round:
+            if not fut.done():
+                fut.set_exception(RuntimeError(f"KafkaLog {self.topic} stopped"))
+        self._waiting, self._next_round = [], []
+        producer, self._producer = self._producer, None
+        if producer is not None:
+            await producer.stop()
+        consumer, self._consumer = self._consumer, None
+        if consumer is not None:
+            await consumer.stop()
+
+    def _barrier(self) -> asyncio.Future[None]:
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._next_round.append(fut)
+        return fut
+
+    async def read_to_end(self) -> None:
+        if self._tail is None:
+            raise RuntimeError(f"KafkaLog {self.topic} is not started")
+        await self._barrier()
+
+    async def send(
+        self,
+        key: bytes | None,
+        value: bytes | None,
+        *,
+        partition: int | None = None,
+        headers: Sequence[tuple[str, bytes]] | None = None,
+    ) -> asyncio.Future[Any]:
+        """Enqueue one record; await the returned future for the broker's acknowledgement."""
+        if self._producer is None:
+            raise RuntimeError(f"KafkaLog {self.topic} is not started or is read-only")
+        return await self._producer.send(self.topic, value=value, key=key, partition=partition, headers=list(headers or ()))
+
+    async def _run(self) -> None:
+        try:
+            await self._tail_loop()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.exception("KafkaLog %s: tailing failed", self.topic)
+            for fut in self._waiting + self._next_round:
+                if not fut.done():
+                    fut.set_exception(RuntimeError(f"KafkaLog {self.topic} stopped tailing: {exc}"))
+            self._waiting, self._next_round = [], []
+            raise
+
+    async def _tail_loop(self) -> None:
+        consumer = self._consumer
+        assert consumer is not None
+        targets: dict[TopicPartition, int] | None = None
+        while True:
+            if targets is None and self._next_round:
+                self._waiting, self._next_round = self._next_round, []
+                targets = await consumer.end_offsets(self._partitions)
+            batch = await consumer.getmany(*self._partitions, timeout_ms=0 if targets else self._poll_timeout_ms)
+            if batch:
+                self._deliver(batch)
+            if targets is not None:
+                positions = {tp: await consumer.position(tp) for tp in targets}
+                if all(positions[tp] >= end for tp, end in targets.items()):
+                    waiting, self._waiting, targets = self._waiting, [], None
+                    for fut in waiting:
+                        if not fut.done():
+                            fut.set_result(None)
+                elif not batch:
+                    await asyncio.sleep(0.01)
+
+    def _deliver(self, batch: Mapping[TopicPartition, Sequence[Any]]) -> None:
+        records = [
+            LogRecord(m.topic, m.partition, m.offset, m.timestamp, m.key, m.value, tuple(m.headers or ()))
+            for tp in sorted(batch, key=lambda t: t.partition)
+            for m in batch[tp]
+        ]
+        try:
+            self._on_records(records)
+        except Exception:
+            log.exception("KafkaLog %s: the records callback failed on %d record(s); tailing goes on", self.topic, len(records))

@@ -1,0 +1,109 @@
+"""The import seams of design.md, enforced over the source tree.
+
+- aiokafka is imported only under pyconnect/kafka/, aiohttp only under pyconnect/rest/, pyspark only
+  under spark_analytics/, testcontainers and docker only by the test-cluster backends.
+- pyconnect/protocol/ and connectors/mirror/records.py import only the standard library (and, for
+  protocol/, each other).
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PRODUCT_PACKAGES = ("pyconnect", "connectors", "spark_analytics", "benchmarks")
+
+OWNERS: dict[str, tuple[str, ...]] = {
+    "aiokafka": ("pyconnect/kafka/",),
+    "aiohttp": ("pyconnect/rest/",),
+    "pyspark": ("spark_analytics/",),
+    "testcontainers": ("pyconnect/testing/backends.py",),
+    "docker": ("pyconnect/testing/backends.py",),
+}
+STDLIB_ONLY: dict[str, tuple[str, ...]] = {
+    "pyconnect/protocol/": ("pyconnect.protocol",),
+    "connectors/mirror/records.py": (),
+}
+
+
+@dataclass(frozen=True)
+class Violation:
+    path: str
+    line: int
+    module: str
+    rule: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line} imports {self.module}: {self.rule}"
+
+
+def imported_modules(source: str, module_package: str) -> list[tuple[int, str]]:
+    """(line, absolute module name) for every import; relative imports resolved against the package."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = module_package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1])
+                found.append((node.lineno, f"{base}.{node.module}" if node.module else base))
+            elif node.module:
+                found.append((node.lineno, node.module))
+    return found
+
+
+def check_tree(root: Path) -> list[Violation]:
+    violations = []
+    for package in PRODUCT_PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            rel = path.relative_to(root).as_posix()
+            dotted = rel[: -len(".py")].replace("/", ".")
+            module_package = (
+                dotted.rsplit(".", 1)[0] if not rel.endswith("__init__.py") else dotted[: -len(".__init__")]
+            )
+            for line, module in imported_modules(path.read_text(), module_package):
+                top = module.split(".")[0]
+                owners = OWNERS.get(top)
+                if owners and not any(rel.startswith(o) for o in owners):
+                    violations.append(
+                        Violation(rel, line, module, f"{top} belongs to {', '.join(owners)} only")
+                    )
+                for scope, allowed in STDLIB_ONLY.items():
+                    if rel.startswith(scope) and top not in sys.stdlib_module_names and top != "__future__":
+                        if not any(module == a or module.startswith(a + ".") for a in allowed):
+                            violations.append(
+                                Violation(rel, line, module, f"{scope} imports only the standard library")
+                            )
+    return violations
+
+
+def test_source_tree_respects_the_seams() -> None:
+    violations = check_tree(ROOT)
+    assert not violations, "\n".join(map(str, violations))
+
+
+def test_checker_flags_each_kind_of_violation(tmp_path: Path) -> None:
+    files = {
+        "pyconnect/herder/leader.py": "import aiokafka\nfrom aiohttp import web\n",
+        "pyconnect/protocol/codec.py": "import msgspec\nfrom . import primitives\nfrom pyconnect.errors import X\n",
+        "connectors/mirror/records.py": "from pyconnect.protocol import primitives\n",
+        "spark_analytics/audit.py": "import pyspark.sql\n",
+        "benchmarks/run.py": "from pyspark.sql import SparkSession\n",
+        "pyconnect/kafka/log.py": "from aiokafka import AIOKafkaConsumer\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    found = {(v.path, v.module) for v in check_tree(tmp_path)}
+    assert found == {
+        ("pyconnect/herder/leader.py", "aiokafka"),
+        ("pyconnect/herder/leader.py", "aiohttp"),
+        ("pyconnect/protocol/codec.py", "msgspec"),
+        ("pyconnect/protocol/codec.py", "pyconnect.errors"),
+        ("connectors/mirror/records.py", "pyconnect.protocol"),
+        ("benchmarks/run.py", "pyspark.sql"),
+    }
