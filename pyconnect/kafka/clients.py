@@ -135,7 +135,7 @@ _JAAS_OPTION = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')
 
 def parse_jaas_credentials(jaas: str) -> tuple[str, str]:
     """username and password of a PlainLoginModule / ScramLoginModule ``sasl.jaas.config`` value."""
-    options = dict(_JAAS_OPTION.findall(jaas))
+    options = {k: re.sub(r"\\(.)", r"\1", v) for k, v in _JAAS_OPTION.findall(jaas)}
     if "username" not in options or "password" not in options:
         raise ClientConfigError("Invalid value for configuration sasl.jaas.config: expected username=\"...\" password=\"...\"")
     return options["username"], options["password"]
