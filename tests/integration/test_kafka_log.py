@@ -100,3 +100,26 @@ async def test_start_on_a_missing_topic_fails_clearly(
     )
     with pytest.raises(LookupError, match="does not exist"):
         await klog.start()
+
+
+async def test_ensure_topic_creates_once_and_resolves_broker_defaults(
+    cluster_a: ClusterHandle, unique: Callable[[str], str]
+) -> None:
+    from pyconnect.kafka.topics import TopicAdminError, TopicSpec, ensure_topic, partition_counts
+
+    admin = AIOKafkaAdminClient(bootstrap_servers=cluster_a.bootstrap_servers)
+    await admin.start()
+    try:
+        compacted = TopicSpec(unique("cfg"), 1, -1, {"cleanup.policy": "compact"})
+        assert await ensure_topic(admin, compacted) == 1
+        assert await ensure_topic(admin, TopicSpec(compacted.name, 7, 1)) == 1, "an existing topic is never altered"
+        defaulted = TopicSpec(unique("dflt"), -1, -1)
+        assert await ensure_topic(admin, defaulted) == 1, "num.partitions of the test brokers is Kafka's default, 1"
+        assert await partition_counts(admin, [compacted.name, defaulted.name, unique("none")]) == {
+            compacted.name: 1,
+            defaulted.name: 1,
+        }
+        with pytest.raises(TopicAdminError, match="replication factor"):
+            await ensure_topic(admin, TopicSpec(unique("rf"), 1, 3))
+    finally:
+        await admin.close()
