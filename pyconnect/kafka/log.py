@@ -97,7 +97,7 @@ class KafkaLog:
         try:
             available = consumer.partitions_for_topic(self.topic)
             if not available:
-                await consumer._client.force_metadata_update()  # noqa: SLF001 - no public refresh in aiokafka
+                await consumer._client.force_metadata_update()
                 available = consumer.partitions_for_topic(self.topic)
             if not available:
                 raise LookupError(f"topic {self.topic} does not exist")

@@ -2,7 +2,8 @@
 
 Chosen by environment variables:
 
-- ``PYCONNECT_TEST_BOOTSTRAP_A`` / ``PYCONNECT_TEST_BOOTSTRAP_B`` (both): use these external clusters.
+- ``PYCONNECT_TEST_BOOTSTRAP_A`` / ``PYCONNECT_TEST_BOOTSTRAP_B``: use these external clusters (setting
+  only one of them is an error that names the other, not a silent fall-back to local clusters).
 - ``PYCONNECT_TEST_BACKEND``: ``local`` (the default; brokers from the fetched jars on 127.0.0.1),
   ``external`` (requires the two variables above) or ``testcontainers`` (needs a Docker engine and
   the ``docker`` extra).
@@ -48,7 +49,7 @@ def chosen_backend() -> str:
     backend = os.environ.get("PYCONNECT_TEST_BACKEND", "").strip().lower()
     if backend:
         return backend
-    if all(os.environ.get(f"PYCONNECT_TEST_BOOTSTRAP_{a}") for a in ALIASES):
+    if any(os.environ.get(f"PYCONNECT_TEST_BOOTSTRAP_{a}", "").strip() for a in ALIASES):
         return "external"
     return "local"
 
@@ -66,7 +67,9 @@ def provide_clusters(work_dir: Path) -> Iterator[dict[str, ClusterHandle]]:
         with _testcontainers() as handles:
             yield handles
     else:
-        raise BackendUnavailable(f"PYCONNECT_TEST_BACKEND={backend!r}: expected local, external or testcontainers")
+        raise BackendUnavailable(
+            f"PYCONNECT_TEST_BACKEND={backend!r}: expected local, external or testcontainers"
+        )
 
 
 @contextmanager
@@ -93,26 +96,56 @@ def _external() -> dict[str, ClusterHandle]:
 
 @contextmanager
 def _testcontainers() -> Iterator[dict[str, ClusterHandle]]:
+    """One single-node KRaft container per alias from the official ``apache/kafka`` image of the pinned
+    release. The PLAINTEXT listener is published on a free host port chosen up front and advertised
+    as ``127.0.0.1:<that port>``, so clients outside the container reach the broker directly."""
     try:
-        import docker  # type: ignore[import-untyped]
-        from testcontainers.kafka import KafkaContainer  # type: ignore[import-untyped]
+        import docker
+        from testcontainers.core.container import DockerContainer
+        from testcontainers.core.waiting_utils import wait_for_logs
     except ImportError as exc:
-        raise BackendUnavailable("the testcontainers backend needs the 'docker' extra: pip install -e '.[docker]'") from exc
+        raise BackendUnavailable(
+            "the testcontainers backend needs the 'docker' extra: pip install -e '.[docker]'"
+        ) from exc
     try:
         docker.from_env().ping()
     except Exception as exc:
-        raise BackendUnavailable(f"the testcontainers backend needs a Docker engine, and none answers: {exc}") from exc
+        raise BackendUnavailable(
+            f"the testcontainers backend needs a Docker engine, and none answers: {exc}"
+        ) from exc
     from pyconnect.testing.distribution import KAFKA_VERSION
+    from pyconnect.testing.kafka import free_ports
 
     containers = []
     try:
         handles = {}
-        for alias in ALIASES:
-            container = KafkaContainer(f"apache/kafka:{KAFKA_VERSION}").with_kraft()
+        for alias, port in zip(ALIASES, free_ports(len(ALIASES)), strict=True):
+            container = DockerContainer(f"apache/kafka:{KAFKA_VERSION}").with_bind_ports(9092, port)
+            for key, value in _container_env(port).items():
+                container = container.with_env(key, value)
             container.start()
             containers.append(container)
-            handles[alias] = ClusterHandle(alias, container.get_bootstrap_server())
+            wait_for_logs(container, "Kafka Server started", timeout=120)
+            handles[alias] = ClusterHandle(alias, f"127.0.0.1:{port}")
         yield handles
     finally:
         for container in containers:
             container.stop()
+
+
+def _container_env(host_port: int) -> dict[str, str]:
+    return {
+        "KAFKA_NODE_ID": "1",
+        "KAFKA_PROCESS_ROLES": "broker,controller",
+        "KAFKA_LISTENERS": "PLAINTEXT://0.0.0.0:9092,CONTROLLER://127.0.0.1:9093",
+        "KAFKA_ADVERTISED_LISTENERS": f"PLAINTEXT://127.0.0.1:{host_port}",
+        "KAFKA_CONTROLLER_LISTENER_NAMES": "CONTROLLER",
+        "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "KAFKA_CONTROLLER_QUORUM_VOTERS": "1@127.0.0.1:9093",
+        "KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR": "1",
+        "KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR": "1",
+        "KAFKA_TRANSACTION_STATE_LOG_MIN_ISR": "1",
+        "KAFKA_SHARE_COORDINATOR_STATE_TOPIC_REPLICATION_FACTOR": "1",
+        "KAFKA_SHARE_COORDINATOR_STATE_TOPIC_MIN_ISR": "1",
+        "KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS": "0",
+    }

@@ -13,10 +13,10 @@ Contract:
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,7 +78,9 @@ class KafkaDistribution:
     def log4j2_config(self) -> Path:
         return self.home / "log4j2.yaml"
 
-    def java_command(self, main_class: str, *args: str, heap: str = "512m", jvm_opts: tuple[str, ...] = ()) -> list[str]:
+    def java_command(
+        self, main_class: str, *args: str, heap: str = "512m", jvm_opts: tuple[str, ...] = ()
+    ) -> list[str]:
         """The argv that runs ``main_class`` from these jars with a bounded heap and quiet logging."""
         return [
             java_executable(),
@@ -144,8 +146,10 @@ def ensure_distribution(*, quiet: bool = True) -> KafkaDistribution:
         libs = Path(libs_override).expanduser().resolve()
         if not any(libs.glob("kafka-clients-*.jar")):
             raise DistributionError(f"PYCONNECT_KAFKA_LIBS={libs} holds no kafka-clients jar")
-        home = Path(tempfile.mkdtemp(prefix="pyconnect-kafka-"))
-        (home / "libs").symlink_to(libs)
+        home = cache_root() / f"kafka-external-{hashlib.sha256(str(libs).encode()).hexdigest()[:12]}"
+        home.mkdir(parents=True, exist_ok=True)
+        if not (home / "libs").exists():
+            (home / "libs").symlink_to(libs)
         (home / "log4j2.yaml").write_text(_LOG4J2_CONFIG)
         return KafkaDistribution(home)
 

@@ -35,13 +35,15 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from pyconnect.kafka.probe import wait_for_brokers
 from pyconnect.testing.distribution import DistributionError, KafkaDistribution, ensure_distribution
-from pyconnect.testing.java_process import JavaProcess, pid_alive, stop_tagged
+from pyconnect.testing.java_process import JavaProcess, pid_alive, pid_has_tag, stop_tagged
 
 STATE_FILE = "clusters.json"
 DEFAULT_HEAP = "512m"
@@ -131,15 +133,18 @@ class BrokerNode:
         )
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
-            raise RuntimeError(f"formatting {self.cluster.alias} node {self.node_id} failed: {proc.stdout}{proc.stderr}")
+            raise RuntimeError(
+                f"formatting {self.cluster.alias} node {self.node_id} failed: {proc.stdout}{proc.stderr}"
+            )
 
     def start(self) -> None:
         """Start (or restart after stop/kill) this node on its existing data directory."""
         if self.process and self.process.running:
             return
         cmd = self.cluster.dist.java_command("kafka.Kafka", str(self.config_file), heap=self.cluster.heap)
-        self.process = JavaProcess(cmd, self.log_file, self.tag)
+        self.process = JavaProcess(cmd, self.log_file, self.tag, die_with_parent=self.cluster.die_with_parent)
         self.process.start()
+        self.cluster.save_state()
 
     def stop(self, timeout: float = 30.0) -> None:
         """Graceful shutdown (SIGTERM), SIGKILL after ``timeout`` seconds."""
@@ -166,11 +171,15 @@ class KafkaCluster:
     brokers: int = 1
     heap: str = DEFAULT_HEAP
     overrides: dict[str, object] = field(default_factory=dict)
+    die_with_parent: bool = False
+    ports: list[int] | None = None
     nodes: list[BrokerNode] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.nodes:
-            ports = free_ports(2 * self.brokers)
+            ports = self.ports or free_ports(2 * self.brokers)
+            if len(ports) != 2 * self.brokers:
+                raise ValueError(f"cluster {self.alias} needs {2 * self.brokers} ports, got {len(ports)}")
             self.nodes = [
                 BrokerNode(self, node_id=i + 1, port=ports[2 * i], controller_port=ports[2 * i + 1])
                 for i in range(self.brokers)
@@ -211,7 +220,9 @@ class KafkaCluster:
                     )
             remaining = deadline - time.monotonic()
             try:
-                asyncio.run(wait_for_brokers(self.bootstrap_servers, len(self.nodes), min(5.0, max(remaining, 0.5))))
+                asyncio.run(
+                    wait_for_brokers(self.bootstrap_servers, len(self.nodes), min(5.0, max(remaining, 0.5)))
+                )
                 return
             except TimeoutError:
                 if time.monotonic() >= deadline:
@@ -221,24 +232,54 @@ class KafkaCluster:
                     ) from None
 
     def stop(self, timeout: float = 30.0) -> None:
-        for n in self.nodes:
-            n.stop(timeout)
+        """Stop every node at once: stopped one by one, the last nodes lose their KRaft quorum, cannot
+        finish a controlled shutdown and are SIGKILLed after ``timeout``."""
+        _in_parallel([partial(n.stop, timeout) for n in self.nodes])
+
+    @property
+    def state_file(self) -> Path:
+        """The launcher state shared by the clusters of one ``--dir`` (their parent folder)."""
+        return self.dir.parent / STATE_FILE
+
+    def save_state(self) -> None:
+        """Record this cluster's nodes and PIDs in the shared state file (merging, atomic replace),
+        so that ``down`` also stops nodes restarted after ``up``."""
+        path = self.state_file
+        state = json.loads(path.read_text()) if path.exists() else {}
+        state[self.alias] = self.state()
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(state, indent=2) + "\n")
+        tmp.replace(path)
 
     def state(self) -> dict[str, object]:
         return {
             "bootstrap_servers": self.bootstrap_servers,
             "nodes": [
-                {"node_id": n.node_id, "port": n.port, "controller_port": n.controller_port, "pid": n.pid, "tag": n.tag}
+                {
+                    "node_id": n.node_id,
+                    "port": n.port,
+                    "controller_port": n.controller_port,
+                    "pid": n.pid,
+                    "tag": n.tag,
+                }
                 for n in self.nodes
             ],
         }
 
 
 def _kraft_cluster_id() -> str:
-    """A random KRaft cluster id: 16 random bytes, URL-safe base64 without padding (22 characters)."""
+    """A random KRaft cluster id: 16 random bytes, URL-safe base64 without padding (22 characters).
+
+    Like Kafka's ``Uuid.randomUuid()`` it never starts with ``-``: ``kafka-storage format -t -...``
+    would read such an id as an option and fail (one cluster in 64 otherwise).
+    """
     import base64
 
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    for _ in range(1000):
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id
+    raise RuntimeError("could not draw a KRaft cluster id that does not start with '-'")
 
 
 def start_clusters(
@@ -249,21 +290,35 @@ def start_clusters(
     heap: str = DEFAULT_HEAP,
     overrides: Mapping[str, object] | None = None,
     dist: KafkaDistribution | None = None,
+    die_with_parent: bool = False,
 ) -> dict[str, KafkaCluster]:
     """Format and start one fresh cluster per alias under ``base_dir/<alias>``; return once all answer.
 
-    Writes ``base_dir/clusters.json`` so that ``down`` (another process) can stop them later.
+    With ``die_with_parent`` the brokers are killed when this Python process exits, however it ends
+    (tests use that); the CLI leaves it off. Each cluster records itself in ``base_dir/clusters.json``
+    so that ``down`` (another process) can stop them later.
     On failure every process started here is stopped before the error propagates.
     """
     dist = dist or ensure_distribution()
     base_dir = base_dir.resolve()
     clusters: dict[str, KafkaCluster] = {}
+    aliases = list(aliases)
+    ports = free_ports(2 * brokers * len(aliases))
     try:
-        for alias in aliases:
+        for index, alias in enumerate(aliases):
             cdir = base_dir / alias
             if cdir.exists() and any(cdir.iterdir()):
                 raise RuntimeError(f"{cdir} is not empty: give a fresh --dir (or run 'down' and remove it)")
-            clusters[alias] = KafkaCluster(alias, cdir, dist, brokers=brokers, heap=heap, overrides=dict(overrides or {}))
+            clusters[alias] = KafkaCluster(
+                alias,
+                cdir,
+                dist,
+                brokers=brokers,
+                heap=heap,
+                overrides=dict(overrides or {}),
+                die_with_parent=die_with_parent,
+                ports=ports[2 * brokers * index : 2 * brokers * (index + 1)],
+            )
         for c in clusters.values():
             c.format()
         for c in clusters.values():
@@ -273,19 +328,12 @@ def start_clusters(
     except BaseException:
         stop_clusters(clusters.values(), timeout=10)
         raise
-    write_state(base_dir, clusters)
     return clusters
 
 
 def stop_clusters(clusters: Iterable[KafkaCluster], timeout: float = 30.0) -> None:
     for c in clusters:
         c.stop(timeout)
-
-
-def write_state(base_dir: Path, clusters: Mapping[str, KafkaCluster]) -> None:
-    base_dir.mkdir(parents=True, exist_ok=True)
-    state = {alias: c.state() for alias, c in clusters.items()}
-    (base_dir / STATE_FILE).write_text(json.dumps(state, indent=2) + "\n")
 
 
 def read_state(base_dir: Path) -> dict[str, dict]:
@@ -296,21 +344,39 @@ def read_state(base_dir: Path) -> dict[str, dict]:
 
 
 def down(base_dir: Path, timeout: float = 30.0) -> list[int]:
-    """Stop every node recorded in ``base_dir/clusters.json``; return the PIDs that were signalled."""
-    stopped = []
+    """Stop every node recorded in ``base_dir/clusters.json`` (all at once); return the PIDs signalled."""
+    stopped: list[tuple[int, str]] = []
     for cluster in read_state(base_dir).values():
         for node in cluster["nodes"]:
-            pid, tag = node.get("pid"), node.get("tag")
-            if pid and tag and pid_alive(pid):
-                stop_tagged(pid, tag, timeout)
-                stopped.append(pid)
-    return stopped
+            if _still_ours(node):
+                stopped.append((node["pid"], node["tag"]))
+    _in_parallel([partial(stop_tagged, pid, tag, timeout) for pid, tag in stopped])
+    return [pid for pid, _ in stopped]
+
+
+def _still_ours(node: Mapping[str, object]) -> bool:
+    """The recorded node process still runs: its PID is alive and carries its tag (not a recycled PID)."""
+    pid, tag = node.get("pid"), node.get("tag")
+    return isinstance(pid, int) and isinstance(tag, str) and pid_alive(pid) and pid_has_tag(pid, tag)
+
+
+def _in_parallel(calls: list[Callable[[], object]]) -> None:
+    """Run blocking calls in one thread each and wait for all; re-raise the first failure."""
+    if not calls:
+        return
+    with ThreadPoolExecutor(max_workers=len(calls)) as pool:
+        for future in [pool.submit(call) for call in calls]:
+            future.result()
 
 
 def _main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pyconnect.testing.kafka", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m pyconnect.testing.kafka", description=__doc__.split("\n\n")[0]
+    )
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("fetch", help="fetch the pinned Kafka jars into the cache (idempotent, offline once cached)")
+    sub.add_parser(
+        "fetch", help="fetch the pinned Kafka jars into the cache (idempotent, offline once cached)"
+    )
     up_p = sub.add_parser("up", help="start fresh clusters and print {alias: bootstrap} as one JSON line")
     up_p.add_argument("--clusters", default="A,B", help="comma-separated aliases (default A,B)")
     up_p.add_argument("--dir", required=True, type=Path, help="folder for data, logs and the state file")
@@ -339,7 +405,7 @@ def _main(argv: list[str] | None = None) -> int:
             print(f"stopped {len(stopped)} broker process(es)")
         elif args.command == "status":
             for alias, c in read_state(args.dir.resolve()).items():
-                alive = [n["node_id"] for n in c["nodes"] if n.get("pid") and pid_alive(n["pid"])]
+                alive = [n["node_id"] for n in c["nodes"] if _still_ours(n)]
                 print(f"{alias}: {c['bootstrap_servers']} running nodes {alive}")
     except (DistributionError, RuntimeError, TimeoutError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
