@@ -1,0 +1,79 @@
+"""At-least-once bookkeeping: offsets never pass an unacknowledged record of the same partition."""
+
+from __future__ import annotations
+
+import asyncio
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pyconnect.worker.submitted_records import SubmittedRecords, partition_key
+
+
+def test_out_of_order_acks_commit_only_the_acked_prefix() -> None:
+    records = SubmittedRecords()
+    p = {"file": "a"}
+    r = [records.submit(p, {"pos": i}) for i in range(4)]
+    r[1].ack()
+    r[2].ack()
+    first = records.committable()
+    assert first.is_empty() and first.uncommittable_records == 4
+    r[0].ack()
+    second = records.committable()
+    assert second.offsets == {partition_key(p): (p, {"pos": 2})}
+    assert (second.committable_records, second.uncommittable_records) == (3, 1)
+    r[3].ack()
+    assert records.committable().offsets == {partition_key(p): (p, {"pos": 3})}
+    assert records.committable().is_empty(), "a prefix is handed out once"
+
+
+def test_partitions_are_independent() -> None:
+    records = SubmittedRecords()
+    a, b = {"p": 0}, {"p": 1}
+    ra = records.submit(a, {"o": 1})
+    records.submit(b, {"o": 1})
+    ra.ack()
+    assert records.committable().offsets == {partition_key(a): (a, {"o": 1})}
+    assert records.in_flight == 1
+
+
+def test_partition_key_ignores_map_order() -> None:
+    assert partition_key({"a": 1, "b": 2}) == partition_key({"b": 2, "a": 1})
+    assert partition_key(None) != partition_key({})
+
+
+async def test_wait_all_acked() -> None:
+    records = SubmittedRecords()
+    assert await records.wait_all_acked(0)
+    rec = records.submit({"p": 0}, {"o": 0})
+    assert not await records.wait_all_acked(0.01)
+    asyncio.get_running_loop().call_soon(rec.ack)
+    assert await records.wait_all_acked(1)
+    rec.ack()
+    assert records.in_flight == 0, "a second ack of the same record changes nothing"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(min_value=0, max_value=2), min_size=1, max_size=40),
+    st.randoms(use_true_random=False),
+    st.lists(st.integers(min_value=0, max_value=39), max_size=60),
+)
+def test_committed_offset_never_passes_an_unacked_record(partitions: list[int], rnd, commit_points: list[int]) -> None:
+    records = SubmittedRecords()
+    submitted = [(p, i, records.submit({"p": p}, {"i": i})) for i, p in enumerate(partitions)]
+    order = list(range(len(submitted)))
+    rnd.shuffle(order)
+    committed: dict[int, int] = {}
+    checkpoints = set(commit_points)
+    for step, index in enumerate(order):
+        submitted[index][2].ack()
+        if step in checkpoints or step == len(order) - 1:
+            for (partition, offset) in records.committable().offsets.values():
+                p, i = partition["p"], offset["i"]
+                assert committed.get(p, -1) < i, "committed offsets only move forward"
+                committed[p] = i
+                earlier = [rec for q, j, rec in submitted if q == p and j <= i]
+                assert all(rec.acked for rec in earlier), "every record up to the committed one is acknowledged"
+    for p in set(partitions):
+        assert committed[p] == max(i for q, i, _ in submitted if q == p), "once all are acked, the last offset commits"
