@@ -67,7 +67,9 @@ class SubmittedRecords:
         """Records submitted and not yet acknowledged."""
         return self._in_flight
 
-    def submit(self, partition: Mapping[str, Any] | None, offset: Mapping[str, Any] | None) -> SubmittedRecord:
+    def submit(
+        self, partition: Mapping[str, Any] | None, offset: Mapping[str, Any] | None
+    ) -> SubmittedRecord:
         record = SubmittedRecord(partition, offset, _owner=self)
         self._queues.setdefault(partition_key(partition), deque()).append(record)
         self._in_flight += 1

@@ -59,7 +59,9 @@ async def test_wait_all_acked() -> None:
     st.randoms(use_true_random=False),
     st.lists(st.integers(min_value=0, max_value=39), max_size=60),
 )
-def test_committed_offset_never_passes_an_unacked_record(partitions: list[int], rnd, commit_points: list[int]) -> None:
+def test_committed_offset_never_passes_an_unacked_record(
+    partitions: list[int], rnd, commit_points: list[int]
+) -> None:
     records = SubmittedRecords()
     submitted = [(p, i, records.submit({"p": p}, {"i": i})) for i, p in enumerate(partitions)]
     order = list(range(len(submitted)))
@@ -69,11 +71,15 @@ def test_committed_offset_never_passes_an_unacked_record(partitions: list[int], 
     for step, index in enumerate(order):
         submitted[index][2].ack()
         if step in checkpoints or step == len(order) - 1:
-            for (partition, offset) in records.committable().offsets.values():
+            for partition, offset in records.committable().offsets.values():
                 p, i = partition["p"], offset["i"]
                 assert committed.get(p, -1) < i, "committed offsets only move forward"
                 committed[p] = i
                 earlier = [rec for q, j, rec in submitted if q == p and j <= i]
-                assert all(rec.acked for rec in earlier), "every record up to the committed one is acknowledged"
+                assert all(rec.acked for rec in earlier), (
+                    "every record up to the committed one is acknowledged"
+                )
     for p in set(partitions):
-        assert committed[p] == max(i for q, i, _ in submitted if q == p), "once all are acked, the last offset commits"
+        assert committed[p] == max(i for q, i, _ in submitted if q == p), (
+            "once all are acked, the last offset commits"
+        )

@@ -1,0 +1,130 @@
+"""Batch-first producing: many records to Kafka with one future per partition batch, not per record.
+
+Contract:
+- ``BatchSender.send(records)`` groups already-serialized records by (topic, partition), fills
+  aiokafka record batches (compressed with the producer's codec, split at its batch size) and hands
+  each to the producer. It returns one ``SentBatch`` per batch: the broker's acknowledgement future
+  and the indices of the input records it carries, in input order. Record ``indices[i]`` got offset
+  ``base_offset + i``.
+- Records with ``partition=None`` are partitioned as Java's producer does: a keyed record goes to
+  ``toPositive(murmur2(key)) % partitions``; unkeyed records of one ``send`` call stick to one
+  partition per topic (Java's sticky partitioning, which changes partition per batch).
+- Order: records for the same partition keep their input order; with an idempotent producer
+  (the default) batches of one partition are written in submission order.
+- As in Java, a record larger than the batch size travels in a batch of its own; a batch larger
+  than the producer's ``max_request_size`` raises ``RecordTooLargeError`` before anything of that
+  call is sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiokafka import AIOKafkaProducer
+from aiokafka.partitioner import murmur2
+
+
+class RecordTooLargeError(ValueError):
+    """A record does not fit in one produce request (``max.request.size``)."""
+
+
+@dataclass(slots=True)
+class OutgoingRecord:
+    """One serialized record to produce; ``timestamp_ms=None`` lets the producer stamp it."""
+
+    topic: str
+    key: bytes | None
+    value: bytes | None
+    partition: int | None = None
+    timestamp_ms: int | None = None
+    headers: Sequence[tuple[str, bytes]] = ()
+
+
+@dataclass(slots=True)
+class SentBatch:
+    """One batch handed to the producer: ``future`` resolves to its metadata once acknowledged."""
+
+    topic: str
+    partition: int
+    indices: list[int]
+    future: asyncio.Future[Any] = field(repr=False)
+
+
+def java_partition(key: bytes, partitions: int) -> int:
+    """The partition Java's default partitioner picks for a keyed record."""
+    return (murmur2(key) & 0x7FFFFFFF) % partitions
+
+
+class BatchSender:
+    """Sends record lists through one producer; see the module docstring."""
+
+    def __init__(self, producer: AIOKafkaProducer, *, rng: random.Random | None = None) -> None:
+        self._producer = producer
+        self._rng = rng or random.Random()
+        self._partition_counts: dict[str, int] = {}
+
+    async def partition_count(self, topic: str) -> int:
+        count = self._partition_counts.get(topic)
+        if count is None:
+            count = len(await self._producer.partitions_for(topic))
+            self._partition_counts[topic] = count
+        return count
+
+    def forget_partition_counts(self) -> None:
+        """Drop cached partition counts (after a topic grew)."""
+        self._partition_counts.clear()
+
+    async def send(self, records: Sequence[OutgoingRecord]) -> list[SentBatch]:
+        groups: dict[tuple[str, int], list[int]] = {}
+        sticky: dict[str, int] = {}
+        for index, record in enumerate(records):
+            partition = record.partition
+            if partition is None:
+                count = await self.partition_count(record.topic)
+                if record.key is not None:
+                    partition = java_partition(record.key, count)
+                else:
+                    partition = sticky.setdefault(record.topic, self._rng.randrange(count))
+            groups.setdefault((record.topic, partition), []).append(index)
+
+        ready: list[tuple[str, int, Any, list[int]]] = []
+        for (topic, partition), indices in groups.items():
+            builder = self._producer.create_batch()
+            carried: list[int] = []
+            for index in indices:
+                record = records[index]
+                appended = builder.append(
+                    timestamp=record.timestamp_ms,
+                    key=record.key,
+                    value=record.value,
+                    headers=list(record.headers),
+                )
+                if appended is None:
+                    ready.append((topic, partition, builder, carried))
+                    builder, carried = self._producer.create_batch(), []
+                    builder.append(
+                        timestamp=record.timestamp_ms,
+                        key=record.key,
+                        value=record.value,
+                        headers=list(record.headers),
+                    )
+                carried.append(index)
+            ready.append((topic, partition, builder, carried))
+
+        limit = self._producer._max_request_size
+        for topic, partition, builder, _carried in ready:
+            if builder.size() > limit:
+                raise RecordTooLargeError(
+                    f"a record for {topic}-{partition} is {builder.size()} bytes when serialized, "
+                    f"larger than max.request.size ({limit})"
+                )
+        sent = []
+        for topic, partition, builder, carried in ready:
+            builder.close()
+            future = await self._producer.send_batch(builder, topic, partition=partition)
+            sent.append(SentBatch(topic, partition, carried, future))
+        return sent
