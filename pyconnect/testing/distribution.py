@@ -20,7 +20,9 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-KAFKA_VERSION = "4.3.1"
+from pyconnect import COMPATIBLE_KAFKA_VERSION
+
+KAFKA_VERSION = COMPATIBLE_KAFKA_VERSION
 SCALA_VERSION = "2.13"
 LOG4J_VERSION = "2.25.4"
 

@@ -1,0 +1,1 @@
+"""The cluster brain: group membership, assignment handling and the herder tick loop."""

@@ -1,0 +1,78 @@
+"""Two-hop forwarding of write requests to the leader or the owning worker (spec §4.2).
+
+- A request without ``forward`` is re-issued to the target with ``forward=true``; one with
+  ``forward=true`` may hop once more with ``forward=false``; ``forward=false`` that still misses the
+  target answers 409. The original query parameters travel along.
+- Only ``Authorization`` is copied from the incoming headers. The target's status and body are
+  passed back unchanged (so 201 vs 200 and remote errors survive the hop).
+- ``RebalanceNeededError`` on a forwarding endpoint answers 409 (stale configuration).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import aiohttp
+from aiohttp import web
+
+from pyconnect.errors import ConflictError, RebalanceNeededError, RequestTargetError
+
+FORWARD = "forward"
+CONFLICT = "Cannot complete request because of a conflicting operation (e.g. worker rebalance)"
+NO_LEADER = (
+    "Cannot complete request momentarily due to no known leader URL, likely because a rebalance was underway."
+)
+STALE = "Cannot complete request momentarily due to stale configuration (typically caused by a concurrent config change)"
+
+
+class Forwarder:
+    """Owns the HTTP client used for hops between workers."""
+
+    def __init__(self, timeout_s: float = 90.0) -> None:
+        self._timeout = aiohttp.ClientTimeout(total=timeout_s)
+        self._session: aiohttp.ClientSession | None = None
+
+    async def stop(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    def _client(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            self._session = aiohttp.ClientSession(timeout=self._timeout)
+        return self._session
+
+    async def run(
+        self, request: web.Request, operation: Callable[[], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
+        """Run ``operation`` here, or forward the request where the herder says it belongs."""
+        try:
+            return await operation()
+        except RebalanceNeededError:
+            raise ConflictError(STALE) from None
+        except RequestTargetError as exc:
+            return await self.forward(request, exc.forward_url)
+
+    async def forward(self, request: web.Request, target_url: str | None) -> web.StreamResponse:
+        incoming = request.query.get(FORWARD)
+        if incoming is not None and incoming.lower() == "false":
+            raise ConflictError(CONFLICT)
+        if not target_url:
+            raise ConflictError(NO_LEADER)
+        params = [(k, v) for k, v in request.query.items() if k != FORWARD]
+        params.append((FORWARD, "true" if incoming is None else "false"))
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if "Authorization" in request.headers:
+            headers["Authorization"] = request.headers["Authorization"]
+        body = await request.read()
+        url = target_url.rstrip("/") + request.path
+        async with self._client().request(
+            request.method, url, params=params, data=body or None, headers=headers
+        ) as resp:
+            payload = await resp.read()
+            out = web.Response(status=resp.status, body=payload)
+            if "Content-Type" in resp.headers:
+                out.headers["Content-Type"] = resp.headers["Content-Type"]
+            if "Location" in resp.headers:
+                out.headers["Location"] = resp.headers["Location"]
+            return out

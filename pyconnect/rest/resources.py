@@ -1,0 +1,286 @@
+"""The Connect REST resources: Java's paths, query parameters, status codes and JSON (spec §4.3).
+
+Handlers translate between HTTP and the ``HerderApi``; they hold no state of their own. Writes go
+through ``Forwarder.run`` so a worker that is not the target forwards them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from aiohttp import web
+
+from pyconnect import COMPATIBLE_KAFKA_VERSION
+from pyconnect.errors import BadRequestError, NotFoundError
+from pyconnect.herder.entities import initial_target_state
+from pyconnect.herder.interface import HerderApi
+from pyconnect.protocol.task_id import ConnectorTaskId
+from pyconnect.rest.errors import MalformedRequest
+from pyconnect.rest.forwarding import Forwarder
+
+HERDER = web.AppKey("herder", HerderApi)
+FORWARDER = web.AppKey("forwarder", Forwarder)
+COMMIT_ID = web.AppKey("commit_id", str)
+
+
+def json_response(body: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> web.Response:
+    return web.Response(
+        status=status,
+        text=json.dumps(body, separators=(",", ":")),
+        content_type="application/json",
+        headers=headers,
+    )
+
+
+async def json_body(request: web.Request) -> Any:
+    raw = await request.read()
+    if not raw.strip():
+        raise MalformedRequest("Request body is empty; a JSON document was expected")
+    try:
+        return json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise MalformedRequest(f"Request body is not valid JSON: {exc}") from None
+
+
+def string_map(value: Any, what: str) -> dict[str, str]:
+    """A connector config: a JSON object whose values are strings (numbers and booleans are accepted
+    and rendered as Java's Jackson would bind them to String)."""
+    if not isinstance(value, dict):
+        raise MalformedRequest(f"{what} must be a JSON object of string keys and string values")
+    out: dict[str, str] = {}
+    for key, item in value.items():
+        if isinstance(item, bool):
+            out[key] = "true" if item else "false"
+        elif isinstance(item, (str, int, float)):
+            out[key] = str(item)
+        elif item is None:
+            raise BadRequestError(f"Null value can not be supplied as the configuration value for {key}.")
+        else:
+            raise MalformedRequest(f"{what}: the value of {key} must be a string, not {type(item).__name__}")
+    return out
+
+
+def flag(request: web.Request, name: str) -> bool:
+    value = request.query.get(name, "false").strip().lower()
+    if value not in ("true", "false"):
+        raise MalformedRequest(f"query parameter {name} must be true or false, not {value!r}")
+    return value == "true"
+
+
+def task_number(request: web.Request) -> int:
+    text = request.match_info["task"]
+    try:
+        return int(text)
+    except ValueError:
+        raise NotFoundError(f"Task {request.match_info['connector']}-{text} not found") from None
+
+
+routes = web.RouteTableDef()
+
+
+@routes.get("/")
+async def server_info(request: web.Request) -> web.Response:
+    herder = request.app[HERDER]
+    return json_response(
+        {
+            "version": COMPATIBLE_KAFKA_VERSION,
+            "commit": request.app[COMMIT_ID],
+            "kafka_cluster_id": herder.kafka_cluster_id,
+        }
+    )
+
+
+@routes.get("/health")
+async def health(request: web.Request) -> web.Response:
+    if request.app[HERDER].ready():
+        return json_response(
+            {"status": "healthy", "message": "Worker has completed startup and is ready to handle requests."}
+        )
+    return json_response({"status": "starting", "message": "Worker is still starting up."}, status=503)
+
+
+@routes.get("/connectors")
+async def list_connectors(request: web.Request) -> web.Response:
+    herder = request.app[HERDER]
+    names = herder.connectors()
+    expand = set(request.query.getall("expand", []))
+    if not expand & {"status", "info"}:
+        return json_response(names)
+    out: dict[str, dict[str, Any]] = {}
+    for name in names:
+        entry: dict[str, Any] = {}
+        if "status" in expand:
+            try:
+                entry["status"] = herder.connector_status(name).to_json()
+            except NotFoundError:
+                continue
+        if "info" in expand:
+            try:
+                entry["info"] = (await herder.connector_info(name)).to_json()
+            except NotFoundError:
+                entry["info"] = None
+        out[name] = entry
+    return json_response(out)
+
+
+@routes.post("/connectors")
+async def create_connector(request: web.Request) -> web.StreamResponse:
+    body = await json_body(request)
+    if not isinstance(body, dict):
+        raise MalformedRequest("Request body must be a JSON object with 'name' and 'config'")
+    name = body.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise BadRequestError("Connector name configuration must be provided")
+    name = name.strip()
+    config = string_map(body.get("config", {}), "config")
+    if "name" in config and config["name"] != name:
+        raise BadRequestError(
+            f"Connector name configuration ({config['name']}) doesn't match connector name in the URL ({name})"
+        )
+    config["name"] = name
+    initial = body.get("initial_state")
+    target = None
+    if initial is not None:
+        try:
+            target = initial_target_state(str(initial))
+        except ValueError:
+            raise BadRequestError(
+                f"Invalid initial state {initial}; must be one of RUNNING, PAUSED, STOPPED"
+            ) from None
+    herder = request.app[HERDER]
+
+    async def create() -> web.StreamResponse:
+        _, info = await herder.put_connector_config(name, config, allow_replace=False, initial_state=target)
+        return json_response(info.to_json(), status=201, headers={"Location": f"/connectors/{name}"})
+
+    return await request.app[FORWARDER].run(request, create)
+
+
+@routes.get("/connectors/{connector}")
+async def get_connector(request: web.Request) -> web.Response:
+    info = await request.app[HERDER].connector_info(request.match_info["connector"])
+    return json_response(info.to_json())
+
+
+@routes.get("/connectors/{connector}/config")
+async def get_connector_config(request: web.Request) -> web.Response:
+    return json_response(await request.app[HERDER].connector_config(request.match_info["connector"]))
+
+
+@routes.put("/connectors/{connector}/config")
+async def put_connector_config(request: web.Request) -> web.StreamResponse:
+    name = request.match_info["connector"]
+    config = string_map(await json_body(request), "connector config")
+    if "name" in config and config["name"] != name:
+        raise BadRequestError(
+            f"Connector name configuration ({config['name']}) doesn't match connector name in the URL ({name})"
+        )
+    config["name"] = name
+    herder = request.app[HERDER]
+
+    async def put() -> web.StreamResponse:
+        created, info = await herder.put_connector_config(name, config, allow_replace=True)
+        if created:
+            return json_response(info.to_json(), status=201, headers={"Location": f"/connectors/{name}"})
+        return json_response(info.to_json())
+
+    return await request.app[FORWARDER].run(request, put)
+
+
+@routes.get("/connectors/{connector}/status")
+async def connector_status(request: web.Request) -> web.Response:
+    return json_response(request.app[HERDER].connector_status(request.match_info["connector"]).to_json())
+
+
+@routes.get("/connectors/{connector}/tasks")
+async def task_configs(request: web.Request) -> web.Response:
+    tasks = await request.app[HERDER].task_configs(request.match_info["connector"])
+    return json_response([t.to_json() for t in tasks])
+
+
+@routes.post("/connectors/{connector}/tasks")
+async def put_task_configs(request: web.Request) -> web.StreamResponse:
+    name = request.match_info["connector"]
+    raw = await request.read()
+    body = await json_body(request)
+    if not isinstance(body, list):
+        raise MalformedRequest("task configs must be a JSON array of objects")
+    configs = [string_map(item, "task config") for item in body]
+    herder = request.app[HERDER]
+
+    async def put() -> web.StreamResponse:
+        await herder.put_task_configs(name, configs, raw, dict(request.headers))
+        return web.Response(status=204)
+
+    return await request.app[FORWARDER].run(request, put)
+
+
+@routes.get("/connectors/{connector}/tasks/{task}/status")
+async def task_status(request: web.Request) -> web.Response:
+    task = ConnectorTaskId(request.match_info["connector"], task_number(request))
+    return json_response(request.app[HERDER].task_status(task).to_json())
+
+
+@routes.post("/connectors/{connector}/restart")
+async def restart_connector(request: web.Request) -> web.StreamResponse:
+    name = request.match_info["connector"]
+    include_tasks, only_failed = flag(request, "includeTasks"), flag(request, "onlyFailed")
+    herder = request.app[HERDER]
+
+    async def restart() -> web.StreamResponse:
+        plan = await herder.restart_connector(name, include_tasks=include_tasks, only_failed=only_failed)
+        if plan is None:
+            return web.Response(status=204)
+        return json_response(plan.to_json(), status=202)
+
+    return await request.app[FORWARDER].run(request, restart)
+
+
+@routes.post("/connectors/{connector}/tasks/{task}/restart")
+async def restart_task(request: web.Request) -> web.StreamResponse:
+    task = ConnectorTaskId(request.match_info["connector"], task_number(request))
+    herder = request.app[HERDER]
+
+    async def restart() -> web.StreamResponse:
+        await herder.restart_task(task)
+        return web.Response(status=204)
+
+    return await request.app[FORWARDER].run(request, restart)
+
+
+@routes.put("/connectors/{connector}/pause")
+async def pause_connector(request: web.Request) -> web.Response:
+    await request.app[HERDER].pause_connector(request.match_info["connector"])
+    return web.Response(status=202)
+
+
+@routes.put("/connectors/{connector}/resume")
+async def resume_connector(request: web.Request) -> web.Response:
+    await request.app[HERDER].resume_connector(request.match_info["connector"])
+    return web.Response(status=202)
+
+
+@routes.put("/connectors/{connector}/stop")
+async def stop_connector(request: web.Request) -> web.StreamResponse:
+    name = request.match_info["connector"]
+    herder = request.app[HERDER]
+
+    async def stop() -> web.StreamResponse:
+        await herder.stop_connector(name)
+        return web.Response(status=204)
+
+    return await request.app[FORWARDER].run(request, stop)
+
+
+@routes.delete("/connectors/{connector}")
+async def delete_connector(request: web.Request) -> web.StreamResponse:
+    name = request.match_info["connector"]
+    herder = request.app[HERDER]
+
+    async def delete() -> web.StreamResponse:
+        await herder.delete_connector(name)
+        return web.Response(status=204)
+
+    return await request.app[FORWARDER].run(request, delete)
