@@ -1,0 +1,1 @@
+"""Starts and stops connectors and tasks on this worker; plugin discovery."""

@@ -1,0 +1,34 @@
+"""How the worker reports connector and task state changes (Java's ConnectorStatus/TaskStatus listeners).
+
+The herder implements ``StatusReporter`` over the status store (stamping its worker id and the
+group generation); tests use a list. Calls come from the event loop, in the order the states
+happen; implementations must not block.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from pyconnect.protocol.internal_records import State
+from pyconnect.protocol.task_id import ConnectorTaskId
+
+Item = str | ConnectorTaskId
+
+
+class StatusReporter(Protocol):
+    def report(
+        self, item: Item, state: State, trace: str | None = None, version: str | None = None
+    ) -> None: ...
+
+
+class RecordingReporter:
+    """Keeps every report in order; for tests and for the standalone mode's in-memory status."""
+
+    def __init__(self) -> None:
+        self.reports: list[tuple[Item, State, str | None]] = []
+
+    def report(self, item: Item, state: State, trace: str | None = None, version: str | None = None) -> None:
+        self.reports.append((item, state, trace))
+
+    def states(self, item: Item) -> list[State]:
+        return [state for reported, state, _ in self.reports if reported == item]
