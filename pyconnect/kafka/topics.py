@@ -40,7 +40,9 @@ async def broker_defaults(admin: AIOKafkaAdminClient) -> dict[str, str]:
     metadata = await admin.describe_cluster()
     broker_id = metadata["brokers"][0]["node_id"]
     wanted = {"num.partitions": None, "default.replication.factor": None}
-    responses = await admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, str(broker_id), wanted)])
+    responses = await admin.describe_configs(
+        [ConfigResource(ConfigResourceType.BROKER, str(broker_id), wanted)]
+    )
     values: dict[str, str] = {}
     for response in responses:
         for resource in response.to_object()["resources"]:
@@ -61,7 +63,9 @@ async def partition_counts(admin: AIOKafkaAdminClient, topics: Iterable[str]) ->
         if topic["error_code"] == 0:
             counts[topic["topic"]] = len(topic["partitions"])
         elif topic["error_code"] != UNKNOWN_TOPIC_OR_PARTITION:
-            raise TopicAdminError(f"describing topic {topic['topic']} failed with error code {topic['error_code']}")
+            raise TopicAdminError(
+                f"describing topic {topic['topic']} failed with error code {topic['error_code']}"
+            )
     return counts
 
 
@@ -77,7 +81,9 @@ async def ensure_topic(admin: AIOKafkaAdminClient, spec: TopicSpec) -> int:
             partitions = int(defaults.get("num.partitions") or 1)
         if replication == -1:
             replication = int(defaults.get("default.replication.factor") or 1)
-    response = await admin.create_topics([NewTopic(spec.name, partitions, replication, topic_configs=dict(spec.configs))])
+    response = await admin.create_topics(
+        [NewTopic(spec.name, partitions, replication, topic_configs=dict(spec.configs))]
+    )
     for topic, code, *message in response.topic_errors:
         if code not in (0, TOPIC_ALREADY_EXISTS):
             detail = message[0] if message and message[0] else f"error code {code}"
@@ -88,3 +94,22 @@ async def ensure_topic(admin: AIOKafkaAdminClient, spec: TopicSpec) -> int:
             return counts[spec.name]
         await asyncio.sleep(0.1)
     raise TopicAdminError(f"topic {spec.name} was created but its metadata did not appear")
+
+
+async def topic_config(admin: AIOKafkaAdminClient, topic: str, names: Iterable[str]) -> dict[str, str] | None:
+    """Current values of the topic-level configs ``names`` (missing entries omitted); ``None`` when the
+    topic's configs cannot be described (missing topic, no permission, old broker)."""
+    wanted = dict.fromkeys(names)
+    try:
+        responses = await admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic, wanted)])
+    except Exception:
+        return None
+    values: dict[str, str] = {}
+    for response in responses:
+        for resource in response.to_object()["resources"]:
+            if resource["error_code"] != 0:
+                return None
+            for entry in resource["config_entries"]:
+                if entry["config_value"] is not None:
+                    values[entry["config_names"]] = entry["config_value"]
+    return values

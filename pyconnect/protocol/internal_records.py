@@ -8,7 +8,8 @@ the one place that knows those bytes:
   in the order given (Java writes struct fields in schema order and maps in their iteration order),
   non-ASCII characters raw except characters outside the BMP, which Jackson writes as a pair of
   ``\\uXXXX`` surrogate escapes; control characters as ``\\n``/``\\t``/``\\r``/``\\b``/``\\f`` or
-  ``\\u00XX`` (upper-case hex); doubles formatted like ``Double.toString`` (``1.0E7``, ``9.99E-4``).
+  ``\\u00XX`` (upper-case hex); doubles formatted like ``Double.toString`` (``1.0E7``, ``9.99E-4``),
+  NaN and infinities as strings (``"NaN"``).
 * :func:`loads` reads JSON like ``JsonConverter.toConnectData``: empty input and ``null`` are a null
   value (a tombstone for the readers), integers become signed 64-bit (Java ``Long``), content after
   the first JSON value is ignored; anything else raises :class:`InternalRecordError`.
@@ -112,7 +113,8 @@ def _encode(value: Any, out: list[str]) -> None:
     elif isinstance(value, int):
         out.append(str(value))
     elif isinstance(value, float):
-        out.append(java_double_str(value))
+        text = java_double_str(value)
+        out.append(text if math.isfinite(value) else f'"{text}"')  # Jackson quotes NaN and infinities
     elif isinstance(value, Mapping):
         out.append("{")
         first = True
@@ -251,12 +253,9 @@ def _properties(value: Any, what: str, key: str) -> dict[str, str | None]:
         raise InternalRecordError(
             f"Invalid data for {what}: 'properties' field should be a Map but is {_type_name(props)}", key=key
         )
-    for k, v in props.items():
-        if v is not None and not isinstance(v, str):
-            raise InternalRecordError(
-                f"Invalid data for {what}: property {k!r} is a {_type_name(v)}, not a String", key=key
-            )
-    return props
+    # Java keeps such a map as is (its values are not checked until the config is parsed), so the
+    # record still counts; a non-string value is kept as its JSON text.
+    return {k: v if v is None or isinstance(v, str) else dumps(v).decode("utf-8") for k, v in props.items()}
 
 
 @dataclass(frozen=True, slots=True)

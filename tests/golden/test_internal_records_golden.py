@@ -20,12 +20,14 @@ from pyconnect.protocol.internal_records import (
     ConnectorConfigRecord,
     ConnectorStatus,
     InternalRecordError,
+    LoggerLevelRecord,
     RestartRequest,
     SessionKeyRecord,
     State,
     TargetState,
     TargetStateRecord,
     TaskConfigRecord,
+    TaskCountRecord,
     TaskStatus,
     TopicStatus,
     decode_config_record,
@@ -247,6 +249,9 @@ def test_decoders_are_as_tolerant_as_javas_reader() -> None:
     )
     assert decode_config_record(b"commit-x", b'{"tasks":2} trailing') == CommitRecord("x", 2)
     assert decode_config_record(b"connector-x", b"null") == ConnectorConfigRecord("x", None)
+    assert decode_config_record(
+        b"connector-x", b'{"properties":{"tasks.max":2,"on":true}}'
+    ) == ConnectorConfigRecord("x", {"tasks.max": "2", "on": "true"})
     with pytest.raises(InternalRecordError) as raised:
         decode_config_record(b"connector-x", b"nope")
     assert raised.value.converted is False
@@ -291,6 +296,9 @@ JACKSON_BYTES: list[tuple[Any, bytes]] = [
     (2.5e-5, b"2.5E-5"),
     (2**63 - 1, b"9223372036854775807"),
     (True, b"true"),
+    (float("nan"), b'"NaN"'),
+    (float("-inf"), b'"-Infinity"'),
+    ("x\ud800y", b'"x\\uD800y"'),
     (
         ["conn", {"cluster": "c", "partition": 1, "topic": "t"}],
         b'["conn",{"cluster":"c","partition":1,"topic":"t"}]',
@@ -310,3 +318,61 @@ def test_json_reader_matches_jsonconverter_edge_cases() -> None:
     for bad in (b"NaN", b'{"a":1,}', b"\xff"):
         with pytest.raises(InternalRecordError):
             loads(bad)
+
+
+# Values the 4.3.1 jars wrote for records the scenario capture does not contain: the public
+# KafkaConfigBackingStore schemas (TASK_COUNT_RECORD_V0, LOGGER_LEVEL_V0, RESTART_REQUEST_V0,
+# CONNECTOR_CONFIGURATION_V0) as Structs through JsonConverter, and KafkaStatusBackingStore's own
+# serialize / serializeTopicStatus (base64 of the exact bytes).
+JAVA_VALUES: list[tuple[Any, str]] = [
+    (TaskCountRecord("c", 3), "eyJ0YXNrLWNvdW50IjozfQ=="),
+    (LoggerLevelRecord("org.apache", "DEBUG"), "eyJsZXZlbCI6IkRFQlVHIn0="),
+    (
+        RestartRequest("c", only_failed=True, include_tasks=False),
+        "eyJpbmNsdWRlLXRhc2tzIjpmYWxzZSwib25seS1mYWlsZWQiOnRydWV9",
+    ),
+    (
+        ConnectorConfigRecord("c", {"name": "c\u00e9\U0001f600", "nullable": None, "x": "${file:/a:b}"}),
+        "eyJwcm9wZXJ0aWVzIjp7Im5hbWUiOiJjw6lcdUQ4M0RcdURFMDAiLCJudWxsYWJsZSI6bnVsbCwieCI6IiR7ZmlsZTovYTpifSJ9fQ==",
+    ),
+    (
+        TaskStatus(
+            ConnectorTaskId("c", 2),
+            State.FAILED,
+            "10.0.0.5:8083",
+            7,
+            "org.apache.kafka.connect.errors.ConnectException: boom\n\tat X.y(X.java:1)\n",
+            "1.2.3",
+        ),
+        "eyJzdGF0ZSI6IkZBSUxFRCIsInRyYWNlIjoib3JnLmFwYWNoZS5rYWZrYS5jb25uZWN0LmVycm9ycy5Db25uZWN0RXhjZXB0aW9uOiBib29t"
+        "XG5cdGF0IFgueShYLmphdmE6MSlcbiIsIndvcmtlcl9pZCI6IjEwLjAuMC41OjgwODMiLCJnZW5lcmF0aW9uIjo3LCJ2ZXJzaW9uIjoiMS4y"
+        "LjMifQ==",
+    ),
+    (
+        ConnectorStatus("c", State.STOPPED, "10.0.0.5:8083", 2147483647),
+        "eyJzdGF0ZSI6IlNUT1BQRUQiLCJ0cmFjZSI6bnVsbCwid29ya2VyX2lkIjoiMTAuMC4wLjU6ODA4MyIsImdlbmVyYXRpb24iOjIxNDc0ODM2"
+        "NDcsInZlcnNpb24iOm51bGx9",
+    ),
+    (
+        TopicStatus("orders.v1", "c", 4, 9223372036854775807),
+        "eyJ0b3BpYyI6eyJuYW1lIjoib3JkZXJzLnYxIiwiY29ubmVjdG9yIjoiYyIsInRhc2siOjQsImRpc2NvdmVyVGltZXN0YW1wIjo5MjIzMzcy"
+        "MDM2ODU0Nzc1ODA3fX0=",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("record", "java_value"), JAVA_VALUES, ids=[type(r).__name__ for r, _ in JAVA_VALUES]
+)
+def test_records_outside_the_scenario_match_the_jars_bytes(record: Any, java_value: str) -> None:
+    expected = base64.b64decode(java_value)
+    if isinstance(record, TopicStatus):
+        key, value = encode_topic_status(record)
+        assert decode_status_record(key, value)[1] == record
+    elif isinstance(record, ConnectorStatus | TaskStatus):
+        key, value = encode_status(record)
+        assert decode_status_record(key, value)[1] == record
+    else:
+        key, value = encode_config_record(record)
+        assert decode_config_record(key, value) == record
+    assert value == expected
