@@ -32,13 +32,17 @@ def _int(key: str, value: Any) -> int:
     try:
         return int(str(value).strip())
     except ValueError:
-        raise ClientConfigError(f"Invalid value {value} for configuration {key}: Not a number of type INT") from None
+        raise ClientConfigError(
+            f"Invalid value {value} for configuration {key}: Not a number of type INT"
+        ) from None
 
 
 def _bool(key: str, value: Any) -> bool:
     text = str(value).strip().lower()
     if text not in ("true", "false"):
-        raise ClientConfigError(f"Invalid value {value} for configuration {key}: Expected value to be either true or false")
+        raise ClientConfigError(
+            f"Invalid value {value} for configuration {key}: Expected value to be either true or false"
+        )
     return text == "true"
 
 
@@ -48,7 +52,9 @@ def _acks(key: str, value: Any) -> int | str:
         return "all"
     if text in ("0", "1"):
         return int(text)
-    raise ClientConfigError(f"Invalid value {value} for configuration {key}: String must be one of: all, -1, 0, 1")
+    raise ClientConfigError(
+        f"Invalid value {value} for configuration {key}: String must be one of: all, -1, 0, 1"
+    )
 
 
 def _compression(key: str, value: Any) -> str | None:
@@ -57,7 +63,9 @@ def _compression(key: str, value: Any) -> str | None:
         return None
     if text in ("gzip", "snappy", "lz4", "zstd"):
         return text
-    raise ClientConfigError(f"Invalid value {value} for configuration {key}: String must be one of: none, gzip, snappy, lz4, zstd")
+    raise ClientConfigError(
+        f"Invalid value {value} for configuration {key}: String must be one of: none, gzip, snappy, lz4, zstd"
+    )
 
 
 def _str(_key: str, value: Any) -> str:
@@ -67,7 +75,9 @@ def _str(_key: str, value: Any) -> str:
 def _reset(key: str, value: Any) -> str:
     text = str(value).strip().lower()
     if text not in ("earliest", "latest", "none"):
-        raise ClientConfigError(f"Invalid value {value} for configuration {key}: Invalid value for auto.offset.reset")
+        raise ClientConfigError(
+            f"Invalid value {value} for configuration {key}: Invalid value for auto.offset.reset"
+        )
     return text
 
 
@@ -137,7 +147,9 @@ def parse_jaas_credentials(jaas: str) -> tuple[str, str]:
     """username and password of a PlainLoginModule / ScramLoginModule ``sasl.jaas.config`` value."""
     options = {k: re.sub(r"\\(.)", r"\1", v) for k, v in _JAAS_OPTION.findall(jaas)}
     if "username" not in options or "password" not in options:
-        raise ClientConfigError("Invalid value for configuration sasl.jaas.config: expected username=\"...\" password=\"...\"")
+        raise ClientConfigError(
+            'Invalid value for configuration sasl.jaas.config: expected username="..." password="..."'
+        )
     return options["username"], options["password"]
 
 
@@ -145,7 +157,9 @@ def _ssl_context(config: Mapping[str, Any]) -> ssl.SSLContext:
     for key in ("ssl.truststore.type", "ssl.keystore.type"):
         kind = str(config.get(key, "PEM")).strip().upper()
         if kind != "PEM" and (config.get(key.replace(".type", ".location"))):
-            raise ClientConfigError(f"Invalid value {kind} for configuration {key}: only PEM stores can be read here")
+            raise ClientConfigError(
+                f"Invalid value {kind} for configuration {key}: only PEM stores can be read here"
+            )
     context = ssl.create_default_context()
     trust_file = config.get("ssl.truststore.location")
     trust_pem = config.get("ssl.truststore.certificates")
@@ -169,7 +183,9 @@ def _translate(config: Mapping[str, Any], table: Mapping[str, tuple[str, Convert
     if "security_protocol" in kwargs and kwargs["security_protocol"] in ("SSL", "SASL_SSL"):
         kwargs["ssl_context"] = _ssl_context(config)
     if "sasl.jaas.config" in config:
-        kwargs["sasl_plain_username"], kwargs["sasl_plain_password"] = parse_jaas_credentials(str(config["sasl.jaas.config"]))
+        kwargs["sasl_plain_username"], kwargs["sasl_plain_password"] = parse_jaas_credentials(
+            str(config["sasl.jaas.config"])
+        )
     return kwargs
 
 

@@ -154,7 +154,9 @@ class KafkaLog:
         """Enqueue one record; await the returned future for the broker's acknowledgement."""
         if self._producer is None:
             raise RuntimeError(f"KafkaLog {self.topic} is not started or is read-only")
-        return await self._producer.send(self.topic, value=value, key=key, partition=partition, headers=list(headers or ()))
+        return await self._producer.send(
+            self.topic, value=value, key=key, partition=partition, headers=list(headers or ())
+        )
 
     async def _run(self) -> None:
         try:
@@ -177,7 +179,9 @@ class KafkaLog:
             if targets is None and self._next_round:
                 self._waiting, self._next_round = self._next_round, []
                 targets = await consumer.end_offsets(self._partitions)
-            batch = await consumer.getmany(*self._partitions, timeout_ms=0 if targets else self._poll_timeout_ms)
+            batch = await consumer.getmany(
+                *self._partitions, timeout_ms=0 if targets else self._poll_timeout_ms
+            )
             if batch:
                 self._deliver(batch)
             if targets is not None:
@@ -199,4 +203,8 @@ class KafkaLog:
         try:
             self._on_records(records)
         except Exception:
-            log.exception("KafkaLog %s: the records callback failed on %d record(s); tailing goes on", self.topic, len(records))
+            log.exception(
+                "KafkaLog %s: the records callback failed on %d record(s); tailing goes on",
+                self.topic,
+                len(records),
+            )

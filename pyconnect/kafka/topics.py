@@ -113,3 +113,9 @@ async def topic_config(admin: AIOKafkaAdminClient, topic: str, names: Iterable[s
                 if entry["config_value"] is not None:
                     values[entry["config_names"]] = entry["config_value"]
     return values
+
+
+async def kafka_cluster_id(admin: AIOKafkaAdminClient) -> str:
+    """The cluster id the brokers report (``GET /`` shows it as ``kafka_cluster_id``)."""
+    description = await admin.describe_cluster()
+    return str(description["cluster_id"])

@@ -10,12 +10,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from urllib.parse import quote
 
 import aiohttp
 from aiohttp import web
 
-from pyconnect.errors import ConflictError, RebalanceNeededError, RequestTargetError
+from pyconnect.errors import ConflictError, ConnectError, RebalanceNeededError, RequestTargetError
 
 FORWARD = "forward"
 CONFLICT = "Cannot complete request because of a conflicting operation (e.g. worker rebalance)"
@@ -76,3 +77,17 @@ class Forwarder:
             if "Location" in resp.headers:
                 out.headers["Location"] = resp.headers["Location"]
             return out
+
+    async def post_task_configs(
+        self, leader_url: str, connector: str, body: bytes, headers: Mapping[str, str]
+    ) -> None:
+        """A follower publishes generated task configs to the leader's internal endpoint."""
+        url = f"{leader_url.rstrip('/')}/connectors/{quote(connector, safe='')}/tasks"
+        async with self._client().post(
+            url, data=body, headers={"Content-Type": "application/json", **headers}
+        ) as resp:
+            if resp.status >= 300:
+                text = await resp.text()
+                raise ConnectError(
+                    f"Publishing task configs of {connector} to the leader failed with {resp.status}: {text}"
+                )

@@ -13,14 +13,27 @@ from typing import Any
 from aiohttp import web
 
 from pyconnect import COMPATIBLE_KAFKA_VERSION
-from pyconnect.errors import BadRequestError, NotFoundError
+from pyconnect.errors import BadRequestError, NotFoundError, ServiceUnavailableError
 from pyconnect.herder.entities import initial_target_state
 from pyconnect.herder.interface import HerderApi
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.rest.errors import MalformedRequest
 from pyconnect.rest.forwarding import Forwarder
 
-HERDER = web.AppKey("herder", HerderApi)
+
+class HerderSlot:
+    """The herder the resources talk to; empty while the worker is still starting (503)."""
+
+    def __init__(self, herder: HerderApi | None = None) -> None:
+        self.herder = herder
+
+    def get(self) -> HerderApi:
+        if self.herder is None:
+            raise ServiceUnavailableError("Worker is still starting up.")
+        return self.herder
+
+
+HERDER = web.AppKey("herder", HerderSlot)
 FORWARDER = web.AppKey("forwarder", Forwarder)
 COMMIT_ID = web.AppKey("commit_id", str)
 
@@ -82,7 +95,7 @@ routes = web.RouteTableDef()
 
 @routes.get("/")
 async def server_info(request: web.Request) -> web.Response:
-    herder = request.app[HERDER]
+    herder = request.app[HERDER].get()
     return json_response(
         {
             "version": COMPATIBLE_KAFKA_VERSION,
@@ -94,7 +107,8 @@ async def server_info(request: web.Request) -> web.Response:
 
 @routes.get("/health")
 async def health(request: web.Request) -> web.Response:
-    if request.app[HERDER].ready():
+    herder = request.app[HERDER].herder
+    if herder is not None and herder.ready():
         return json_response(
             {"status": "healthy", "message": "Worker has completed startup and is ready to handle requests."}
         )
@@ -103,7 +117,7 @@ async def health(request: web.Request) -> web.Response:
 
 @routes.get("/connectors")
 async def list_connectors(request: web.Request) -> web.Response:
-    herder = request.app[HERDER]
+    herder = request.app[HERDER].get()
     names = herder.connectors()
     expand = set(request.query.getall("expand", []))
     if not expand & {"status", "info"}:
@@ -149,7 +163,7 @@ async def create_connector(request: web.Request) -> web.StreamResponse:
             raise BadRequestError(
                 f"Invalid initial state {initial}; must be one of RUNNING, PAUSED, STOPPED"
             ) from None
-    herder = request.app[HERDER]
+    herder = request.app[HERDER].get()
 
     async def create() -> web.StreamResponse:
         _, info = await herder.put_connector_config(name, config, allow_replace=False, initial_state=target)
@@ -160,13 +174,13 @@ async def create_connector(request: web.Request) -> web.StreamResponse:
 
 @routes.get("/connectors/{connector}")
 async def get_connector(request: web.Request) -> web.Response:
-    info = await request.app[HERDER].connector_info(request.match_info["connector"])
+    info = await request.app[HERDER].get().connector_info(request.match_info["connector"])
     return json_response(info.to_json())
 
 
 @routes.get("/connectors/{connector}/config")
 async def get_connector_config(request: web.Request) -> web.Response:
-    return json_response(await request.app[HERDER].connector_config(request.match_info["connector"]))
+    return json_response(await request.app[HERDER].get().connector_config(request.match_info["connector"]))
 
 
 @routes.put("/connectors/{connector}/config")
@@ -178,7 +192,7 @@ async def put_connector_config(request: web.Request) -> web.StreamResponse:
             f"Connector name configuration ({config['name']}) doesn't match connector name in the URL ({name})"
         )
     config["name"] = name
-    herder = request.app[HERDER]
+    herder = request.app[HERDER].get()
 
     async def put() -> web.StreamResponse:
         created, info = await herder.put_connector_config(name, config, allow_replace=True)
@@ -191,12 +205,14 @@ async def put_connector_config(request: web.Request) -> web.StreamResponse:
 
 @routes.get("/connectors/{connector}/status")
 async def connector_status(request: web.Request) -> web.Response:
-    return json_response(request.app[HERDER].connector_status(request.match_info["connector"]).to_json())
+    return json_response(
+        request.app[HERDER].get().connector_status(request.match_info["connector"]).to_json()
+    )
 
 
 @routes.get("/connectors/{connector}/tasks")
 async def task_configs(request: web.Request) -> web.Response:
-    tasks = await request.app[HERDER].task_configs(request.match_info["connector"])
+    tasks = await request.app[HERDER].get().task_configs(request.match_info["connector"])
     return json_response([t.to_json() for t in tasks])
 
 
@@ -208,7 +224,7 @@ async def put_task_configs(request: web.Request) -> web.StreamResponse:
     if not isinstance(body, list):
         raise MalformedRequest("task configs must be a JSON array of objects")
     configs = [string_map(item, "task config") for item in body]
-    herder = request.app[HERDER]
+    herder = request.app[HERDER].get()
 
     async def put() -> web.StreamResponse:
         await herder.put_task_configs(name, configs, raw, dict(request.headers))
@@ -220,14 +236,14 @@ async def put_task_configs(request: web.Request) -> web.StreamResponse:
 @routes.get("/connectors/{connector}/tasks/{task}/status")
 async def task_status(request: web.Request) -> web.Response:
     task = ConnectorTaskId(request.match_info["connector"], task_number(request))
-    return json_response(request.app[HERDER].task_status(task).to_json())
+    return json_response(request.app[HERDER].get().task_status(task).to_json())
 
 
 @routes.post("/connectors/{connector}/restart")
 async def restart_connector(request: web.Request) -> web.StreamResponse:
     name = request.match_info["connector"]
     include_tasks, only_failed = flag(request, "includeTasks"), flag(request, "onlyFailed")
-    herder = request.app[HERDER]
+    herder = request.app[HERDER].get()
 
     async def restart() -> web.StreamResponse:
         plan = await herder.restart_connector(name, include_tasks=include_tasks, only_failed=only_failed)
@@ -241,7 +257,7 @@ async def restart_connector(request: web.Request) -> web.StreamResponse:
 @routes.post("/connectors/{connector}/tasks/{task}/restart")
 async def restart_task(request: web.Request) -> web.StreamResponse:
     task = ConnectorTaskId(request.match_info["connector"], task_number(request))
-    herder = request.app[HERDER]
+    herder = request.app[HERDER].get()
 
     async def restart() -> web.StreamResponse:
         await herder.restart_task(task)
@@ -252,20 +268,20 @@ async def restart_task(request: web.Request) -> web.StreamResponse:
 
 @routes.put("/connectors/{connector}/pause")
 async def pause_connector(request: web.Request) -> web.Response:
-    await request.app[HERDER].pause_connector(request.match_info["connector"])
+    await request.app[HERDER].get().pause_connector(request.match_info["connector"])
     return web.Response(status=202)
 
 
 @routes.put("/connectors/{connector}/resume")
 async def resume_connector(request: web.Request) -> web.Response:
-    await request.app[HERDER].resume_connector(request.match_info["connector"])
+    await request.app[HERDER].get().resume_connector(request.match_info["connector"])
     return web.Response(status=202)
 
 
 @routes.put("/connectors/{connector}/stop")
 async def stop_connector(request: web.Request) -> web.StreamResponse:
     name = request.match_info["connector"]
-    herder = request.app[HERDER]
+    herder = request.app[HERDER].get()
 
     async def stop() -> web.StreamResponse:
         await herder.stop_connector(name)
@@ -277,7 +293,7 @@ async def stop_connector(request: web.Request) -> web.StreamResponse:
 @routes.delete("/connectors/{connector}")
 async def delete_connector(request: web.Request) -> web.StreamResponse:
     name = request.match_info["connector"]
-    herder = request.app[HERDER]
+    herder = request.app[HERDER].get()
 
     async def delete() -> web.StreamResponse:
         await herder.delete_connector(name)

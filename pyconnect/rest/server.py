@@ -1,6 +1,7 @@
 """The REST server of one worker: listeners, the aiohttp application, and its lifecycle.
 
-Contract: ``start()`` binds every listener (``http://host:port``; port 0 picks a free port) and
+Contract: the server may start before its herder exists (``attach`` it once built), so that
+``/health`` answers "starting" during startup as Java's does. ``start()`` binds every listener (``http://host:port``; port 0 picks a free port) and
 returns once they accept connections; ``advertised_url`` is what other workers use to reach this
 one (``rest.advertised.*`` when set, else the first listener as bound). ``stop()`` is idempotent
 and closes the forwarding client too. Bodies above ``max_body_bytes`` answer 413.
@@ -19,7 +20,7 @@ from pyconnect.errors import ConfigError
 from pyconnect.herder.interface import HerderApi
 from pyconnect.rest.errors import error_middleware
 from pyconnect.rest.forwarding import Forwarder
-from pyconnect.rest.resources import COMMIT_ID, FORWARDER, HERDER, routes
+from pyconnect.rest.resources import COMMIT_ID, FORWARDER, HERDER, HerderSlot, routes
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ class Listener:
 class RestServer:
     def __init__(
         self,
-        herder: HerderApi,
+        herder: HerderApi | None,
         listeners: list[str],
         *,
         advertised_host: str | None = None,
@@ -60,12 +61,17 @@ class RestServer:
         self._advertised = (advertised_scheme, advertised_host, advertised_port)
         self.forwarder = Forwarder()
         self.app = web.Application(middlewares=[error_middleware], client_max_size=max_body_bytes)
-        self.app[HERDER] = herder
+        self.slot = HerderSlot(herder)
+        self.app[HERDER] = self.slot
         self.app[FORWARDER] = self.forwarder
         self.app[COMMIT_ID] = hashlib.sha256(__version__.encode()).hexdigest()[:16]
         self.app.add_routes(routes)
         self._runner: web.AppRunner | None = None
         self.bound: list[tuple[str, int]] = []
+
+    def attach(self, herder: HerderApi) -> None:
+        """Serve ``herder`` from now on (before this, resources answer 503 and health "starting")."""
+        self.slot.herder = herder
 
     async def start(self) -> None:
         if self._runner is not None:

@@ -6,7 +6,10 @@ Contract:
   from that release's Maven coordinates.
 - ``ensure_distribution()`` is idempotent: the first call resolves the artifacts and their runtime
   dependencies with ``mvn`` into ``<cache>/kafka-<version>/libs``; once the ``complete`` marker is
-  written, later calls do no network work at all, so a cached machine runs offline.
+  written (with a fingerprint of the artifact list), later calls do no network work at all, so a
+  cached machine runs offline. Changing the artifact list fetches again.
+- ``connect-test-plugins`` brings Java's VerifiableSourceConnector, the test connector both runtimes
+  share in compatibility tests.
 - The cache lives in ``<repo>/.cache`` for a source checkout and ``~/.cache/pyconnect`` otherwise;
   ``PYCONNECT_CACHE`` overrides both, ``PYCONNECT_KAFKA_LIBS`` points at an existing folder of jars.
 """
@@ -33,6 +36,7 @@ _ARTIFACTS: tuple[tuple[str, str, str], ...] = (
     ("org.apache.kafka", "connect-json", KAFKA_VERSION),
     ("org.apache.kafka", "connect-mirror", KAFKA_VERSION),
     ("org.apache.kafka", "connect-mirror-client", KAFKA_VERSION),
+    ("org.apache.kafka", "connect-test-plugins", KAFKA_VERSION),
     ("org.apache.logging.log4j", "log4j-slf4j-impl", LOG4J_VERSION),
 )
 
@@ -123,6 +127,12 @@ def distribution_home(version: str = KAFKA_VERSION) -> Path:
     return cache_root() / f"kafka-{version}"
 
 
+def _fingerprint() -> str:
+    """Identifies the artifact list: a cache made for another list is fetched again."""
+    listing = ";".join(":".join(a) for a in _ARTIFACTS)
+    return "artifacts " + hashlib.sha256(listing.encode()).hexdigest()[:16]
+
+
 def _pom() -> str:
     deps = "\n".join(
         f"    <dependency><groupId>{g}</groupId><artifactId>{a}</artifactId><version>{v}</version></dependency>"
@@ -156,7 +166,8 @@ def ensure_distribution(*, quiet: bool = True) -> KafkaDistribution:
         return KafkaDistribution(home)
 
     home = distribution_home()
-    if (home / _COMPLETE_MARKER).exists():
+    marker = home / _COMPLETE_MARKER
+    if marker.exists() and marker.read_text().startswith(_fingerprint()):
         return KafkaDistribution(home)
 
     mvn = shutil.which("mvn")
@@ -187,5 +198,5 @@ def ensure_distribution(*, quiet: bool = True) -> KafkaDistribution:
     staging.rename(home / "libs")
     (home / "log4j2.yaml").write_text(_LOG4J2_CONFIG)
     jars = sorted(p.name for p in (home / "libs").glob("*.jar"))
-    (home / _COMPLETE_MARKER).write_text("\n".join(jars) + "\n")
+    marker.write_text(_fingerprint() + "\n" + "\n".join(jars) + "\n")
     return KafkaDistribution(home)

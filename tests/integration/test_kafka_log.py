@@ -112,9 +112,13 @@ async def test_ensure_topic_creates_once_and_resolves_broker_defaults(
     try:
         compacted = TopicSpec(unique("cfg"), 1, -1, {"cleanup.policy": "compact"})
         assert await ensure_topic(admin, compacted) == 1
-        assert await ensure_topic(admin, TopicSpec(compacted.name, 7, 1)) == 1, "an existing topic is never altered"
+        assert await ensure_topic(admin, TopicSpec(compacted.name, 7, 1)) == 1, (
+            "an existing topic is never altered"
+        )
         defaulted = TopicSpec(unique("dflt"), -1, -1)
-        assert await ensure_topic(admin, defaulted) == 1, "num.partitions of the test brokers is Kafka's default, 1"
+        assert await ensure_topic(admin, defaulted) == 1, (
+            "num.partitions of the test brokers is Kafka's default, 1"
+        )
         assert await partition_counts(admin, [compacted.name, defaulted.name, unique("none")]) == {
             compacted.name: 1,
             defaulted.name: 1,

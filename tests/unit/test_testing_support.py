@@ -104,6 +104,7 @@ def test_pom_lists_each_pinned_artifact_at_its_pinned_version() -> None:
         ("org.apache.kafka", "connect-json"): kafka,
         ("org.apache.kafka", "connect-mirror"): kafka,
         ("org.apache.kafka", "connect-mirror-client"): kafka,
+        ("org.apache.kafka", "connect-test-plugins"): kafka,
         ("org.apache.logging.log4j", "log4j-slf4j-impl"): distribution.LOG4J_VERSION,
     }
     assert deps == expected

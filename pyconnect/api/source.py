@@ -1,0 +1,177 @@
+"""Source tasks and their records (``org.apache.kafka.connect.source``).
+
+Calling contract for :class:`SourceTask` (all calls on the worker's event loop):
+
+* ``initialize(context)`` then ``await start(props)``, then a loop of ``await poll()``. ``poll`` may
+  wait for data, but should return within about a second so pause/stop stay responsive; ``None`` or
+  an empty list means "nothing now". A :class:`~pyconnect.errors.RetriableError` from ``poll`` means
+  the same and the loop polls again; any other exception fails the task.
+* To stop, the runtime calls ``await stop()`` and then cancels a ``poll`` still pending. ``poll``
+  must therefore be cancellation-safe: it must not advance its own position before it returns the
+  records (a cancelled poll's records are never sent). ``stop`` must not block.
+* ``commit_record(record, metadata)`` runs after each record is acknowledged by Kafka (``metadata``
+  ``None`` if it was filtered or dropped); ``commit()`` after each offset flush. Both may run while
+  ``poll`` is pending; exceptions from them are logged and ignored.
+
+Offsets: ``source_partition``/``source_offset`` are maps with ``str`` keys and ``str``/``int``/
+``float``/``bool``/``None`` values, stored as JSON in the offsets topic (integers read back as ``int``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple, Protocol
+
+from pyconnect.api.data import Schema
+
+
+class Header(NamedTuple):
+    """One Connect header: key, optional schema and value (converted by the header converter)."""
+
+    key: str
+    schema: Schema | None
+    value: Any
+
+
+class SourceRecord:
+    """One record produced by a source task. Plain slots: building one costs a few attribute stores."""
+
+    __slots__ = (
+        "headers",
+        "kafka_partition",
+        "key",
+        "key_schema",
+        "source_offset",
+        "source_partition",
+        "timestamp",
+        "topic",
+        "value",
+        "value_schema",
+    )
+
+    def __init__(
+        self,
+        source_partition: Mapping[str, Any] | None,
+        source_offset: Mapping[str, Any] | None,
+        topic: str,
+        kafka_partition: int | None = None,
+        key_schema: Schema | None = None,
+        key: Any = None,
+        value_schema: Schema | None = None,
+        value: Any = None,
+        timestamp: int | None = None,
+        headers: Sequence[Header] = (),
+    ) -> None:
+        self.source_partition = source_partition
+        self.source_offset = source_offset
+        self.topic = topic
+        self.kafka_partition = kafka_partition
+        self.key_schema = key_schema
+        self.key = key
+        self.value_schema = value_schema
+        self.value = value
+        self.timestamp = timestamp
+        self.headers = headers
+
+    def new_record(self, **changes: Any) -> SourceRecord:
+        """A copy with some fields replaced (what transformations use)."""
+        fields = {name: getattr(self, name) for name in self.__slots__}
+        fields.update(changes)
+        return SourceRecord(**fields)
+
+    def _fields(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SourceRecord):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"SourceRecord{{sourcePartition={self.source_partition}, sourceOffset={self.source_offset}}} "
+            f"ConnectRecord{{topic='{self.topic}', kafkaPartition={self.kafka_partition}, key={self.key!r}, "
+            f"keySchema={self.key_schema}, value={self.value!r}, valueSchema={self.value_schema}, "
+            f"timestamp={self.timestamp}, headers={list(self.headers)}}}"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RecordMetadata:
+    """Where Kafka stored an acknowledged record (passed to ``commit_record``)."""
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int | None = None
+
+
+class OffsetStorageReader(Protocol):
+    """Reads committed source offsets of the task's connector. Reads reflect the offsets topic."""
+
+    async def offset(self, partition: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The last committed offset for ``partition``, or ``None``."""
+        ...
+
+    async def offsets(self, partitions: Sequence[Mapping[str, Any]]) -> list[dict[str, Any] | None]:
+        """One entry per requested partition, in order (``None`` where there is no offset)."""
+        ...
+
+
+class MemoryOffsetStorageReader:
+    """An :class:`OffsetStorageReader` over a list of ``(partition, offset)`` pairs (tests, tools)."""
+
+    def __init__(self, entries: Sequence[tuple[Mapping[str, Any], Mapping[str, Any] | None]] = ()) -> None:
+        self._entries = [(dict(p), None if o is None else dict(o)) for p, o in entries]
+
+    async def offset(self, partition: Mapping[str, Any]) -> dict[str, Any] | None:
+        return (await self.offsets([partition]))[0]
+
+    async def offsets(self, partitions: Sequence[Mapping[str, Any]]) -> list[dict[str, Any] | None]:
+        found: list[dict[str, Any] | None] = []
+        for wanted in partitions:
+            match = None
+            for partition, offset in self._entries:
+                if partition == dict(wanted):
+                    match = offset
+            found.append(None if match is None else dict(match))
+        return found
+
+
+@dataclass(frozen=True, slots=True)
+class SourceTaskContext:
+    """What the runtime hands a task: its config and its connector's offsets."""
+
+    config: Mapping[str, str]
+    offset_storage_reader: OffsetStorageReader
+    transaction_context: Any = None
+
+
+class SourceTask:
+    """Base class of source tasks; see the module docstring for the calling contract."""
+
+    context: SourceTaskContext
+
+    def initialize(self, context: SourceTaskContext) -> None:
+        self.context = context
+
+    def version(self) -> str:
+        raise NotImplementedError
+
+    async def start(self, props: Mapping[str, str]) -> None:
+        raise NotImplementedError
+
+    async def poll(self) -> list[SourceRecord] | None:
+        raise NotImplementedError
+
+    async def commit(self) -> None:
+        return None
+
+    async def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
+        return None
+
+    async def stop(self) -> None:
+        raise NotImplementedError

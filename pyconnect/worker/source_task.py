@@ -1,0 +1,332 @@
+"""Runs one source task: poll, convert, produce in batches, commit acknowledged offsets (spec §5.1-5.3).
+
+Contract:
+- ``start()`` launches the task loop in a task owned by this object and returns at once. A task
+  whose target state is PAUSED reports PAUSED and waits before starting the plugin.
+- Records of a ``poll()`` are converted (header, key, value converters), produced through the
+  ``BatchSender`` (one future per partition batch) and tracked in ``SubmittedRecords``. Offsets are
+  committed only for records Kafka acknowledged: at-least-once. ``commit_record`` hooks run only when
+  the plugin overrides them, so a plain task costs no per-record callback.
+- Every ``offset_flush_interval_s`` (first after one interval) committable offsets go to the offset
+  writer (bounded by ``offset_flush_timeout_s``); offsets that fail to commit are retried next time,
+  newer ones winning. ``task.commit()`` follows each flush. On stop: wait up to the flush timeout
+  for in-flight records, then a final commit.
+- Conversion errors fail the task unless ``errors.tolerance=all`` (then the record is skipped). A
+  failed delivery fails the task before the next poll (or is skipped with tolerance all).
+- ``stop()`` asks the loop to end (a blocking ``poll`` is cancelled); ``wait_stopped(timeout)``
+  waits for a clean end and otherwise cancels the loop: then no UNASSIGNED is reported and the final
+  commit may be skipped, as in Java. A failed task reports FAILED with its trace and leaves other
+  tasks alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import time
+import traceback
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from pyconnect.api.source import RecordMetadata, SourceRecord, SourceTask, SourceTaskContext
+from pyconnect.errors import RetriableError
+from pyconnect.kafka.batch_sender import BatchSender, OutgoingRecord, SentBatch
+from pyconnect.protocol.internal_records import State, TargetState
+from pyconnect.protocol.task_id import ConnectorTaskId
+from pyconnect.worker.status import StatusReporter
+from pyconnect.worker.submitted_records import SubmittedRecord, SubmittedRecords
+
+log = logging.getLogger(__name__)
+
+OffsetWriter = Callable[
+    [dict[str, tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]]], Awaitable[None]
+]
+
+
+class WorkerSourceTask:
+    def __init__(
+        self,
+        task_id: ConnectorTaskId,
+        task: SourceTask,
+        task_config: Mapping[str, str],
+        context: SourceTaskContext,
+        *,
+        producer: Any,
+        key_converter: Any,
+        value_converter: Any,
+        header_converter: Any,
+        write_offsets: OffsetWriter,
+        reporter: StatusReporter,
+        target_state: TargetState = TargetState.STARTED,
+        offset_flush_interval_s: float = 60.0,
+        offset_flush_timeout_s: float = 5.0,
+        tolerate_errors: bool = False,
+        close_producer: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        self.id = task_id
+        self.task = task
+        self._config = dict(task_config)
+        self._context = context
+        self._producer = producer
+        self._sender = BatchSender(producer)
+        self._key_converter = key_converter
+        self._value_converter = value_converter
+        self._header_converter = header_converter
+        self._write_offsets = write_offsets
+        self._reporter = reporter
+        self._target = target_state
+        self._flush_interval_s = offset_flush_interval_s
+        self._flush_timeout_s = offset_flush_timeout_s
+        self._tolerate = tolerate_errors
+        self._close_producer = close_producer
+        self._submitted = SubmittedRecords()
+        self._unflushed: dict[str, tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]] = {}
+        self._stopping = asyncio.Event()
+        self._state_changed = asyncio.Event()
+        self._send_error: BaseException | None = None
+        self._run_task: asyncio.Task[None] | None = None
+        self._hooks: set[asyncio.Future[None]] = set()
+        self._hooks_commit_record = type(task).commit_record is not SourceTask.commit_record
+        self.records_polled = 0
+        self.records_written = 0
+        self.records_skipped = 0
+        self.commits = 0
+        self.last_commit_error: BaseException | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._run_task is not None and not self._run_task.done()
+
+    def start(self) -> None:
+        if self._run_task is None:
+            self._run_task = asyncio.create_task(
+                self._run(), name=f"source-task-{self.id.connector}-{self.id.task}"
+            )
+
+    def transition_to(self, target: TargetState) -> None:
+        """PAUSED/STOPPED pause the loop (the herder stops STOPPED tasks); STARTED resumes it."""
+        self._target = target
+        self._state_changed.set()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._state_changed.set()
+
+    async def wait_stopped(self, timeout: float) -> bool:
+        """True when the loop ended cleanly within ``timeout`` seconds; else it is cancelled."""
+        if self._run_task is None:
+            return True
+        done, _ = await asyncio.wait({self._run_task}, timeout=timeout)
+        if done:
+            return True
+        log.error("Task %s did not stop within %.1f s; cancelling it", self.id, timeout)
+        self._run_task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await self._run_task
+        with contextlib.suppress(Exception):
+            await self._stop_producer()
+        return False
+
+    async def _run(self) -> None:
+        failed = False
+        committer: asyncio.Task[None] | None = None
+        started = False
+        try:
+            if await self._wait_while_paused():
+                return
+            self.task.initialize(self._context)
+            await self.task.start(self._config)
+            started = True
+            self._reporter.report(self.id, State.RUNNING, version=self._version())
+            committer = asyncio.create_task(
+                self._commit_loop(), name=f"offset-commit-{self.id.connector}-{self.id.task}"
+            )
+            while not self._stopping.is_set():
+                if self._target != TargetState.STARTED:
+                    if await self._wait_while_paused():
+                        break
+                    self._reporter.report(self.id, State.RUNNING, version=self._version())
+                if self._send_error is not None:
+                    raise self._send_error
+                self._state_changed.clear()
+                records = await self._poll()
+                if records:
+                    await self._dispatch(records)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            failed = True
+            log.error("Task %s failed: %s", self.id, exc)
+            self._reporter.report(
+                self.id, State.FAILED, "".join(traceback.format_exception(exc)), self._version()
+            )
+        finally:
+            if committer is not None:
+                committer.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await committer
+        await self._finish(started, failed)
+
+    async def _finish(self, started: bool, failed: bool) -> None:
+        if started:
+            await self._submitted.wait_all_acked(self._flush_timeout_s)
+            await self._commit_offsets()
+            try:
+                await self.task.stop()
+            except Exception:
+                log.exception("Task %s: stop() failed", self.id)
+        await self._stop_producer()
+        if not failed:
+            self._reporter.report(self.id, State.UNASSIGNED)
+
+    async def _stop_producer(self) -> None:
+        closer, self._close_producer = self._close_producer, None
+        if closer is not None:
+            await closer()
+
+    def _version(self) -> str | None:
+        try:
+            return str(self.task.version())
+        except Exception:
+            return None
+
+    async def _wait_while_paused(self) -> bool:
+        """Report PAUSED and wait until STARTED again; True when stopping instead."""
+        if self._target == TargetState.STARTED:
+            return self._stopping.is_set()
+        self._reporter.report(self.id, State.PAUSED, version=self._version())
+        while self._target != TargetState.STARTED and not self._stopping.is_set():
+            self._state_changed.clear()
+            await self._state_changed.wait()
+        return self._stopping.is_set()
+
+    async def _poll(self) -> list[SourceRecord] | None:
+        poll = asyncio.ensure_future(self.task.poll())
+        stopped = asyncio.ensure_future(self._state_changed.wait())
+        try:
+            await asyncio.wait({poll, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopped.cancel()
+        if not poll.done():
+            poll.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await poll
+            return None
+        try:
+            records = poll.result()
+        except RetriableError as exc:
+            log.info("Task %s: poll() raised a retriable error, polling again: %s", self.id, exc)
+            return None
+        if records:
+            self.records_polled += len(records)
+        return records
+
+    async def _dispatch(self, records: list[SourceRecord]) -> None:
+        outgoing: list[OutgoingRecord] = []
+        kept: list[SourceRecord] = []
+        tracked: list[SubmittedRecord] = []
+        for record in records:
+            try:
+                out = self._convert(record)
+            except Exception as exc:
+                if not self._tolerate:
+                    raise
+                self.records_skipped += 1
+                log.warning(
+                    "Task %s skipped a record of %s it could not convert: %s", self.id, record.topic, exc
+                )
+                if self._hooks_commit_record:
+                    await self.task.commit_record(record, None)
+                continue
+            outgoing.append(out)
+            kept.append(record)
+            tracked.append(self._submitted.submit(record.source_partition, record.source_offset))
+        if not outgoing:
+            return
+        for batch in await self._sender.send(outgoing):
+            batch.future.add_done_callback(
+                functools.partial(self._on_batch_done, batch=batch, kept=kept, tracked=tracked)
+            )
+
+    def _convert(self, record: SourceRecord) -> OutgoingRecord:
+        topic = record.topic
+        headers = [
+            (h.key, self._header_converter.from_connect_header(topic, h.key, h.schema, h.value) or b"")
+            for h in record.headers
+        ]
+        key = self._key_converter.from_connect_data(topic, headers, record.key_schema, record.key)
+        value = self._value_converter.from_connect_data(topic, headers, record.value_schema, record.value)
+        timestamp = record.timestamp if record.timestamp is not None and record.timestamp >= 0 else None
+        return OutgoingRecord(topic, key, value, record.kafka_partition, timestamp, headers)
+
+    def _on_batch_done(
+        self,
+        fut: asyncio.Future[Any],
+        *,
+        batch: SentBatch,
+        kept: list[SourceRecord],
+        tracked: list[SubmittedRecord],
+    ) -> None:
+        if fut.cancelled() or fut.exception() is not None:
+            error = fut.exception() if not fut.cancelled() else asyncio.CancelledError()
+            if not self._tolerate:
+                self._send_error = error
+                self._state_changed.set()
+                return
+            self.records_skipped += len(batch.indices)
+            for i in batch.indices:
+                tracked[i].ack()
+            return
+        meta = fut.result()
+        self.records_written += len(batch.indices)
+        for i in batch.indices:
+            tracked[i].ack()
+        if self._hooks_commit_record:
+            for position, i in enumerate(batch.indices):
+                metadata = RecordMetadata(
+                    batch.topic, batch.partition, meta.offset + position, kept[i].timestamp
+                )
+                hook = asyncio.ensure_future(self._commit_record_hook(kept[i], metadata))
+                self._hooks.add(hook)
+                hook.add_done_callback(self._hooks.discard)
+
+    async def _commit_record_hook(self, record: SourceRecord, metadata: RecordMetadata) -> None:
+        try:
+            await self.task.commit_record(record, metadata)
+        except Exception:
+            log.exception("Task %s: commit_record() failed", self.id)
+
+    async def _commit_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self._flush_interval_s)
+            await self._commit_offsets()
+
+    async def _commit_offsets(self) -> None:
+        """Flush acknowledged offsets (and earlier failures), then call ``task.commit()``."""
+        committable = self._submitted.committable()
+        self._unflushed.update(committable.offsets)
+        if self._unflushed:
+            pending, self._unflushed = self._unflushed, {}
+            started = time.monotonic()
+            try:
+                await asyncio.wait_for(self._write_offsets(pending), self._flush_timeout_s)
+                self.commits += 1
+                self.last_commit_error = None
+            except Exception as exc:
+                self.last_commit_error = exc
+                log.error(
+                    "Task %s: offset commit of %d partition(s) failed after %.1f s: %s",
+                    self.id,
+                    len(pending),
+                    time.monotonic() - started,
+                    exc,
+                )
+                for key, value in pending.items():
+                    self._unflushed.setdefault(key, value)
+                return
+        try:
+            await self.task.commit()
+        except Exception:
+            log.exception("Task %s: commit() failed", self.id)

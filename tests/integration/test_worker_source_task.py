@@ -1,0 +1,210 @@
+"""The source task loop on real Kafka: records land, only acknowledged offsets commit, pause, stop, failure."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pytest
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+
+from pyconnect.api.converters.header import SimpleHeaderConverter
+from pyconnect.api.converters.string import StringConverter
+from pyconnect.api.data import STRING_SCHEMA
+from pyconnect.api.source import (
+    Header,
+    MemoryOffsetStorageReader,
+    SourceRecord,
+    SourceTask,
+    SourceTaskContext,
+)
+from pyconnect.protocol.internal_records import State, TargetState
+from pyconnect.protocol.task_id import ConnectorTaskId
+from pyconnect.testing.backends import ClusterHandle
+from pyconnect.worker.source_task import WorkerSourceTask
+from pyconnect.worker.status import RecordingReporter
+
+pytestmark = pytest.mark.kafka
+
+
+class CountingTask(SourceTask):
+    """Emits ``batch`` records per poll up to ``limit``, then idles; optionally fails at ``fail_at``."""
+
+    def __init__(self, topic: str, limit: int, batch: int = 100, fail_at: int | None = None) -> None:
+        self.topic, self.limit, self.batch, self.fail_at = topic, limit, batch, fail_at
+        self.next = 0
+        self.stopped = False
+        self.commits = 0
+
+    def version(self) -> str:
+        return "test"
+
+    async def start(self, props: Mapping[str, str]) -> None:
+        self.prefix = props["prefix"]
+
+    async def poll(self) -> list[SourceRecord] | None:
+        if self.fail_at is not None and self.next >= self.fail_at:
+            raise RuntimeError("source broke")
+        if self.next >= self.limit:
+            await asyncio.sleep(0.05)
+            return None
+        out = []
+        for _ in range(min(self.batch, self.limit - self.next)):
+            n = self.next
+            out.append(
+                SourceRecord(
+                    {"p": n % 2},
+                    {"n": n},
+                    self.topic,
+                    n % 3,
+                    STRING_SCHEMA,
+                    f"k{n}",
+                    STRING_SCHEMA,
+                    f"{self.prefix}-{n}",
+                    1_700_000_000_000 + n,
+                    [Header("h", STRING_SCHEMA, f"v{n}")],
+                )
+            )
+            self.next += 1
+        return out
+
+    async def commit(self) -> None:
+        self.commits += 1
+
+    async def stop(self) -> None:
+        self.stopped = True
+
+
+async def make_topic(bootstrap: str, name: str) -> None:
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        await admin.create_topics([NewTopic(name, 3, 1)])
+    finally:
+        await admin.close()
+
+
+def build(
+    cluster: ClusterHandle,
+    task: CountingTask,
+    committed: dict[str, Any],
+    reporter: RecordingReporter,
+    **kw: Any,
+) -> tuple[WorkerSourceTask, AIOKafkaProducer]:
+    producer = AIOKafkaProducer(
+        bootstrap_servers=cluster.bootstrap_servers, acks="all", enable_idempotence=True, linger_ms=5
+    )
+
+    async def write(offsets: dict[str, Any]) -> None:
+        committed.update({key: offset for key, (_partition, offset) in offsets.items()})
+
+    converter = StringConverter()
+    converter.configure({}, False)
+    header_converter = SimpleHeaderConverter()
+    header_converter.configure({})
+    runner = WorkerSourceTask(
+        ConnectorTaskId("c", 0),
+        task,
+        {"prefix": "val"},
+        SourceTaskContext({"prefix": "val"}, MemoryOffsetStorageReader()),
+        producer=producer,
+        key_converter=converter,
+        value_converter=converter,
+        header_converter=header_converter,
+        write_offsets=write,
+        reporter=reporter,
+        offset_flush_interval_s=0.2,
+        close_producer=producer.stop,
+        **kw,
+    )
+    return runner, producer
+
+
+async def consume_all(bootstrap: str, topic: str, count: int) -> list[Any]:
+    consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest")
+    await consumer.start()
+    seen: list[Any] = []
+    try:
+        async with asyncio.timeout(60):
+            while len(seen) < count:
+                for messages in (await consumer.getmany(timeout_ms=500)).values():
+                    seen.extend(messages)
+    finally:
+        await consumer.stop()
+    return seen
+
+
+async def test_records_land_and_acknowledged_offsets_commit(
+    cluster_a: ClusterHandle, unique: Callable[[str], str]
+) -> None:
+    topic = unique("src")
+    await make_topic(cluster_a.bootstrap_servers, topic)
+    task, committed, reporter = CountingTask(topic, 1000), {}, RecordingReporter()
+    runner, producer = build(cluster_a, task, committed, reporter)
+    await producer.start()
+    runner.start()
+    seen = await consume_all(cluster_a.bootstrap_servers, topic, 1000)
+    async with asyncio.timeout(30):
+        while len(committed) < 2 or max(o["n"] for o in committed.values()) < 999:
+            await asyncio.sleep(0.1)
+    runner.stop()
+    assert await runner.wait_stopped(30)
+
+    assert len(seen) == 1000
+    by_value = {m.value.decode(): m for m in seen}
+    m = by_value["val-7"]
+    assert (m.key, m.partition, m.timestamp, list(m.headers)) == (
+        b"k7",
+        7 % 3,
+        1_700_000_000_007,
+        [("h", b"v7")],
+    )
+    assert sorted(o["n"] for o in committed.values()) == [998, 999], "last offset of each source partition"
+    assert task.stopped and task.commits >= 1
+    assert reporter.states(ConnectorTaskId("c", 0)) == [State.RUNNING, State.UNASSIGNED]
+    assert runner.records_written == 1000 and runner.records_polled == 1000
+
+
+async def test_paused_task_does_not_poll_until_resumed(
+    cluster_a: ClusterHandle, unique: Callable[[str], str]
+) -> None:
+    topic = unique("src")
+    await make_topic(cluster_a.bootstrap_servers, topic)
+    task, reporter = CountingTask(topic, 50), RecordingReporter()
+    runner, producer = build(cluster_a, task, {}, reporter, target_state=TargetState.PAUSED)
+    await producer.start()
+    runner.start()
+    await asyncio.sleep(0.5)
+    assert task.next == 0, "a task paused from the start is not started"
+    runner.transition_to(TargetState.STARTED)
+    await consume_all(cluster_a.bootstrap_servers, topic, 50)
+    runner.transition_to(TargetState.PAUSED)
+    await asyncio.sleep(0.3)
+    runner.stop()
+    assert await runner.wait_stopped(30)
+    assert reporter.states(ConnectorTaskId("c", 0)) == [
+        State.PAUSED,
+        State.RUNNING,
+        State.PAUSED,
+        State.UNASSIGNED,
+    ]
+
+
+async def test_a_failing_task_reports_failed_with_its_trace(
+    cluster_a: ClusterHandle, unique: Callable[[str], str]
+) -> None:
+    topic = unique("src")
+    await make_topic(cluster_a.bootstrap_servers, topic)
+    task, committed, reporter = CountingTask(topic, 1000, fail_at=300), {}, RecordingReporter()
+    runner, producer = build(cluster_a, task, committed, reporter)
+    await producer.start()
+    runner.start()
+    assert await runner.wait_stopped(30), "a failed task ends its loop by itself"
+    _item, state, trace = reporter.reports[-1]
+    assert state == State.FAILED and trace and "RuntimeError: source broke" in trace
+    assert task.stopped, "stop() still runs after a failure"
+    assert sorted(o["n"] for o in committed.values()) == [298, 299], (
+        "acknowledged records are committed on the way out"
+    )
