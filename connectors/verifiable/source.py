@@ -70,7 +70,7 @@ class VerifiableSourceConnector(SourceConnector):
         self._config: dict[str, str] = {}
 
     def version(self) -> str:
-        return pyconnect.__version__
+        return pyconnect.COMPATIBLE_KAFKA_VERSION
 
     def start(self, props: Mapping[str, str]) -> None:
         self._config = dict(props)
@@ -92,10 +92,11 @@ class VerifiableSourceConnector(SourceConnector):
 class VerifiableSourceTask(SourceTask):
     """One record per ``poll``, throttled to ``throughput``. ``clock`` may be replaced before ``start``."""
 
+    java_class = "org.apache.kafka.connect.tools.VerifiableSourceTask"
     clock: Clock = SystemClock()
 
     def version(self) -> str:
-        return pyconnect.__version__
+        return pyconnect.COMPATIBLE_KAFKA_VERSION
 
     async def start(self, props: Mapping[str, str]) -> None:
         self.name = props.get(NAME_CONFIG)

@@ -2,8 +2,9 @@
 
 Contract:
 - One tick task owns every state change: rebalances, starting and stopping work, applying
-  config-topic changes, REST writes. REST writes are queued into the tick (``_submit``) and answered
-  once it has run them; reads answer from the config snapshot and the status store directly.
+  config-topic changes, REST writes. REST writes are queued into the tick (``_submit``) and run once
+  the group is settled, so a write that arrives during a rebalance waits for it rather than failing
+  (Java answers 409 there); reads answer from the config snapshot and the status store directly.
 - Config-topic callbacks arrive from the store's tail; they only record what changed and wake the
   tick.
 - After each rebalance (§3.5): a failed assignment -> catch up and rejoin; behind the assignment's
@@ -193,6 +194,12 @@ class DistributedHerder:
         return self._rejoin_at is not None and self._clock() >= self._rejoin_at
 
     async def _tick(self) -> None:
+        if self.member.coordinator_lost and self.coordinator.holding is not None:
+            log.warning(
+                "Worker %s lost the group coordinator; stopping all work until it rejoins", self._worker_id
+            )
+            await self.coordinator.drop_assignment("group coordinator unreachable")
+            self._request_rejoin("group coordinator unreachable")
         if self._needs_rejoin():
             self._rejoin_requested = False
             self._rejoin_at = None
@@ -540,6 +547,10 @@ class DistributedHerder:
             ) from None
 
     async def _run_requests(self) -> None:
+        """Run queued requests once the group is settled: a request that arrives during a rebalance
+        waits for it (within ``REQUEST_TIMEOUT_S``) instead of failing with "rebalance expected"."""
+        if self._outcome is None or self._needs_rejoin():
+            return
         requests, self._requests = self._requests, []
         for operation, fut in requests:
             if fut.done():
@@ -552,7 +563,7 @@ class DistributedHerder:
                 fut.set_exception(exc)
 
     def _require_leader(self) -> None:
-        if self._outcome is None or self._rejoin_requested:
+        if self._outcome is None:
             raise RebalanceNeededError("Request cannot be completed because a rebalance is expected")
         if not self._is_leader:
             raise NotLeaderError(

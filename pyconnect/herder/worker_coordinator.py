@@ -213,6 +213,7 @@ class WorkerCoordinator:
         self._snapshot: ConfigSnapshot | None = None
         self._assignor_state = INITIAL_STATE
         self._leader_state: LeaderState | None = None
+        self._needs_join_prepare = True
 
     # -- state ----------------------------------------------------------------------------------
 
@@ -264,16 +265,16 @@ class WorkerCoordinator:
         """Run one JoinGroup/SyncGroup round through the member; see the module docstring.
 
         Errors of the member (``GroupJoinError`` ...) and of ``on_revoked`` propagate; the holding is
-        then unchanged (except that an eager pre-join revocation already happened).
+        then unchanged. The eager pre-join revocation runs once per completed round, like Java's
+        ``needsJoinPrepare``: retrying after a failed join does not revoke the same work again.
         """
         self._leader_state = None
-        holding = self._holding
-        if (
-            self._current_protocol is ConnectProtocolCompatibility.EAGER
-            and holding is not None
-            and not holding.failed
-        ):
-            await self._revoke(holding.leader, holding.connectors, holding.tasks)
+        if self._needs_join_prepare:
+            holding = self._holding
+            eager = self._current_protocol is ConnectProtocolCompatibility.EAGER
+            if eager and holding is not None and not holding.failed:
+                await self._revoke(holding.leader, holding.connectors, holding.tasks)
+            self._needs_join_prepare = False
         result = await self.member.join(self.metadata(), self._assign)
         return await self._complete(result)
 
@@ -304,6 +305,7 @@ class WorkerCoordinator:
             await self._revoke(received.leader, received.revoked_connectors, received.revoked_tasks)
         holding = merge_into_snapshot(self._holding, received, eager=eager)
         self._holding = holding
+        self._needs_join_prepare = True
         self._last_completed_generation = result.generation
         if not result.is_leader:
             self._leader_state = None

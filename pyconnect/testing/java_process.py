@@ -3,7 +3,8 @@
 Contract:
 - ``start()`` launches the command in its own session (so a Ctrl-C aimed at the caller does not hit
   it, and it outlives a CLI that returns), with stdout and stderr appended to ``log_file``.
-- Every command carries ``-Dpyconnect.process=<tag>``; ``stop``/``kill`` signal a PID only while its
+- Every Java command carries ``-Dpyconnect.process=<tag>`` (other programs, ``tag_in_command``, carry
+  the tag as one of their own arguments, e.g. a unique config path); ``stop``/``kill`` signal a PID only while its
   ``/proc/<pid>/cmdline`` still holds that tag, so a recycled PID is never signalled.
 - With ``die_with_parent`` the kernel SIGKILLs the process when the Python process that started it
   exits (Linux ``PR_SET_PDEATHSIG``), so a test run that is itself killed leaves no brokers behind.
@@ -42,11 +43,13 @@ def _die_with_parent() -> None:
 
 
 def pid_has_tag(pid: int, tag: str) -> bool:
+    """The process carries ``tag``: as ``-Dpyconnect.process=<tag>`` (Java) or as an argument itself."""
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return False
-    return f"{TAG_PROPERTY}{tag}".encode() in cmdline.split(b"\0")
+    args = cmdline.split(b"\0")
+    return f"{TAG_PROPERTY}{tag}".encode() in args or tag.encode() in args
 
 
 def pid_alive(pid: int) -> bool:
@@ -92,6 +95,7 @@ class JavaProcess:
     tag: str
     env: dict[str, str] | None = None
     die_with_parent: bool = False
+    tag_in_command: bool = False
     _popen: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
 
     @property
@@ -108,7 +112,7 @@ class JavaProcess:
             env.update(self.env)
         with open(self.log_file, "ab") as log:
             self._popen = subprocess.Popen(
-                tagged(self.command, self.tag),
+                self.command if self.tag_in_command else tagged(self.command, self.tag),
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from pyconnect.herder.worker_coordinator import RebalanceOutcome, WorkerCoordinator
-from pyconnect.kafka.group_member import JoinResult
+from pyconnect.kafka.group_member import GroupJoinError, JoinResult
 from pyconnect.protocol.assignor import ConfigSnapshot
 from pyconnect.protocol.connect_assignment import CONFIG_MISMATCH, decode_assignment
 from pyconnect.protocol.connect_metadata import ConnectProtocolCompatibility, decode_metadata
@@ -133,7 +133,12 @@ class FakeMember:
     rejoin_needed: asyncio.Event = field(default_factory=asyncio.Event)
     reasons: list[str] = field(default_factory=list)
 
+    fail_next: Exception | None = None
+
     async def join(self, protocols: Sequence[tuple[str, bytes]], assign: Assign) -> JoinResult:
+        if self.fail_next is not None:
+            error, self.fail_next = self.fail_next, None
+            raise error
         return await self.group.join(self, protocols, assign)
 
     def request_rejoin(self, reason: str = "requested") -> None:
@@ -530,3 +535,18 @@ async def test_drop_assignment_revokes_everything_and_advertises_an_empty_holdin
     assert offered["sessioned"].endswith(b"\xff\xff\xff\xff"), "null allocation"
     outcome = (await rebalance(w1))["w1"]
     assert outcome.assignment.connectors == ("c",), "nothing active: the leader assigns it as new work"
+
+
+async def test_eager_revocation_happens_once_even_when_the_join_fails() -> None:
+    group = FakeGroup()
+    w1 = make_worker(group, "w1", mode="eager", snapshot=ConfigSnapshot(4, {"c": 1}))
+    await rebalance(w1)
+    w1.member.fail_next = GroupJoinError("coordinator unavailable")
+    with pytest.raises(GroupJoinError):
+        await w1.coordinator.rebalance()
+    assert w1.revocations == [("w1", ("c",), (ConnectorTaskId("c", 0),))]
+    assert w1.coordinator.holding is not None and w1.coordinator.holding.connectors == ("c",)
+    await rebalance(w1)
+    assert len(w1.revocations) == 1, "the retry joins without revoking the same work again"
+    await rebalance(w1)
+    assert len(w1.revocations) == 2, "the next round revokes again"

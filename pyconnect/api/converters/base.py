@@ -105,7 +105,7 @@ class BaseConverter:
     """Shared plumbing: version, close, the per-record batch loop and header methods via data methods."""
 
     def version(self) -> str:
-        return pyconnect.__version__
+        return pyconnect.COMPATIBLE_KAFKA_VERSION
 
     def close(self) -> None:
         return None

@@ -24,7 +24,7 @@ class SimpleHeaderConverter:
     """Stateless; ``configure`` accepts and ignores any configs."""
 
     def version(self) -> str:
-        return pyconnect.__version__
+        return pyconnect.COMPATIBLE_KAFKA_VERSION
 
     def config(self) -> ConfigDef:
         return _CONFIG_DEF

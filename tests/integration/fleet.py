@@ -1,0 +1,120 @@
+"""Helpers shared by the fleet tests: start worker processes, wait on REST state, read what tasks wrote."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+from aiokafka import AIOKafkaConsumer
+
+from pyconnect.testing.java_reference import JavaConnectWorker
+from pyconnect.testing.worker_process import PyconnectWorker
+
+T = TypeVar("T")
+Worker = PyconnectWorker | JavaConnectWorker
+
+FAST_GROUP = {
+    "session.timeout.ms": 6000,
+    "heartbeat.interval.ms": 1000,
+    "offset.flush.interval.ms": 1000,
+}
+
+
+def wait_for(what: str, probe: Callable[[], T | None], timeout: float, interval: float = 0.25) -> T:
+    """Call ``probe`` until it returns something truthy; AssertionError naming ``what`` on timeout."""
+    deadline = time.monotonic() + timeout
+    last: T | None = None
+    while time.monotonic() < deadline:
+        try:
+            last = probe()
+        except OSError:
+            last = None
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what} (last: {last!r})")
+
+
+@contextmanager
+def fleet(workers: Sequence[Worker]) -> Iterator[Sequence[Worker]]:
+    """Start every worker, wait until each is ready, and stop them all (by PID) at the end."""
+    try:
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.wait_ready()
+        yield workers
+    finally:
+        for w in workers:
+            w.stop(timeout=20)
+
+
+def python_workers(
+    bootstrap: str, base: Path, group: str, count: int, **extra: object
+) -> list[PyconnectWorker]:
+    return [
+        PyconnectWorker(
+            bootstrap, base / f"py-{i}", group_id=group, extra={**FAST_GROUP, **extra}, die_with_parent=True
+        )
+        for i in range(count)
+    ]
+
+
+def status(worker: Worker, connector: str) -> dict[str, Any] | None:
+    code, body = worker.rest("GET", f"/connectors/{connector}/status")
+    return body if code == 200 else None
+
+
+def running_tasks(worker: Worker, connector: str, expected: int) -> dict[int, str] | None:
+    """task id -> worker id once the connector and ``expected`` tasks are RUNNING, else None."""
+    body = status(worker, connector)
+    if not body or body["connector"]["state"] != "RUNNING" or len(body["tasks"]) != expected:
+        return None
+    if any(t["state"] != "RUNNING" for t in body["tasks"]):
+        return None
+    return {t["id"]: t["worker_id"] for t in body["tasks"]}
+
+
+def verifiable(topic: str, tasks: int, throughput: int = 50, **extra: str) -> dict[str, str]:
+    return {
+        "connector.class": "org.apache.kafka.connect.tools.VerifiableSourceConnector",
+        "tasks.max": str(tasks),
+        "topic": topic,
+        "throughput": str(throughput),
+        **extra,
+    }
+
+
+async def read_seqnos(bootstrap: str, topic: str) -> dict[int, list[int]]:
+    """Every VerifiableSource record of ``topic``: task id -> seqnos in topic order."""
+    consumer = AIOKafkaConsumer(
+        topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest", enable_auto_commit=False
+    )
+    await consumer.start()
+    per_task: dict[int, list[int]] = {}
+    try:
+        idle = 0
+        while idle < 3:
+            got = await consumer.getmany(timeout_ms=1000)
+            idle = 0 if got else idle + 1
+            for messages in got.values():
+                for m in messages:
+                    task = json.loads(m.key)["payload"]
+                    per_task.setdefault(task, []).append(json.loads(m.value)["payload"])
+    finally:
+        await consumer.stop()
+    return per_task
+
+
+def gaps_and_duplicates(seqnos: list[int]) -> tuple[int, int]:
+    present = set(seqnos)
+    return len(set(range(min(present), max(present) + 1)) - present), len(seqnos) - len(present)
+
+
+def read_seqnos_sync(bootstrap: str, topic: str) -> dict[int, list[int]]:
+    return asyncio.run(read_seqnos(bootstrap, topic))
