@@ -120,7 +120,7 @@ class PyconnectWorker:
             try:
                 status, body = self.rest("GET", "/health", timeout=5.0)
                 if status == 200:
-                    return self.rest("GET", "/")[1]  # type: ignore[no-any-return]
+                    return dict(self.rest("GET", "/")[1])
                 last = f"HTTP {status}: {body}"
             except OSError as exc:
                 last = f"{type(exc).__name__}: {exc}"

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from pyconnect.testing.backends import ClusterHandle
+from pyconnect.testing.worker_process import PyconnectWorker
 from tests.integration.fleet import (
     fleet,
     gaps_and_duplicates,
@@ -152,3 +153,63 @@ def test_full_fleet_restart_resumes_from_committed_offsets(
         assert gaps == 0, f"task {task} lost records across the restart"
         assert duplicates == 0, f"task {task} re-sent {duplicates} records after a graceful stop"
         assert len(values) > len(before[task]), "the task went on after the restart"
+
+
+def test_operations_through_any_worker(
+    cluster_a: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
+) -> None:
+    group, topic = unique("fleet"), unique("out")
+    workers = python_workers(cluster_a.bootstrap_servers, tmp_path, group, 2)
+    a, b = workers
+    with fleet(workers):
+        assert a.rest("POST", "/connectors", {"name": "ops", "config": verifiable(topic, 2)})[0] == 201
+        wait_for("2 RUNNING tasks", lambda: running_tasks(b, "ops", 2), 60)
+
+        def connector_state(worker: PyconnectWorker = b) -> str | None:
+            body = status(worker, "ops")
+            return body["connector"]["state"] if body else None
+
+        assert b.rest("PUT", "/connectors/ops/pause")[0] == 202
+        wait_for(
+            "PAUSED",
+            lambda: (
+                connector_state() == "PAUSED"
+                and {t["state"] for t in status(b, "ops")["tasks"]} == {"PAUSED"}
+            ),
+            30,
+        )  # type: ignore[index]
+        assert a.rest("PUT", "/connectors/ops/resume")[0] == 202
+        wait_for("RUNNING again", lambda: running_tasks(a, "ops", 2), 30)
+
+        code, plan = b.rest("POST", "/connectors/ops/restart?includeTasks=true")
+        assert code == 202 and plan["connector"]["state"] == "RESTARTING"
+        assert {t["state"] for t in plan["tasks"]} == {"RESTARTING"}
+        wait_for("RUNNING after the restart", lambda: running_tasks(a, "ops", 2), 30)
+        assert a.rest("POST", "/connectors/ops/restart")[0] == 204
+        for worker in workers:
+            assert worker.rest("POST", "/connectors/ops/tasks/1/restart")[0] == 204, (
+                "any worker forwards to the owner"
+            )
+        assert a.rest("POST", "/connectors/ops/tasks/9/restart")[0] == 404
+
+        config = verifiable(topic, 3)
+        assert b.rest("PUT", "/connectors/ops/config", config)[0] == 200
+        owners = wait_for("3 RUNNING tasks after the reconfiguration", lambda: running_tasks(a, "ops", 3), 60)
+        assert set(owners.values()) == {a.worker_id, b.worker_id}
+        code, tasks = b.rest("GET", "/connectors/ops/tasks")
+        assert code == 200 and [t["id"]["task"] for t in tasks] == [0, 1, 2]
+        assert tasks[0]["config"]["task.class"] == "org.apache.kafka.connect.tools.VerifiableSourceTask"
+
+        code, body = a.rest("POST", "/connectors/ops/tasks?forward=false", [{"k": "v"}])
+        assert code in (400, 409), body
+        if code == 400:
+            assert body["message"] == "Internal request missing required signature"
+
+        assert b.rest("DELETE", "/connectors/ops")[0] == 204
+        wait_for(
+            "the connector gone on both workers",
+            lambda: all(w.rest("GET", "/connectors")[1] == [] for w in workers),
+            30,
+        )
+        assert a.rest("GET", "/connectors/ops")[0] == 404
+        assert b.rest("DELETE", "/connectors/ops")[0] == 404
