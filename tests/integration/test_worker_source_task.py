@@ -208,3 +208,28 @@ async def test_a_failing_task_reports_failed_with_its_trace(
     assert sorted(o["n"] for o in committed.values()) == [298, 299], (
         "acknowledged records are committed on the way out"
     )
+
+
+class HangingStopTask(CountingTask):
+    async def stop(self) -> None:
+        await asyncio.sleep(3600)
+
+
+async def test_a_task_that_will_not_stop_is_cancelled_at_the_graceful_bound(
+    cluster_a: ClusterHandle, unique: Callable[[str], str]
+) -> None:
+    topic = unique("src")
+    await make_topic(cluster_a.bootstrap_servers, topic)
+    task, reporter = HangingStopTask(topic, 10), RecordingReporter()
+    runner, producer = build(cluster_a, task, {}, reporter)
+    await producer.start()
+    runner.start()
+    await consume_all(cluster_a.bootstrap_servers, topic, 10)
+    runner.stop()
+    started = asyncio.get_running_loop().time()
+    assert not await runner.wait_stopped(1.0), "the loop did not end cleanly"
+    assert asyncio.get_running_loop().time() - started < 5, "cancelled at the bound, not after stop() returns"
+    assert not runner.running
+    assert State.UNASSIGNED not in reporter.states(ConnectorTaskId("c", 0)), (
+        "no UNASSIGNED for a cancelled task"
+    )
