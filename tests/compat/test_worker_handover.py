@@ -85,11 +85,14 @@ def handover(first: Sequence[Worker], second: Sequence[Worker], bootstrap: str, 
         assert len(values) > len(before[task]), "the other runtime went on from the committed offset"
 
 
-def test_java_worker_takes_over_topics_written_by_pyconnect(
-    cluster_a: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
+@pytest.mark.parametrize(
+    "first", ["pyconnect", "java"], ids=["java-takes-over-pyconnect", "pyconnect-takes-over-java"]
+)
+def test_worker_handover(
+    first: str, cluster_a: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
 ) -> None:
     group, topic = unique("handover"), unique("out")
-    ours = [
+    ours: list[Worker] = [
         PyconnectWorker(
             cluster_a.bootstrap_servers,
             tmp_path / f"py-{i}",
@@ -99,7 +102,7 @@ def test_java_worker_takes_over_topics_written_by_pyconnect(
         )
         for i in range(2)
     ]
-    java = [
+    java: list[Worker] = [
         JavaConnectWorker(
             cluster_a.bootstrap_servers,
             tmp_path / "java",
@@ -108,30 +111,7 @@ def test_java_worker_takes_over_topics_written_by_pyconnect(
             die_with_parent=True,
         )
     ]
-    handover(ours, java, cluster_a.bootstrap_servers, topic)
-
-
-def test_pyconnect_takes_over_topics_written_by_a_java_worker(
-    cluster_a: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
-) -> None:
-    group, topic = unique("handover"), unique("out")
-    java = [
-        JavaConnectWorker(
-            cluster_a.bootstrap_servers,
-            tmp_path / "java",
-            group_id=group,
-            extra=FAST_GROUP,
-            die_with_parent=True,
-        )
-    ]
-    ours = [
-        PyconnectWorker(
-            cluster_a.bootstrap_servers,
-            tmp_path / f"py-{i}",
-            group_id=group,
-            extra=FAST_GROUP,
-            die_with_parent=True,
-        )
-        for i in range(2)
-    ]
-    handover(java, ours, cluster_a.bootstrap_servers, topic)
+    if first == "pyconnect":
+        handover(ours, java, cluster_a.bootstrap_servers, topic)
+    else:
+        handover(java, ours, cluster_a.bootstrap_servers, topic)

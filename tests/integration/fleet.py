@@ -12,11 +12,11 @@ from typing import Any, TypeVar
 
 from aiokafka import AIOKafkaConsumer
 
-from pyconnect.testing.java_reference import JavaConnectWorker
+from pyconnect.testing.connect_worker import ConnectWorkerProcess
 from pyconnect.testing.worker_process import PyconnectWorker
 
 T = TypeVar("T")
-Worker = PyconnectWorker | JavaConnectWorker
+Worker = ConnectWorkerProcess
 
 FAST_GROUP = {
     "session.timeout.ms": 6000,

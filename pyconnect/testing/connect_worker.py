@@ -1,0 +1,196 @@
+"""What every process the tests start has in common, and what every Connect worker process shares.
+
+``OwnedProcess``: one tagged ``JavaProcess`` (any program) owned by PID: ``pid``, ``running``,
+``stop`` (SIGTERM, SIGKILL after a bound), ``kill`` (-9), ``log_tail`` and ``check_alive``.
+
+``ConnectWorkerProcess``: a distributed Connect worker (Java or pyconnect) on a free 127.0.0.1 REST
+port with its ``worker.properties``: the internal topics default to ``<group_id>-configs``,
+``-offsets`` and ``-status`` with replication factor 1, converters are ``JsonConverter``, and
+``extra`` overrides everything. ``wait_ready`` polls ``GET /`` and ``GET /health`` with a deadline
+and fails at once, with the log tail, if the process exits. Subclasses say how to launch it.
+HTTP uses the standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pyconnect.testing.java_process import JavaProcess
+from pyconnect.testing.kafka import free_ports, render_properties
+
+JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
+READY_TIMEOUT_S = 90.0
+
+
+class ProcessNotReady(RuntimeError):
+    """A started process exited or did not become ready in time; the message carries its log tail."""
+
+
+@dataclass
+class OwnedProcess:
+    process: JavaProcess | None = field(default=None, init=False, repr=False)
+
+    label = "process"
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process else None
+
+    @property
+    def running(self) -> bool:
+        return bool(self.process and self.process.running)
+
+    def check_alive(self) -> None:
+        """Raise ProcessNotReady (with the log tail) if the process was never started or has exited."""
+        if self.process is None:
+            raise ProcessNotReady(f"{self.label} was never started")
+        if not self.process.running:
+            raise ProcessNotReady(
+                f"{self.label} exited with {self.process.exit_code()}; log tail:\n{self.log_tail()}"
+            )
+
+    def stop(self, timeout: float = 30.0) -> None:
+        if self.process:
+            self.process.stop(timeout)
+
+    def kill(self) -> None:
+        if self.process:
+            self.process.kill()
+
+    def log_tail(self, lines: int = 40) -> str:
+        return self.process.log_tail(lines) if self.process else "(not started)"
+
+
+@dataclass
+class ConnectWorkerProcess(OwnedProcess):
+    bootstrap_servers: str = ""
+    work_dir: Path = Path(".")
+    group_id: str = "connect-cluster"
+    config_topic: str | None = None
+    offset_topic: str | None = None
+    status_topic: str | None = None
+    extra: Mapping[str, object] = field(default_factory=dict)
+    port: int = 0
+    die_with_parent: bool = False
+
+    def __post_init__(self) -> None:
+        self.work_dir = Path(self.work_dir).resolve()
+        self.config_topic = self.config_topic or f"{self.group_id}-configs"
+        self.offset_topic = self.offset_topic or f"{self.group_id}-offsets"
+        self.status_topic = self.status_topic or f"{self.group_id}-status"
+        if not self.port:
+            self.port = free_ports(1)[0]
+
+    @property
+    def rest_url(self) -> str:
+        """The advertised REST URL, as it appears in group metadata (with the trailing slash)."""
+        return f"http://127.0.0.1:{self.port}/"
+
+    @property
+    def worker_id(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def config_file(self) -> Path:
+        return self.work_dir / "worker.properties"
+
+    @property
+    def log_file(self) -> Path:
+        return self.work_dir / "worker.log"
+
+    def properties(self) -> dict[str, object]:
+        props: dict[str, object] = {
+            "bootstrap.servers": self.bootstrap_servers,
+            "group.id": self.group_id,
+            "key.converter": JSON_CONVERTER,
+            "value.converter": JSON_CONVERTER,
+            "config.storage.topic": self.config_topic,
+            "offset.storage.topic": self.offset_topic,
+            "status.storage.topic": self.status_topic,
+            "config.storage.replication.factor": 1,
+            "offset.storage.replication.factor": 1,
+            "status.storage.replication.factor": 1,
+            "listeners": f"http://127.0.0.1:{self.port}",
+            "rest.advertised.host.name": "127.0.0.1",
+            "rest.advertised.port": self.port,
+            "rest.advertised.listener": "http",
+        }
+        props.update(self.extra)
+        return props
+
+    def launch(self) -> JavaProcess:
+        """The process to run ``config_file`` (subclasses: Java or pyconnect)."""
+        raise NotImplementedError
+
+    def start(self) -> None:
+        """Write ``worker.properties`` and launch the worker; returns at once (see ``wait_ready``)."""
+        if self.running:
+            return
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        self.config_file.write_text(render_properties(self.properties()))
+        self.process = self.launch()
+        self.process.start()
+
+    def wait_ready(self, timeout: float = READY_TIMEOUT_S, *, healthy: bool = True) -> dict[str, Any]:
+        """Poll ``GET /`` until 200 (and, with ``healthy``, ``GET /health`` too); returns the ``GET /`` body."""
+        deadline = time.monotonic() + timeout
+        root: dict[str, Any] = {}
+        for path in ["/", "/health"] if healthy else ["/"]:
+            last = "no answer yet"
+            while True:
+                self.check_alive()
+                try:
+                    status, body = self.rest("GET", path, timeout=5.0)
+                    if status == 200:
+                        root = body if path == "/" else root
+                        break
+                    last = f"HTTP {status}: {body}"
+                except OSError as exc:
+                    last = f"{type(exc).__name__}: {exc}"
+                if time.monotonic() >= deadline:
+                    raise ProcessNotReady(
+                        f"{self.label} at {self.rest_url} not ready after {timeout:.0f}s (GET {path}: {last}); "
+                        f"log tail:\n{self.log_tail()}"
+                    )
+                time.sleep(0.2)
+        return root
+
+    def rest(
+        self, method: str, path: str, body: object | None = None, *, timeout: float = 30.0
+    ) -> tuple[int, Any]:
+        """One REST call; ``(status, parsed JSON or text or None)`` for every HTTP status.
+
+        Connection errors (worker not listening) propagate as OSError.
+        """
+        return http_json(method, self.rest_url.rstrip("/") + path, body, timeout=timeout)
+
+
+def http_json(method: str, url: str, body: object | None = None, *, timeout: float = 30.0) -> tuple[int, Any]:
+    """``(status, body)`` of one HTTP request with an optional JSON body; JSON answers are parsed."""
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(url, data=data, method=method.upper())
+    req.add_header("Accept", "application/json")
+    if data is not None:
+        req.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            return resp.status, _decode(resp.read())
+    except urllib.error.HTTPError as err:
+        with err:
+            return err.code, _decode(err.read())
+
+
+def _decode(raw: bytes) -> Any:
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw.decode(errors="replace")
