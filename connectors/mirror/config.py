@@ -1,0 +1,871 @@
+"""MirrorMaker 2 connector configuration (Kafka 4.3.1 ``MirrorConnectorConfig`` and its three subclasses).
+
+Every key is declared once below, with the names, types, defaults, importance and documentation of the
+4.3.1 jars (checked by ``tests/unit/test_mirror_config.py`` against ``tests/golden/mirror_policy``). The
+``*_KEYS`` tuples hold only the MirrorMaker rows (what ``Connector.config()`` returns; REST adds the framework
+keys); the ``*_CONFIG_DEF`` tables add the Connect framework keys, as Java's ``CONNECTOR_CONFIG_DEF`` does, and
+are what the typed configs parse (so ``name`` and ``connector.class`` are required, as in Java).
+
+Typed configs (:class:`MirrorSourceConfig`, :class:`MirrorCheckpointConfig`, :class:`MirrorHeartbeatConfig`
+and the two task configs) parse once at construction and raise :class:`~pyconnect.errors.ConfigError` on the
+first problem. They keep the *originals* (the raw string map); pluggable parts (replication policy, filters)
+are configured with the originals, like Java's ``getConfiguredInstance``.
+
+Client configuration assembly (spec section 1.2), each method returning a flat dict of Java client keys and
+string values, later steps overriding earlier ones:
+
+1. ``source.cluster.<k>`` / ``target.cluster.<k>`` restricted to the connectivity keys
+   (:data:`CLIENT_CONFIG_NAMES`: ``bootstrap.servers``, ``security.protocol``, ``ssl.*``, ``sasl.*``);
+2. ``consumer.<k>`` / ``producer.<k>`` / ``admin.<k>``;
+3. ``source.consumer.<k>`` ... ``target.admin.<k>``;
+4. consumers: ``enable.auto.commit=false`` always, ``auto.offset.reset=earliest`` unless set;
+5. ``client.id`` = ``[<user client.id>|]<S>-><T>|<connector name>[-<task index or ?>][|<role>]``.
+
+Quirk kept from Java: ``consumer.poll.timeout.ms`` leaks into consumer maps as ``poll.timeout.ms``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cached_property
+
+from connectors.mirror.filters import (
+    ConfigPropertyFilter,
+    GroupFilter,
+    TopicFilter,
+    config_property_filter,
+    group_filter,
+    topic_filter,
+)
+from connectors.mirror.policy import ReplicationPolicy, replication_policy
+from pyconnect.config.connector_keys import CONNECTOR_KEYS
+from pyconnect.config.definition import ConfigDef, ConfigKey
+from pyconnect.config.security_keys import SECURITY_KEYS
+from pyconnect.config.types import Importance, Type
+from pyconnect.config.validators import CaseInsensitiveValidString, ValidList, ValidString
+
+_ANY_LIST = ValidList.any_non_duplicate_values(allow_empty=True, allow_null=False)
+
+_CONSUMER_POLL_TIMEOUT = ConfigKey(
+    "consumer.poll.timeout.ms",
+    Type.LONG,
+    default=1000,
+    importance=Importance.LOW,
+    documentation="Timeout when polling source cluster.",
+)
+_OFFSET_SYNCS_TOPIC_LOCATION = ConfigKey(
+    "offset-syncs.topic.location",
+    Type.STRING,
+    default="source",
+    importance=Importance.LOW,
+    documentation="The location (source/target) of the offset-syncs topic.",
+    validator=ValidString("source", "target"),
+)
+_TOPIC_FILTER_CLASS = ConfigKey(
+    "topic.filter.class",
+    Type.CLASS,
+    default="org.apache.kafka.connect.mirror.DefaultTopicFilter",
+    importance=Importance.LOW,
+    documentation="TopicFilter to use. Selects topics to replicate.",
+)
+
+BASE_KEYS: tuple[ConfigKey, ...] = (
+    ConfigKey(
+        "enabled",
+        Type.BOOLEAN,
+        default=True,
+        importance=Importance.LOW,
+        documentation="Whether to replicate source->target.",
+    ),
+    ConfigKey(
+        "source.cluster.alias",
+        Type.STRING,
+        importance=Importance.HIGH,
+        documentation="Alias of source cluster",
+    ),
+    ConfigKey(
+        "target.cluster.alias",
+        Type.STRING,
+        default="target",
+        importance=Importance.HIGH,
+        documentation="Alias of target cluster. Used in metrics reporting.",
+    ),
+    ConfigKey(
+        "admin.timeout.ms",
+        Type.LONG,
+        default=60000,
+        importance=Importance.LOW,
+        documentation="Timeout for administrative tasks, e.g. detecting new topics.",
+    ),
+    ConfigKey(
+        "replication.policy.class",
+        Type.CLASS,
+        default="org.apache.kafka.connect.mirror.DefaultReplicationPolicy",
+        importance=Importance.LOW,
+        documentation="Class which defines the remote topic naming convention.",
+    ),
+    ConfigKey(
+        "replication.policy.separator",
+        Type.STRING,
+        default=".",
+        importance=Importance.LOW,
+        documentation="Separator used in remote topic naming convention.",
+    ),
+    ConfigKey(
+        "replication.policy.internal.topic.separator.enabled",
+        Type.BOOLEAN,
+        default=True,
+        importance=Importance.LOW,
+        documentation="Whether to use replication.policy.separator to control the names of topics used for checkpoints and offset syncs. By default, custom separators are used in these topic names; however, if upgrading MirrorMaker 2 from older versions that did not allow for these topic names to be customized, it may be necessary to set this property to 'false' in order to continue using the same names for those topics.",
+    ),
+    ConfigKey(
+        "forwarding.admin.class",
+        Type.CLASS,
+        default="org.apache.kafka.clients.admin.ForwardingAdmin",
+        importance=Importance.LOW,
+        documentation="Class which extends ForwardingAdmin to define custom cluster resource management (topics, configs, etc). The class must have a constructor with signature <code>(Map<String, Object> config)</code> that is used to configure a KafkaAdminClient and may also be used to configure clients for external systems if necessary.",
+    ),
+    ConfigKey(
+        "metric.reporters",
+        Type.LIST,
+        default=["org.apache.kafka.common.metrics.JmxReporter"],
+        importance=Importance.LOW,
+        documentation="A list of classes to use as metrics reporters. Implementing the <code>org.apache.kafka.common.metrics.MetricsReporter</code> interface allows plugging in classes that will be notified of new metric creation. When custom reporters are set and <code>org.apache.kafka.common.metrics.JmxReporter</code> is needed, it has to be explicitly added to the list.",
+        validator=_ANY_LIST,
+    ),
+    ConfigKey(
+        "security.protocol",
+        Type.STRING,
+        default="PLAINTEXT",
+        importance=Importance.MEDIUM,
+        documentation="Protocol used to communicate with brokers.",
+        validator=CaseInsensitiveValidString("SASL_SSL", "PLAINTEXT", "SSL", "SASL_PLAINTEXT"),
+    ),
+    ConfigKey(
+        "config.providers",
+        Type.LIST,
+        default=[],
+        importance=Importance.LOW,
+        documentation='Comma-separated alias names for classes implementing the <code>ConfigProvider</code> interface. This enables loading configuration data (such as passwords, API keys, and other credentials) from external sources. For example, see <a href="https://kafka.apache.org/documentation/#config_providers">Configuration Providers</a>.',
+        validator=_ANY_LIST,
+    ),
+    *SECURITY_KEYS,
+)
+
+SOURCE_KEYS: tuple[ConfigKey, ...] = (
+    ConfigKey(
+        "topics",
+        Type.LIST,
+        default=[".*"],
+        importance=Importance.HIGH,
+        documentation="Topics to replicate. Supports comma-separated topic names and regexes.",
+        validator=_ANY_LIST,
+    ),
+    ConfigKey(
+        "topics.exclude",
+        Type.LIST,
+        default=["mm2.*\\.internal", ".*\\.replica", "__.*"],
+        importance=Importance.HIGH,
+        documentation="Excluded topics. Supports comma-separated topic names and regexes. Excludes take precedence over includes.",
+        validator=_ANY_LIST,
+    ),
+    ConfigKey(
+        "config.properties.exclude",
+        Type.LIST,
+        default=[
+            "follower.replication.throttled.replicas",
+            "leader.replication.throttled.replicas",
+            "message.timestamp.difference.max.ms",
+            "log.message.timestamp.before.max.ms",
+            "log.message.timestamp.after.max.ms",
+            "message.timestamp.type",
+            "unclean.leader.election.enable",
+            "min.insync.replicas",
+        ],
+        importance=Importance.HIGH,
+        documentation="Topic config properties that should not be replicated. Supports comma-separated property names and regexes.",
+        validator=_ANY_LIST,
+    ),
+    _TOPIC_FILTER_CLASS,
+    ConfigKey(
+        "config.property.filter.class",
+        Type.CLASS,
+        default="org.apache.kafka.connect.mirror.DefaultConfigPropertyFilter",
+        importance=Importance.LOW,
+        documentation="ConfigPropertyFilter to use. Selects topic config  properties to replicate.",
+    ),
+    _CONSUMER_POLL_TIMEOUT,
+    ConfigKey(
+        "refresh.topics.enabled",
+        Type.BOOLEAN,
+        default=True,
+        importance=Importance.LOW,
+        documentation="Whether to periodically check for new topics and partitions.",
+    ),
+    ConfigKey(
+        "refresh.topics.interval.seconds",
+        Type.LONG,
+        default=600,
+        importance=Importance.LOW,
+        documentation="Frequency of topic refresh.",
+    ),
+    ConfigKey(
+        "sync.topic.configs.enabled",
+        Type.BOOLEAN,
+        default=True,
+        importance=Importance.LOW,
+        documentation="Whether to periodically configure remote topics to match their corresponding upstream topics.",
+    ),
+    ConfigKey(
+        "sync.topic.configs.interval.seconds",
+        Type.LONG,
+        default=600,
+        importance=Importance.LOW,
+        documentation="Frequency of topic config sync.",
+    ),
+    ConfigKey(
+        "sync.topic.acls.enabled",
+        Type.BOOLEAN,
+        default=True,
+        importance=Importance.LOW,
+        documentation="Whether to periodically configure remote topic ACLs to match their corresponding upstream topics.",
+    ),
+    ConfigKey(
+        "sync.topic.acls.interval.seconds",
+        Type.LONG,
+        default=600,
+        importance=Importance.LOW,
+        documentation="Frequency of topic ACL sync.",
+    ),
+    ConfigKey(
+        "replication.factor",
+        Type.INT,
+        default=2,
+        importance=Importance.LOW,
+        documentation="Replication factor for newly created remote topics.",
+    ),
+    ConfigKey(
+        "offset-syncs.topic.replication.factor",
+        Type.SHORT,
+        default=3,
+        importance=Importance.LOW,
+        documentation="Replication factor for offset-syncs topic.",
+    ),
+    ConfigKey(
+        "offset.lag.max",
+        Type.LONG,
+        default=100,
+        importance=Importance.LOW,
+        documentation="How out-of-sync a remote partition can be before it is resynced.",
+    ),
+    _OFFSET_SYNCS_TOPIC_LOCATION,
+    ConfigKey(
+        "emit.offset-syncs.enabled",
+        Type.BOOLEAN,
+        default=True,
+        importance=Importance.LOW,
+        documentation="Whether to store the new offset of the replicated records in offset-syncs topic or not. MirrorCheckpointConnector will not be able to sync group offsets or emit checkpoints if emit.checkpoints.enabled and/or sync.group.offsets.enabled are enabled while emit.offset-syncs.enabled is disabled.",
+    ),
+    ConfigKey(
+        "heartbeats.replication.enabled",
+        Type.BOOLEAN,
+        default=True,
+        importance=Importance.LOW,
+        documentation="Whether to replicate the heartbeats topics even when the topic filter does not include them. If set to true, heartbeats topics identified by the replication policy will always be replicated, regardless of the topic filter configuration. If set to false, heartbeats topics will only be replicated if the topic filter allows.",
+    ),
+    ConfigKey(
+        "metric.names.formats",
+        Type.LIST,
+        default=["legacy"],
+        importance=Importance.LOW,
+        documentation='Deprecated. The formats in which metrics are emitted. Valid values are legacy and new. When set to legacy, the metrics have the following name "kafka.connect.mirror:type=MirrorSourceConnector,source={SOURCE},target={TARGET},topic={TOPIC},partition={PARTITION}". When set to new, the metrics have the following name "kafka.connect:type=plugins,connector={CONNECTOR},task={TASK},source={SOURCE},target={TARGET},topic={TOPIC},partition={PARTITION}". When set to "legacy,new" the connector will emit metrics with both names, this can be useful when migrating to the new format but it doubles the amount of metrics that are emitted.\nIn Kafka 5.0 the legacy format and this configuration will be removed and the metrics will always use the new names.',
+        validator=ValidList.in_("legacy", "new", allow_empty=False),
+    ),
+)
+
+CHECKPOINT_KEYS: tuple[ConfigKey, ...] = (
+    _CONSUMER_POLL_TIMEOUT,
+    ConfigKey(
+        "groups",
+        Type.LIST,
+        default=[".*"],
+        importance=Importance.HIGH,
+        documentation="Consumer groups to replicate. Supports comma-separated group IDs and regexes.",
+        validator=_ANY_LIST,
+    ),
+    ConfigKey(
+        "groups.exclude",
+        Type.LIST,
+        default=["console-consumer-.*", "connect-.*", "__.*"],
+        importance=Importance.HIGH,
+        documentation="Exclude groups. Supports comma-separated group IDs and regexes. Excludes take precedence over includes.",
+        validator=_ANY_LIST,
+    ),
+    ConfigKey(
+        "group.filter.class",
+        Type.CLASS,
+        default="org.apache.kafka.connect.mirror.DefaultGroupFilter",
+        importance=Importance.LOW,
+        documentation="GroupFilter to use. Selects consumer groups to replicate.",
+    ),
+    ConfigKey(
+        "refresh.groups.enabled",
+        Type.BOOLEAN,
+        default=True,
+        importance=Importance.LOW,
+        documentation="Whether to periodically check for new consumer groups.",
+    ),
+    ConfigKey(
+        "refresh.groups.interval.seconds",
+        Type.LONG,
+        default=600,
+        importance=Importance.LOW,
+        documentation="Frequency of group refresh.",
+    ),
+    ConfigKey(
+        "emit.checkpoints.enabled",
+        Type.BOOLEAN,
+        default=True,
+        importance=Importance.LOW,
+        documentation="Whether to replicate consumer offsets to target cluster.",
+    ),
+    ConfigKey(
+        "emit.checkpoints.interval.seconds",
+        Type.LONG,
+        default=60,
+        importance=Importance.LOW,
+        documentation="Frequency of checkpoints.",
+    ),
+    ConfigKey(
+        "sync.group.offsets.enabled",
+        Type.BOOLEAN,
+        default=False,
+        importance=Importance.LOW,
+        documentation="Whether to periodically write the translated offsets to __consumer_offsets topic in target cluster, as long as no active consumers in that group are connected to the target cluster",
+    ),
+    ConfigKey(
+        "sync.group.offsets.interval.seconds",
+        Type.LONG,
+        default=60,
+        importance=Importance.LOW,
+        documentation="Frequency of consumer group offset sync.",
+    ),
+    ConfigKey(
+        "checkpoints.topic.replication.factor",
+        Type.SHORT,
+        default=3,
+        importance=Importance.LOW,
+        documentation="Replication factor for checkpoints topic.",
+    ),
+    _OFFSET_SYNCS_TOPIC_LOCATION,
+    _TOPIC_FILTER_CLASS,
+    ConfigKey(
+        "metric.names.formats",
+        Type.LIST,
+        default=["legacy"],
+        importance=Importance.LOW,
+        documentation='Deprecated. The formats in which metrics are emitted. Valid values are legacy and new. When set to legacy, the metrics have the following name "kafka.connect.mirror:type=MirrorCheckpointConnector,source={SOURCE},target={TARGET},group={GROUP},topic={TOPIC},partition={PARTITION}". When set to new, the metrics have the following name "kafka.connect:type=plugins,connector={CONNECTOR},task={TASK},source={SOURCE},target={TARGET},group={GROUP},topic={TOPIC},partition={PARTITION}". When set to "legacy,new" the connector will emit metrics with both names, this can be useful when migrating to the new format but it doubles the amount of metrics that are emitted.\nIn Kafka 5.0 the legacy format and this configuration will be removed and the metrics will always use the new names.',
+        validator=ValidList.in_("legacy", "new", allow_empty=False),
+    ),
+)
+
+HEARTBEAT_KEYS: tuple[ConfigKey, ...] = (
+    ConfigKey(
+        "emit.heartbeats.enabled",
+        Type.BOOLEAN,
+        default=True,
+        importance=Importance.LOW,
+        documentation="Whether to emit heartbeats to target cluster.",
+    ),
+    ConfigKey(
+        "emit.heartbeats.interval.seconds",
+        Type.LONG,
+        default=1,
+        importance=Importance.LOW,
+        documentation="Frequency of heartbeats.",
+    ),
+    ConfigKey(
+        "heartbeats.topic.replication.factor",
+        Type.SHORT,
+        default=3,
+        importance=Importance.LOW,
+        documentation="Replication factor for heartbeats topic.",
+    ),
+)
+
+SOURCE_TASK_KEYS: tuple[ConfigKey, ...] = (
+    ConfigKey(
+        "task.assigned.partitions",
+        Type.LIST,
+        importance=Importance.LOW,
+        documentation="Topic-partitions assigned to this task to replicate.",
+        validator=ValidList.any_non_duplicate_values(allow_empty=False, allow_null=False),
+    ),
+    ConfigKey(
+        "task.index", Type.INT, default=None, importance=Importance.LOW, documentation="The index of the task"
+    ),
+)
+
+CHECKPOINT_TASK_KEYS: tuple[ConfigKey, ...] = (
+    ConfigKey(
+        "task.assigned.groups",
+        Type.LIST,
+        importance=Importance.LOW,
+        documentation="Consumer groups assigned to this task to replicate.",
+        validator=ValidList.any_non_duplicate_values(allow_empty=False, allow_null=False),
+    ),
+    ConfigKey(
+        "task.index", Type.INT, default=None, importance=Importance.LOW, documentation="The index of the task"
+    ),
+)
+
+#: MirrorMaker rows only (``Connector.config()``).
+MIRROR_SOURCE_CONFIG_DEF = ConfigDef(BASE_KEYS + SOURCE_KEYS)
+MIRROR_CHECKPOINT_CONFIG_DEF = ConfigDef(BASE_KEYS + CHECKPOINT_KEYS)
+MIRROR_HEARTBEAT_CONFIG_DEF = ConfigDef(BASE_KEYS + HEARTBEAT_KEYS)
+
+#: Framework keys + MirrorMaker rows: Java's ``CONNECTOR_CONFIG_DEF`` / ``TASK_CONFIG_DEF``.
+SOURCE_CONNECTOR_CONFIG_DEF = ConfigDef(CONNECTOR_KEYS + BASE_KEYS + SOURCE_KEYS)
+CHECKPOINT_CONNECTOR_CONFIG_DEF = ConfigDef(CONNECTOR_KEYS + BASE_KEYS + CHECKPOINT_KEYS)
+HEARTBEAT_CONNECTOR_CONFIG_DEF = ConfigDef(CONNECTOR_KEYS + BASE_KEYS + HEARTBEAT_KEYS)
+SOURCE_TASK_CONFIG_DEF = ConfigDef(CONNECTOR_KEYS + BASE_KEYS + SOURCE_KEYS + SOURCE_TASK_KEYS)
+CHECKPOINT_TASK_CONFIG_DEF = ConfigDef(CONNECTOR_KEYS + BASE_KEYS + CHECKPOINT_KEYS + CHECKPOINT_TASK_KEYS)
+
+#: ``MirrorClientConfig.CLIENT_CONFIG_DEF.names()``: the keys ``source.cluster.``/``target.cluster.`` may carry.
+CLIENT_CONFIG_NAMES: frozenset[str] = frozenset(
+    ["bootstrap.servers", "security.protocol"] + [key.name for key in SECURITY_KEYS]
+)
+
+#: Every key of the three connector tables (framework keys included): what the dedicated driver copies
+#: from the top level of ``mm2.properties`` (``MirrorMakerConfig.allConfigNames``).
+ALL_CONNECTOR_CONFIG_NAMES: frozenset[str] = frozenset(
+    SOURCE_CONNECTOR_CONFIG_DEF.names()
+    + CHECKPOINT_CONNECTOR_CONFIG_DEF.names()
+    + HEARTBEAT_CONNECTOR_CONFIG_DEF.names()
+)
+
+SOURCE_CLUSTER_PREFIX = "source.cluster."
+TARGET_CLUSTER_PREFIX = "target.cluster."
+SOURCE_PREFIX = "source."
+TARGET_PREFIX = "target."
+OFFSET_SYNCS_TOPIC_CONFIG_PREFIX = "offset-syncs.topic."
+OFFSET_SYNCS_CLIENT_ROLE_PREFIX = "offset-syncs-"
+
+
+def _with_prefix(props: Mapping[str, str], prefix: str) -> dict[str, str]:
+    """``Utils.entriesWithPrefix(props, prefix)``: matching keys with the prefix stripped."""
+    return {k[len(prefix) :]: v for k, v in props.items() if k.startswith(prefix)}
+
+
+def client_config(
+    originals: Mapping[str, str],
+    cluster: str,
+    role: str,
+    *,
+    consumer: bool = False,
+) -> dict[str, str]:
+    """Steps 1-4 of the assembly for ``cluster`` (``"source"``/``"target"``) and ``role``
+    (``"consumer"``/``"producer"``/``"admin"``); no ``client.id`` handling (see :meth:`MirrorConnectorConfig.client_config`).
+    """
+    props = {
+        k: v for k, v in _with_prefix(originals, f"{cluster}.cluster.").items() if k in CLIENT_CONFIG_NAMES
+    }
+    props.update(_with_prefix(originals, f"{role}."))
+    props.update(_with_prefix(originals, f"{cluster}.{role}."))
+    if consumer:
+        props["enable.auto.commit"] = "false"
+        props.setdefault("auto.offset.reset", "earliest")
+    return props
+
+
+def _seconds_if(enabled: bool, seconds: int) -> float | None:
+    return float(seconds) if enabled else None
+
+
+class MirrorConnectorConfig:
+    """Keys shared by the three connectors; subclasses pick the table (``DEFINITION``)."""
+
+    DEFINITION: ConfigDef = HEARTBEAT_CONNECTOR_CONFIG_DEF
+
+    def __init__(self, props: Mapping[str, str]) -> None:
+        self.originals: dict[str, str] = dict(props)
+        self.values: dict[str, object] = self.DEFINITION.parse(self.originals)
+
+    def _get(self, name: str) -> object:
+        return self.values[name]
+
+    def _str(self, name: str) -> str:
+        value = self.values[name]
+        assert isinstance(value, str)
+        return value
+
+    def _int(self, name: str) -> int:
+        value = self.values[name]
+        assert isinstance(value, int)
+        return value
+
+    def _bool(self, name: str) -> bool:
+        value = self.values[name]
+        assert isinstance(value, bool)
+        return value
+
+    def _list(self, name: str) -> list[str]:
+        value = self.values[name]
+        assert isinstance(value, list)
+        return [str(v) for v in value]
+
+    @property
+    def connector_name(self) -> str:
+        return self._str("name")
+
+    @property
+    def enabled(self) -> bool:
+        """``enabled``: ``False`` makes the source/checkpoint connectors inert (the heartbeat one ignores it)."""
+        return self._bool("enabled")
+
+    @property
+    def source_cluster_alias(self) -> str:
+        return self._str("source.cluster.alias")
+
+    @property
+    def target_cluster_alias(self) -> str:
+        return self._str("target.cluster.alias")
+
+    @property
+    def admin_timeout_ms(self) -> int:
+        return self._int("admin.timeout.ms")
+
+    @property
+    def admin_timeout_s(self) -> float:
+        return self.admin_timeout_ms / 1000.0
+
+    @cached_property
+    def replication_policy(self) -> ReplicationPolicy:
+        """Built once from the originals (the separator only counts when explicitly configured)."""
+        return replication_policy(self.originals)
+
+    @property
+    def metric_reporters(self) -> list[str]:
+        return self._list("metric.reporters")
+
+    @property
+    def forwarding_admin_class(self) -> str:
+        return self._str("forwarding.admin.class")
+
+    def entity_label(self) -> str:
+        """``<S>-><T>|<connector name>``; task configs append ``-<task index>``."""
+        return f"{self.source_cluster_alias}->{self.target_cluster_alias}|{self.connector_name}"
+
+    def add_client_id(self, props: dict[str, str], role: str | None) -> dict[str, str]:
+        """Step 5 (KAFKA-14838): prefix any user ``client.id`` and append ``|<role>`` unless ``role`` is None."""
+        label = self.entity_label() + ("" if role is None else "|" + role)
+        user = props.get("client.id")
+        props["client.id"] = label if user is None else f"{user}|{label}"
+        return props
+
+    def client_config(self, cluster: str, role: str, client_role: str | None) -> dict[str, str]:
+        """The map for a ``role`` client on ``cluster``; ``client_role`` is the ``client.id`` suffix."""
+        props = client_config(self.originals, cluster, role, consumer=role == "consumer")
+        return self.add_client_id(props, client_role)
+
+    def source_consumer_config(self, role: str | None = "replication-consumer") -> dict[str, str]:
+        return self.client_config("source", "consumer", role)
+
+    def source_producer_config(self, role: str | None = "offset-syncs-source-producer") -> dict[str, str]:
+        return self.client_config("source", "producer", role)
+
+    def source_admin_config(self, role: str | None = "replication-source-admin") -> dict[str, str]:
+        return self.client_config("source", "admin", role)
+
+    def target_consumer_config(self, role: str | None = "checkpoints-target-consumer") -> dict[str, str]:
+        return self.client_config("target", "consumer", role)
+
+    def target_producer_config(self, role: str | None = "offset-syncs-target-producer") -> dict[str, str]:
+        return self.client_config("target", "producer", role)
+
+    def target_admin_config(self, role: str | None = "replication-target-admin") -> dict[str, str]:
+        return self.client_config("target", "admin", role)
+
+
+class _OffsetSyncsLocation(MirrorConnectorConfig):
+    """Accessors shared by the source and checkpoint configs (both declare ``offset-syncs.topic.location``)."""
+
+    @property
+    def offset_syncs_topic_location(self) -> str:
+        """``source`` (default) or ``target``: the cluster that hosts the offset-syncs topic."""
+        return self._str("offset-syncs.topic.location")
+
+    @property
+    def offset_syncs_topic(self) -> str:
+        """Named after the alias of the cluster that does *not* host it."""
+        other = (
+            self.target_cluster_alias
+            if self.offset_syncs_topic_location == "source"
+            else self.source_cluster_alias
+        )
+        return self.replication_policy.offset_syncs_topic(other)
+
+    @property
+    def checkpoints_topic(self) -> str:
+        return self.replication_policy.checkpoints_topic(self.source_cluster_alias)
+
+    def offset_syncs_topic_admin_config(self) -> dict[str, str]:
+        if self.offset_syncs_topic_location == "source":
+            return self.source_admin_config(OFFSET_SYNCS_CLIENT_ROLE_PREFIX + "source-admin")
+        return self.target_admin_config(OFFSET_SYNCS_CLIENT_ROLE_PREFIX + "target-admin")
+
+    @property
+    def consumer_poll_timeout_ms(self) -> int:
+        return self._int("consumer.poll.timeout.ms")
+
+    @property
+    def consumer_poll_timeout_s(self) -> float:
+        return self.consumer_poll_timeout_ms / 1000.0
+
+    @cached_property
+    def topic_filter(self) -> TopicFilter:
+        return topic_filter(self.originals)
+
+    @property
+    def metric_names_formats(self) -> list[str]:
+        return self._list("metric.names.formats")
+
+
+class MirrorSourceConfig(_OffsetSyncsLocation):
+    """``MirrorSourceConfig``. Intervals are seconds, or ``None`` when the matching ``*.enabled`` is false."""
+
+    DEFINITION = SOURCE_CONNECTOR_CONFIG_DEF
+
+    @property
+    def topics(self) -> list[str]:
+        return self._list("topics")
+
+    @property
+    def topics_exclude(self) -> list[str]:
+        return self._list("topics.exclude")
+
+    @property
+    def config_properties_exclude(self) -> list[str]:
+        return self._list("config.properties.exclude")
+
+    @cached_property
+    def config_property_filter(self) -> ConfigPropertyFilter:
+        return config_property_filter(self.originals)
+
+    @property
+    def refresh_topics_enabled(self) -> bool:
+        return self._bool("refresh.topics.enabled")
+
+    @property
+    def refresh_topics_interval_s(self) -> float | None:
+        return _seconds_if(self.refresh_topics_enabled, self._int("refresh.topics.interval.seconds"))
+
+    @property
+    def sync_topic_configs_enabled(self) -> bool:
+        return self._bool("sync.topic.configs.enabled")
+
+    @property
+    def sync_topic_configs_interval_s(self) -> float | None:
+        return _seconds_if(self.sync_topic_configs_enabled, self._int("sync.topic.configs.interval.seconds"))
+
+    @property
+    def sync_topic_acls_enabled(self) -> bool:
+        return self._bool("sync.topic.acls.enabled")
+
+    @property
+    def sync_topic_acls_interval_s(self) -> float | None:
+        return _seconds_if(self.sync_topic_acls_enabled, self._int("sync.topic.acls.interval.seconds"))
+
+    @property
+    def replication_factor(self) -> int:
+        """For new remote topics; ``-1`` means the broker default (see :attr:`replication_factor_or_none`)."""
+        return self._int("replication.factor")
+
+    @property
+    def replication_factor_or_none(self) -> int | None:
+        """``None`` when ``replication.factor`` is ``-1`` (let the broker pick), else the value."""
+        return None if self.replication_factor == -1 else self.replication_factor
+
+    @property
+    def offset_syncs_topic_replication_factor(self) -> int:
+        return self._int("offset-syncs.topic.replication.factor")
+
+    @property
+    def offset_lag_max(self) -> int:
+        return self._int("offset.lag.max")
+
+    @property
+    def emit_offset_syncs_enabled(self) -> bool:
+        return self._bool("emit.offset-syncs.enabled")
+
+    @property
+    def heartbeats_replication_enabled(self) -> bool:
+        return self._bool("heartbeats.replication.enabled")
+
+    def offset_syncs_topic_producer_config(self) -> dict[str, str]:
+        if self.offset_syncs_topic_location == "source":
+            return self.source_producer_config(OFFSET_SYNCS_CLIENT_ROLE_PREFIX + "source-producer")
+        return self.target_producer_config(OFFSET_SYNCS_CLIENT_ROLE_PREFIX + "target-producer")
+
+    def task_config(self, encoded_partitions: list[str], task_index: int) -> dict[str, str]:
+        """All originals plus ``task.assigned.partitions`` (comma-joined, already encoded) and ``task.index``."""
+        props = dict(self.originals)
+        props["task.assigned.partitions"] = ",".join(encoded_partitions)
+        props["task.index"] = str(task_index)
+        return props
+
+
+class MirrorCheckpointConfig(_OffsetSyncsLocation):
+    """``MirrorCheckpointConfig``. Intervals are seconds, or ``None`` when disabled."""
+
+    DEFINITION = CHECKPOINT_CONNECTOR_CONFIG_DEF
+
+    @property
+    def groups(self) -> list[str]:
+        return self._list("groups")
+
+    @property
+    def groups_exclude(self) -> list[str]:
+        return self._list("groups.exclude")
+
+    @cached_property
+    def group_filter(self) -> GroupFilter:
+        return group_filter(self.originals)
+
+    @property
+    def refresh_groups_enabled(self) -> bool:
+        return self._bool("refresh.groups.enabled")
+
+    @property
+    def refresh_groups_interval_s(self) -> float | None:
+        return _seconds_if(self.refresh_groups_enabled, self._int("refresh.groups.interval.seconds"))
+
+    @property
+    def emit_checkpoints_enabled(self) -> bool:
+        return self._bool("emit.checkpoints.enabled")
+
+    @property
+    def emit_checkpoints_interval_s(self) -> float | None:
+        return _seconds_if(self.emit_checkpoints_enabled, self._int("emit.checkpoints.interval.seconds"))
+
+    @property
+    def sync_group_offsets_enabled(self) -> bool:
+        return self._bool("sync.group.offsets.enabled")
+
+    @property
+    def sync_group_offsets_interval_s(self) -> float | None:
+        return _seconds_if(self.sync_group_offsets_enabled, self._int("sync.group.offsets.interval.seconds"))
+
+    @property
+    def checkpoints_topic_replication_factor(self) -> int:
+        return self._int("checkpoints.topic.replication.factor")
+
+    def source_admin_config(self, role: str | None = "checkpoint-source-admin") -> dict[str, str]:
+        return self.client_config("source", "admin", role)
+
+    def target_admin_config(self, role: str | None = "checkpoint-target-admin") -> dict[str, str]:
+        return self.client_config("target", "admin", role)
+
+    def offset_syncs_topic_consumer_config(self) -> dict[str, str]:
+        if self.offset_syncs_topic_location == "source":
+            return self.source_consumer_config(OFFSET_SYNCS_CLIENT_ROLE_PREFIX + "source-consumer")
+        return self.target_consumer_config(OFFSET_SYNCS_CLIENT_ROLE_PREFIX + "target-consumer")
+
+    def task_config(self, groups: list[str], task_index: int) -> dict[str, str]:
+        """All originals plus ``task.assigned.groups`` (comma-joined) and ``task.index``."""
+        props = dict(self.originals)
+        props["task.assigned.groups"] = ",".join(groups)
+        props["task.index"] = str(task_index)
+        return props
+
+    @staticmethod
+    def validate(props: Mapping[str, str]) -> dict[str, str]:
+        """``MirrorCheckpointConfig.validate``: extra per-key errors (none when ``enabled`` is ``false``).
+
+        Only the literal string ``false`` counts, as in Java.
+        """
+        errors: dict[str, str] = {}
+        if props.get("enabled", "true") == "false":
+            return errors
+        if props.get("emit.checkpoints.enabled") == "false":
+            errors["emit.checkpoints.enabled"] = (
+                "MirrorCheckpointConnector can't run with emit.checkpoints.enabled set to false"
+            )
+        if props.get("emit.offset-syncs.enabled") == "false":
+            errors["emit.offset-syncs.enabled"] = "MirrorCheckpointConnector can't run without offset syncs"
+        return errors
+
+
+class MirrorHeartbeatConfig(MirrorConnectorConfig):
+    """``MirrorHeartbeatConfig``."""
+
+    DEFINITION = HEARTBEAT_CONNECTOR_CONFIG_DEF
+
+    @property
+    def heartbeats_topic(self) -> str:
+        return self.replication_policy.heartbeats_topic()
+
+    @property
+    def emit_heartbeats_enabled(self) -> bool:
+        return self._bool("emit.heartbeats.enabled")
+
+    @property
+    def emit_heartbeats_interval_s(self) -> float | None:
+        return _seconds_if(self.emit_heartbeats_enabled, self._int("emit.heartbeats.interval.seconds"))
+
+    @property
+    def heartbeats_topic_replication_factor(self) -> int:
+        return self._int("heartbeats.topic.replication.factor")
+
+    def target_admin_config(self, role: str | None = "heartbeats-target-admin") -> dict[str, str]:
+        return self.client_config("target", "admin", role)
+
+
+class _TaskLabel(MirrorConnectorConfig):
+    @property
+    def task_index(self) -> int | None:
+        value = self.values["task.index"]
+        assert value is None or isinstance(value, int)
+        return value
+
+    def entity_label(self) -> str:
+        index = "?" if self.task_index is None else str(self.task_index)
+        return f"{super().entity_label()}-{index}"
+
+
+class MirrorSourceTaskConfig(_TaskLabel, MirrorSourceConfig):
+    """A source task's config: the connector's originals plus ``task.assigned.partitions`` (required,
+    non-empty) and ``task.index``."""
+
+    DEFINITION = SOURCE_TASK_CONFIG_DEF
+
+    @property
+    def task_assigned_partitions(self) -> list[str]:
+        """Encoded ``topic-partition`` strings (decode at the last ``-``)."""
+        return self._list("task.assigned.partitions")
+
+
+class MirrorCheckpointTaskConfig(_TaskLabel, MirrorCheckpointConfig):
+    """A checkpoint task's config: originals plus ``task.assigned.groups`` (required, non-empty) and ``task.index``."""
+
+    DEFINITION = CHECKPOINT_TASK_CONFIG_DEF
+
+    @property
+    def task_assigned_groups(self) -> list[str]:
+        return self._list("task.assigned.groups")
+
+
+def source_connector_validation_errors(props: Mapping[str, str]) -> dict[str, str]:
+    """Extra checks of ``MirrorSourceConnector.validate``: ``emit.offset-syncs.enabled=false`` (literal) with any
+    ``offset-syncs.topic.*`` key present is an error on ``emit.offset-syncs.enabled``."""
+    if props.get("emit.offset-syncs.enabled") != "false":
+        return {}
+    if any(
+        k.startswith(OFFSET_SYNCS_TOPIC_CONFIG_PREFIX) or k.startswith(OFFSET_SYNCS_CLIENT_ROLE_PREFIX)
+        for k in props
+    ):
+        return {
+            "emit.offset-syncs.enabled": "MirrorSourceConnector can't setup offset-syncs feature while "
+            "emit.offset-syncs.enabled set to false"
+        }
+    return {}
