@@ -1,0 +1,662 @@
+"""MirrorSourceConnector and MirrorSourceTask: replicate topics from a source cluster (spec §2.2, §3.1).
+
+Connector contract (Java's ``MirrorSourceConnector``):
+
+* ``start`` runs, each bounded by ``admin.timeout.ms`` and only logged on failure (Java's
+  ``Scheduler.execute``): create the offset-syncs topic (1 partition, compacted) on its location
+  cluster, load the source and target topic-partitions, create missing remote topics (source partition
+  count, ``replication.factor``, the source's non-default replicable configs) and grow remote topics
+  with fewer partitions. Then, on one serialized scheduler: topic config sync at once and every
+  ``sync.topic.configs.interval.seconds``, topic discovery after one and every
+  ``refresh.topics.interval.seconds``. A change in the source partitions, or partitions missing on the
+  target, re-runs creation and asks the runtime for new task configs.
+* ``task_configs`` deals the known partitions round robin (element ``i`` to task ``i mod n``) in
+  Java's order (the ``HashMap`` order of Java's describe-topics result), each task config being the
+  connector config plus ``task.assigned.partitions`` and ``task.index``.
+* ACL sync (``sync.topic.acls.*``) is not ported yet: it is logged once and skipped.
+
+Task contract (Java's ``MirrorSourceTask``):
+
+* ``start`` assigns ``task.assigned.partitions`` on a consumer of the source cluster, seeks each
+  partition with a committed Connect offset ``o >= 0`` to ``o + 1`` (offsets are read under Java's
+  partition map, so a Java deployment's offsets are resumed) and leaves the others to
+  ``auto.offset.reset``.
+* ``poll`` converts one consumer batch in one pass: remote topic, same partition, key/value/headers as
+  raw bytes (BYTES schemas: run it with ByteArrayConverter), same timestamp, source partition
+  ``{cluster, partition, topic}`` and offset ``{offset}``.
+* ``commit_record`` feeds the :class:`OffsetSyncWriter` (upstream offset, downstream offset from the
+  producer's metadata); ``commit`` promotes delayed syncs. Offset syncs go to partition 0 of
+  ``mm2-offset-syncs.<other alias>.internal`` through the task's own producer on the
+  ``offset-syncs.topic.location`` cluster.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any
+
+import pyconnect
+from connectors.mirror.config import (
+    MIRROR_SOURCE_CONFIG_DEF,
+    MirrorSourceConfig,
+    MirrorSourceTaskConfig,
+    client_config,
+    source_connector_validation_errors,
+)
+from connectors.mirror.offset_sync_writer import OffsetSyncWriter, SendDone
+from connectors.mirror.records import (
+    OFFSET_KEY,
+    PARTITION_KEY,
+    TOPIC_KEY,
+    OffsetSync,
+    RecordFormatError,
+    TopicPartition,
+    decode_topic_partition,
+    unwrap_offset,
+    validate_source_offset,
+    validate_source_partition,
+    wrap_partition,
+)
+from pyconnect.api.connector import ExactlyOnceSupport, SourceConnector
+from pyconnect.api.data import BYTES_SCHEMA, OPTIONAL_BYTES_SCHEMA
+from pyconnect.api.source import Header, RecordMetadata, SourceRecord, SourceTask
+from pyconnect.config.definition import ConfigDef, ConfigValue
+from pyconnect.errors import ConnectError
+from pyconnect.kafka.mirror_clients import (
+    OP_DELETE,
+    OP_SET,
+    STATIC_BROKER_CONFIG,
+    ConfigEntry,
+    MirrorAdmin,
+    NewTopicSpec,
+    SourceConsumer,
+    new_producer,
+)
+from pyconnect.protocol.javahash import default_hash_order, hash_order, java_string_hash
+
+log = logging.getLogger(__name__)
+
+TASK_INDEX = "task.index"
+READ_COMMITTED = "read_committed"
+EXACTLY_ONCE_SUPPORT = "exactly.once.support"
+
+Job = Callable[[], Awaitable[None]]
+
+
+def java_describe_topics_order(topics: Iterable[str]) -> list[str]:
+    """The order Java's ``describeTopics(topics).allTopicNames().get().values()`` iterates in.
+
+    ``Collectors.toSet()`` -> ``new HashMap<>(n)`` of futures -> its copy -> ``new HashMap<>(n)`` of
+    descriptions; each step is a ``HashMap`` whose iteration order depends on its table size.
+    """
+    as_set = default_hash_order(topics, java_string_hash)
+    n = len(as_set)
+    futures = hash_order(as_set, java_string_hash, n)
+    copied = hash_order(futures, java_string_hash, int(n / 0.75 + 1))
+    return hash_order(copied, java_string_hash, n)
+
+
+class Scheduler:
+    """Java's MM2 ``Scheduler``: one job at a time; failures and overruns are logged, never raised.
+
+    Every job is bounded by ``timeout_s`` (Java lets an overrunning job continue; here it is cancelled
+    so that ``stop`` is bounded). Repeating jobs run at a fixed rate.
+    """
+
+    def __init__(self, name: str, timeout_s: float) -> None:
+        self._name = name
+        self._timeout_s = timeout_s
+        self._lock = asyncio.Lock()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def execute(self, job: Job, description: str) -> bool:
+        """Run ``job`` now (after any running job); True when it finished without error."""
+        async with self._lock:
+            started = time.monotonic()
+            try:
+                await asyncio.wait_for(job(), self._timeout_s)
+                return True
+            except TimeoutError:
+                log.error("%s took too long (%.0f ms) %s", self._name, self._timeout_s * 1000, description)
+            except ConnectError as exc:
+                log.error("%s caught exception %s: %s", self._name, description, exc)
+            except Exception:
+                log.exception("%s caught exception %s", self._name, description)
+            finally:
+                elapsed = time.monotonic() - started
+                log.debug("%s %s took %.0f ms", self._name, description, elapsed * 1000)
+            return False
+
+    def schedule_repeating(
+        self, job: Job, interval_s: float | None, description: str, *, delayed: bool = False
+    ) -> None:
+        """Run ``job`` every ``interval_s`` (first run at once, or after one interval when ``delayed``).
+        ``None`` (feature disabled) schedules nothing."""
+        if interval_s is None or interval_s < 0:
+            return
+        task = asyncio.create_task(
+            self._repeat(job, interval_s, description, delayed), name=f"{self._name}-{description}"
+        )
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _repeat(self, job: Job, interval_s: float, description: str, delayed: bool) -> None:
+        loop = asyncio.get_running_loop()
+        due = loop.time() + (interval_s if delayed else 0.0)
+        while True:
+            await asyncio.sleep(max(0.0, due - loop.time()))
+            await self.execute(job, description)
+            due = max(due + interval_s, loop.time()) if interval_s > 0 else loop.time() + 1.0
+
+    async def close(self) -> None:
+        tasks, self._tasks = list(self._tasks), set()
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+class MirrorSourceConnector(SourceConnector):
+    """Discovers source topics, creates and configures remote topics, deals partitions to tasks."""
+
+    def __init__(self) -> None:
+        self._props: dict[str, str] = {}
+        self._config: MirrorSourceConfig | None = None
+        self._scheduler: Scheduler | None = None
+        self._source_admin: MirrorAdmin | None = None
+        self._target_admin: MirrorAdmin | None = None
+        self.known_source_partitions: list[TopicPartition] = []
+        self.known_target_partitions: list[TopicPartition] = []
+
+    def version(self) -> str:
+        return pyconnect.COMPATIBLE_KAFKA_VERSION
+
+    def task_class(self) -> type:
+        return MirrorSourceTask
+
+    def config(self) -> ConfigDef:
+        return MIRROR_SOURCE_CONFIG_DEF
+
+    def exactly_once_support(self, props: Mapping[str, str]) -> ExactlyOnceSupport | None:
+        level = client_config(dict(props), "source", "consumer", consumer=True).get("isolation.level")
+        return ExactlyOnceSupport.SUPPORTED if level == READ_COMMITTED else ExactlyOnceSupport.UNSUPPORTED
+
+    def validate(self, props: Mapping[str, str | None]) -> dict[str, ConfigValue]:
+        """Java's checks on top of the config table: the offset-syncs keys with
+        ``emit.offset-syncs.enabled=false``, and ``exactly.once.support=required`` without read_committed."""
+        values = super().validate(props)
+        present = {k: v for k, v in props.items() if v is not None}
+        extra = dict(source_connector_validation_errors(present))
+        if present.get(EXACTLY_ONCE_SUPPORT) == "required" and self.exactly_once_support(present) != (
+            ExactlyOnceSupport.SUPPORTED
+        ):
+            extra[EXACTLY_ONCE_SUPPORT] = (
+                "MirrorSourceConnector can only provide exactly-once guarantees when its source consumer is "
+                "configured with isolation.level set to 'read_committed'; otherwise, records from aborted and "
+                "uncommitted transactions will be replicated from the source cluster to the target cluster."
+            )
+        for name, message in extra.items():
+            values.setdefault(name, ConfigValue(name, present.get(name))).errors.append(message)
+        return values
+
+    def alter_offsets(
+        self, config: Mapping[str, str], offsets: list[tuple[dict[str, Any], dict[str, Any] | None]]
+    ) -> bool:
+        """KIP-875: Java's checks of each partition/offset; MM2 keeps no external offsets."""
+        for partition, offset in offsets:
+            if offset is None:
+                continue
+            try:
+                validate_source_partition(partition)
+                validate_source_offset(partition, offset)
+            except RecordFormatError as exc:
+                raise ConnectError(str(exc)) from None
+        return True
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    @property
+    def _cfg(self) -> MirrorSourceConfig:
+        if self._config is None:
+            raise ConnectError("MirrorSourceConnector is not started")
+        return self._config
+
+    async def start(self, props: Mapping[str, str]) -> None:
+        started = time.monotonic()
+        self._props = {k: v for k, v in props.items() if v is not None}
+        config = self._config = MirrorSourceConfig(self._props)
+        if not config.enabled:
+            return
+        self._name = str(self._props.get("name", "MirrorSourceConnector"))
+        self._policy = config.replication_policy
+        self._topic_filter = config.topic_filter
+        self._property_filter = config.config_property_filter
+        self._source_admin = MirrorAdmin(config.source_admin_config("replication-source-admin"))
+        self._target_admin = MirrorAdmin(config.target_admin_config("replication-target-admin"))
+        scheduler = self._scheduler = Scheduler(self._name, config.admin_timeout_ms / 1000)
+        if config.emit_offset_syncs_enabled:
+            await scheduler.execute(self._create_offset_syncs_topic, "creating upstream offset-syncs topic")
+        await scheduler.execute(self._load_topic_partitions, "loading initial set of topic-partitions")
+        await scheduler.execute(
+            self.compute_and_create_topic_partitions, "creating downstream topic-partitions"
+        )
+        await scheduler.execute(self._refresh_known_target_topics, "refreshing known target topics")
+        if config.sync_topic_acls_interval_s is not None:
+            log.info("%s: topic ACL sync is not supported by this port yet; skipping it", self._name)
+        scheduler.schedule_repeating(
+            self.sync_topic_configs, config.sync_topic_configs_interval_s, "syncing topic configs"
+        )
+        scheduler.schedule_repeating(
+            self.refresh_topic_partitions,
+            config.refresh_topics_interval_s,
+            "refreshing topics",
+            delayed=True,
+        )
+        log.info(
+            "Started %s with %d topic-partitions in %.0f ms.",
+            self._name,
+            len(self.known_source_partitions),
+            (time.monotonic() - started) * 1000,
+        )
+
+    async def stop(self) -> None:
+        if self._scheduler is not None:
+            await self._scheduler.close()
+            self._scheduler = None
+        for admin in (self._source_admin, self._target_admin):
+            if admin is not None:
+                with contextlib.suppress(Exception):
+                    await admin.close()
+        self._source_admin = self._target_admin = None
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        if self._config is None or not self._config.enabled or not self.known_source_partitions:
+            return []
+        count = min(max_tasks, len(self.known_source_partitions))
+        by_task: list[list[TopicPartition]] = [[] for _ in range(count)]
+        for i, partition in enumerate(self.known_source_partitions):
+            by_task[i % count].append(partition)
+        return [
+            self._config.task_config([str(tp) for tp in assigned], index)
+            for index, assigned in enumerate(by_task)
+        ]
+
+    # -- discovery -----------------------------------------------------------------------------
+
+    async def _admin(self, admin: MirrorAdmin | None) -> MirrorAdmin:
+        if admin is None:
+            raise ConnectError("admin client is closed")
+        await admin.start()
+        return admin
+
+    def should_replicate_topic(self, topic: str) -> bool:
+        cfg = self._cfg
+        return (
+            (
+                self._topic_filter.should_replicate_topic(topic)
+                or (cfg.heartbeats_replication_enabled and self._policy.is_heartbeats_topic(topic))
+            )
+            and not self._policy.is_internal_topic(topic)
+            and not self.is_cycle(topic)
+        )
+
+    def is_cycle(self, topic: str) -> bool:
+        """True when ``topic`` (or any topic upstream of it) came from the target cluster."""
+        target = self._cfg.target_cluster_alias
+        seen = 0
+        while seen < 1000:
+            seen += 1
+            source = self._policy.topic_source(topic)
+            if source is None:
+                return False
+            if source == target:
+                return True
+            upstream = self._policy.upstream_topic(topic)
+            if upstream is None or upstream == topic:
+                return False
+            topic = upstream
+        return False
+
+    @staticmethod
+    def _expand(described: Mapping[str, list[int]], topics: Iterable[str]) -> list[TopicPartition]:
+        return [
+            TopicPartition(topic, partition)
+            for topic in java_describe_topics_order(topics)
+            for partition in described[topic]
+        ]
+
+    async def find_source_topic_partitions(self) -> list[TopicPartition]:
+        described = await (await self._admin(self._source_admin)).topic_partitions()
+        return self._expand(described, [t for t in described if self.should_replicate_topic(t)])
+
+    async def find_target_topic_partitions(self) -> list[TopicPartition]:
+        cfg = self._cfg
+        checkpoints = self._policy.checkpoints_topic(cfg.source_cluster_alias)
+        described = await (await self._admin(self._target_admin)).topic_partitions()
+        topics = [
+            t
+            for t in described
+            if self._policy.topic_source(t) == cfg.source_cluster_alias and t != checkpoints
+        ]
+        return self._expand(described, topics)
+
+    async def _load_topic_partitions(self) -> None:
+        self.known_source_partitions = await self.find_source_topic_partitions()
+        self.known_target_partitions = await self.find_target_topic_partitions()
+
+    async def _refresh_known_target_topics(self) -> None:
+        self.known_target_partitions = await self.find_target_topic_partitions()
+
+    async def refresh_topic_partitions(self) -> None:
+        source = await self.find_source_topic_partitions()
+        target = await self.find_target_topic_partitions()
+        upstream_of_target = set()
+        for tp in target:
+            upstream = self._policy.upstream_topic(tp.topic)
+            if upstream is not None:
+                upstream_of_target.add(TopicPartition(upstream, tp.partition))
+        source_set, known_set = set(source), set(self.known_source_partitions)
+        missing = source_set - upstream_of_target
+        self.known_target_partitions = target
+        if source_set != known_set or missing:
+            log.info(
+                "%s: found %d new topic-partitions on %s, %d deleted topic-partitions on %s, "
+                "%d topic-partitions missing on %s.",
+                self._name,
+                len(source_set - known_set),
+                self._cfg.source_cluster_alias,
+                len(known_set - source_set),
+                self._cfg.source_cluster_alias,
+                len(missing),
+                self._cfg.target_cluster_alias,
+            )
+            self.known_source_partitions = source
+            await self.compute_and_create_topic_partitions()
+            if self.context is not None:
+                self.context.request_task_reconfiguration()
+
+    # -- remote topics and their configs -------------------------------------------------------
+
+    def _remote(self, topic: str) -> str:
+        return self._policy.format_remote_topic(self._cfg.source_cluster_alias, topic)
+
+    def _should_replicate_source_default(self, name: str) -> bool:
+        check = getattr(self._property_filter, "should_replicate_source_default", None)
+        return bool(check(name)) if check is not None else False
+
+    def target_config(self, entries: Iterable[ConfigEntry], incremental: bool) -> list[ConfigEntry]:
+        """Java's ``targetConfig``: the source entries a remote topic should carry."""
+        return [
+            e
+            for e in entries
+            if (incremental or not e.is_default or self._should_replicate_source_default(e.name))
+            and not e.read_only
+            and not e.sensitive
+            and e.source != STATIC_BROKER_CONFIG
+            and self._property_filter.should_replicate_config_property(e.name)
+        ]
+
+    async def compute_and_create_topic_partitions(self) -> None:
+        source_counts = Counter(tp.topic for tp in self.known_source_partitions)
+        target_counts = Counter(tp.topic for tp in self.known_target_partitions)
+        remote = {topic: self._remote(topic) for topic in source_counts}
+        new_topics = [t for t in source_counts if remote[t] not in target_counts]
+        grow = {
+            remote[t]: count
+            for t, count in source_counts.items()
+            if remote[t] in target_counts and count > target_counts[remote[t]]
+        }
+        if new_topics:
+            await self._create_new_topics(new_topics, source_counts)
+        if grow:
+            results = await (await self._admin(self._target_admin)).create_partitions(grow)
+            for topic, error in results.items():
+                if error is None:
+                    log.info("%s: increased size of %s to %d partitions.", self._name, topic, grow[topic])
+                else:
+                    log.warning("%s: could not create topic-partitions for %s: %s", self._name, topic, error)
+
+    async def _create_new_topics(self, topics: list[str], counts: Mapping[str, int]) -> None:
+        configs = await (await self._admin(self._source_admin)).describe_topic_configs(topics)
+        specs = [
+            NewTopicSpec(
+                self._remote(topic),
+                counts[topic],
+                self._cfg.replication_factor,
+                {
+                    e.name: e.value
+                    for e in self.target_config(configs.get(topic, []), False)
+                    if e.value is not None
+                },
+            )
+            for topic in topics
+        ]
+        results = await (await self._admin(self._target_admin)).create_topics(specs)
+        for spec in specs:
+            error = results.get(spec.name, "no answer from the broker")
+            if error is None:
+                log.info(
+                    "%s: created remote topic %s with %d partitions.", self._name, spec.name, spec.partitions
+                )
+            else:
+                log.warning("%s: could not create topic %s: %s", self._name, spec.name, error)
+
+    def topics_being_replicated(self) -> list[str]:
+        target_topics = {tp.topic for tp in self.known_target_partitions}
+        return [
+            t
+            for t in dict.fromkeys(tp.topic for tp in self.known_source_partitions)
+            if self._remote(t) in target_topics
+        ]
+
+    async def sync_topic_configs(self) -> None:
+        topics = self.topics_being_replicated()
+        if not topics:
+            return
+        source_configs = await (await self._admin(self._source_admin)).describe_topic_configs(topics)
+        operations: dict[str, list[tuple[str, int, str | None]]] = {}
+        for topic, entries in source_configs.items():
+            operations[self._remote(topic)] = [
+                (
+                    e.name,
+                    OP_DELETE
+                    if e.is_default and not self._should_replicate_source_default(e.name)
+                    else OP_SET,
+                    e.value,
+                )
+                for e in self.target_config(entries, True)
+            ]
+        results = await (await self._admin(self._target_admin)).incremental_alter_configs(operations)
+        for topic, error in results.items():
+            if error is None:
+                continue
+            if "UNSUPPORTED_VERSION" in error.upper() or "error code 35" in error:
+                if self.context is not None:
+                    self.context.raise_error(
+                        ConnectError(
+                            f"the target cluster '{self._cfg.target_cluster_alias}' is not compatible "
+                            "with IncrementalAlterConfigs API"
+                        )
+                    )
+                return
+            log.warning("%s: could not alter configuration of topic %s: %s", self._name, topic, error)
+
+    async def _create_offset_syncs_topic(self) -> None:
+        cfg = self._cfg
+        admin = MirrorAdmin(cfg.offset_syncs_topic_admin_config())
+        try:
+            await admin.start()
+            topic = cfg.offset_syncs_topic
+            results = await admin.create_topics(
+                [
+                    NewTopicSpec(
+                        topic, 1, cfg.offset_syncs_topic_replication_factor, {"cleanup.policy": "compact"}
+                    )
+                ]
+            )
+            error = results.get(topic)
+            if error is not None:
+                raise ConnectError(f"Error while attempting to create/find topic '{topic}': {error}")
+            log.info("%s: offset-syncs topic %s is ready", self._name, topic)
+        finally:
+            await admin.close()
+
+
+class MirrorSourceTask(SourceTask):
+    """Replicates the source partitions of ``task.assigned.partitions``; see the module docstring."""
+
+    java_class = "org.apache.kafka.connect.mirror.MirrorSourceTask"
+
+    def __init__(self) -> None:
+        self._consumer: SourceConsumer | None = None
+        self._producer: Any = None
+        self._writer: OffsetSyncWriter | None = None
+        self._sends: set[asyncio.Task[None]] = set()
+        self._stopping = False
+        self._routes: dict[tuple[str, int], tuple[str, dict[str, Any]]] = {}
+        self.partitions: list[TopicPartition] = []
+
+    def version(self) -> str:
+        return pyconnect.COMPATIBLE_KAFKA_VERSION
+
+    async def start(self, props: Mapping[str, str]) -> None:
+        config = MirrorSourceTaskConfig({k: v for k, v in props.items() if v is not None})
+        self._source_alias = config.source_cluster_alias
+        self._policy = config.replication_policy
+        self._poll_timeout_ms = int(config.consumer_poll_timeout_ms)
+        self._name = f"{props.get('name', 'MirrorSourceConnector')}-{props.get(TASK_INDEX, '?')}"
+        self.partitions = list(
+            dict.fromkeys(decode_topic_partition(p) for p in config.task_assigned_partitions)
+        )
+        if config.emit_offset_syncs_enabled:
+            self._offset_syncs_topic = config.offset_syncs_topic
+            self._producer = new_producer(config.offset_syncs_topic_producer_config())
+            await self._producer.start()
+            self._writer = OffsetSyncWriter(self._send_offset_sync, config.offset_lag_max, name=self._name)
+        self._consumer = SourceConsumer(config.source_consumer_config("replication-consumer"))
+        await self._consumer.start()
+        for tp in self.partitions:
+            self._route(tp.topic, tp.partition)
+        wrapped = [self._routes[tp][1] for tp in self.partitions]
+        stored = await self.context.offset_storage_reader.offsets(wrapped) if wrapped else []
+        self._consumer.assign(self.partitions)
+        uncommitted = 0
+        for tp, offset in zip(self.partitions, stored, strict=True):
+            committed = unwrap_offset(offset)
+            if committed < 0:
+                uncommitted += 1
+                continue
+            self._consumer.seek(tp.topic, tp.partition, committed + 1)
+        log.info(
+            "%s replicating %d topic-partitions %s->%s (%d without committed offsets): %s.",
+            self._name,
+            len(self.partitions),
+            self._source_alias,
+            config.target_cluster_alias,
+            uncommitted,
+            ",".join(map(str, self.partitions)),
+        )
+
+    def _route(self, topic: str, partition: int) -> tuple[str, dict[str, Any]]:
+        route = self._routes.get((topic, partition))
+        if route is None:
+            route = self._routes[(topic, partition)] = (
+                self._policy.format_remote_topic(self._source_alias, topic),
+                wrap_partition(topic, partition, self._source_alias),
+            )
+        return route
+
+    async def poll(self) -> list[SourceRecord] | None:
+        consumer = self._consumer
+        if self._stopping or consumer is None:
+            return None
+        batch = await consumer.poll(self._poll_timeout_ms)
+        if not batch or self._stopping:
+            return None
+        records: list[SourceRecord] = []
+        append = records.append
+        for tp, messages in batch.items():
+            remote, source_partition = self._route(tp.topic, tp.partition)
+            partition = tp.partition
+            for m in messages:
+                append(
+                    SourceRecord(
+                        source_partition,
+                        {OFFSET_KEY: m.offset},
+                        remote,
+                        partition,
+                        OPTIONAL_BYTES_SCHEMA,
+                        m.key,
+                        BYTES_SCHEMA,
+                        m.value,
+                        m.timestamp,
+                        [Header(k, BYTES_SCHEMA, v) for k, v in m.headers] if m.headers else (),
+                    )
+                )
+        return records or None
+
+    async def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
+        writer = self._writer
+        if self._stopping or metadata is None or writer is None:
+            return
+        partition, offset = record.source_partition, record.source_offset
+        if partition is None or offset is None:
+            return
+        writer.maybe_queue_offset_syncs(
+            TopicPartition(partition[TOPIC_KEY], partition[PARTITION_KEY]),
+            offset[OFFSET_KEY],
+            metadata.offset,
+        )
+        writer.fire_pending_offset_syncs()
+
+    async def commit(self) -> None:
+        writer = self._writer
+        if writer is not None:
+            writer.promote_delayed_offset_syncs()
+            writer.fire_pending_offset_syncs()
+
+    def _send_offset_sync(self, sync: OffsetSync, done: SendDone) -> None:
+        task = asyncio.ensure_future(self._send(sync, done))
+        self._sends.add(task)
+        task.add_done_callback(self._sends.discard)
+
+    async def _send(self, sync: OffsetSync, done: SendDone) -> None:
+        try:
+            delivery = await self._producer.send(
+                self._offset_syncs_topic, value=sync.record_value(), key=sync.record_key(), partition=0
+            )
+            await delivery
+        except asyncio.CancelledError:
+            done(ConnectError("offset sync send cancelled"))
+            raise
+        except Exception as exc:
+            done(exc)
+        else:
+            done(None)
+
+    async def stop(self) -> None:
+        started = time.monotonic()
+        self._stopping = True
+        consumer, self._consumer = self._consumer, None
+        if consumer is not None:
+            with contextlib.suppress(Exception):
+                await consumer.close()
+        producer, self._producer = self._producer, None
+        if producer is not None:
+            if self._sends:
+                await asyncio.wait(set(self._sends), timeout=5)
+            with contextlib.suppress(Exception):
+                await producer.stop()
+        for task in list(self._sends):
+            task.cancel()
+        log.info(
+            "Stopping %s took %.0f ms.",
+            getattr(self, "_name", "MirrorSourceTask"),
+            (time.monotonic() - started) * 1000,
+        )

@@ -1,0 +1,280 @@
+"""Kafka operations the MirrorMaker 2 connectors run against the source and target clusters.
+
+Connectors never import aiokafka (design.md seams); they call these helpers with Java client config
+maps (``bootstrap.servers``, ``isolation.level`` ...), translated by :mod:`pyconnect.kafka.clients`.
+
+Contract:
+- :class:`MirrorAdmin` wraps one admin client. ``topic_partitions()`` is one metadata round trip
+  (Java's ``listTopics`` + ``describeTopics``), broker-internal topics left out as in Java's default
+  listing. ``create_topics`` / ``create_partitions`` / ``incremental_alter_configs`` return the
+  per-topic error message (``None`` = success) instead of raising for per-topic failures; transport
+  failures raise. Replication factor or partition count ``-1`` mean the broker default (resolved
+  from the broker's configs, because aiokafka speaks CreateTopics only up to v3).
+- ``describe_topic_configs`` returns :class:`ConfigEntry` lists with Java's ``ConfigSource`` codes.
+- :class:`SourceConsumer` is the task's assign/seek/poll consumer (no group, no commits). ``poll``
+  turns transient Kafka errors into an empty batch (Java's MirrorSourceTask logs and returns null).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient, NewPartitions, NewTopic
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+from aiokafka.errors import KafkaError
+from aiokafka.protocol.api import Request, RequestStruct, Response
+from aiokafka.protocol.types import Array, Boolean, Int8, Int16, Int32, Schema, String
+
+from pyconnect.kafka.clients import create_admin, create_consumer, create_producer
+from pyconnect.kafka.topics import TOPIC_ALREADY_EXISTS, broker_defaults
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CONFIG = 5
+"""``ConfigEntry.ConfigSource.DEFAULT_CONFIG`` (DescribeConfigs ``config_source``)."""
+STATIC_BROKER_CONFIG = 4
+DYNAMIC_TOPIC_CONFIG = 1
+OP_SET = 0
+OP_DELETE = 1
+TOPIC_RESOURCE = 2
+INVALID_PARTITIONS = 37
+
+
+class _IncrementalAlterConfigsResponseV0(Response):
+    API_KEY = 44
+    API_VERSION = 0
+    SCHEMA = Schema(
+        ("throttle_time_ms", Int32),
+        (
+            "responses",
+            Array(
+                ("error_code", Int16),
+                ("error_message", String("utf-8")),
+                ("resource_type", Int8),
+                ("resource_name", String("utf-8")),
+            ),
+        ),
+    )
+
+
+class _IncrementalAlterConfigsRequestV0(RequestStruct):
+    API_KEY = 44
+    API_VERSION = 0
+    RESPONSE_TYPE = _IncrementalAlterConfigsResponseV0
+    SCHEMA = Schema(
+        (
+            "resources",
+            Array(
+                ("resource_type", Int8),
+                ("resource_name", String("utf-8")),
+                (
+                    "configs",
+                    Array(
+                        ("name", String("utf-8")),
+                        ("config_operation", Int8),
+                        ("value", String("utf-8")),
+                    ),
+                ),
+            ),
+        ),
+        ("validate_only", Boolean),
+    )
+
+
+class IncrementalAlterConfigsRequest(Request[_IncrementalAlterConfigsRequestV0]):
+    """IncrementalAlterConfigs (API 44) v0, which aiokafka does not ship."""
+
+    API_KEY = 44
+
+    def __init__(self, resources: list[tuple[int, str, list[tuple[str, int, str | None]]]]) -> None:
+        self._resources = resources
+
+    def build(
+        self, request_struct_class: type[_IncrementalAlterConfigsRequestV0]
+    ) -> _IncrementalAlterConfigsRequestV0:
+        return request_struct_class(self._resources, False)
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigEntry:
+    """One described topic config (Java's ``ConfigEntry``)."""
+
+    name: str
+    value: str | None
+    source: int
+    read_only: bool
+    sensitive: bool
+
+    @property
+    def is_default(self) -> bool:
+        return self.source == DEFAULT_CONFIG
+
+
+@dataclass(frozen=True, slots=True)
+class NewTopicSpec:
+    name: str
+    partitions: int
+    replication_factor: int
+    configs: Mapping[str, str]
+
+
+class MirrorAdmin:
+    """One admin client on one cluster, with the operations MirrorSourceConnector needs."""
+
+    def __init__(self, java_config: Mapping[str, Any]) -> None:
+        self._admin: AIOKafkaAdminClient = create_admin(java_config)
+        self._started = False
+
+    async def start(self) -> None:
+        if not self._started:
+            await self._admin.start()
+            self._started = True
+
+    async def close(self) -> None:
+        if self._started:
+            self._started = False
+            await self._admin.close()
+
+    async def topic_partitions(self) -> dict[str, list[int]]:
+        """Every non-internal topic that has no error, with its partition numbers in broker order."""
+        found: dict[str, list[int]] = {}
+        for topic in await self._admin.describe_topics():
+            if topic.get("is_internal") or topic["error_code"] != 0:
+                continue
+            found[topic["topic"]] = [p["partition"] for p in topic["partitions"]]
+        return found
+
+    async def _resolve_defaults(self, specs: Sequence[NewTopicSpec]) -> list[NewTopicSpec]:
+        if all(s.partitions != -1 and s.replication_factor != -1 for s in specs):
+            return list(specs)
+        defaults = await broker_defaults(self._admin)
+        partitions = int(defaults.get("num.partitions") or 1)
+        replication = int(defaults.get("default.replication.factor") or 1)
+        return [
+            NewTopicSpec(
+                s.name,
+                partitions if s.partitions == -1 else s.partitions,
+                replication if s.replication_factor == -1 else s.replication_factor,
+                s.configs,
+            )
+            for s in specs
+        ]
+
+    async def create_topics(self, specs: Sequence[NewTopicSpec]) -> dict[str, str | None]:
+        """Create the topics in one request; per topic ``None`` (created or already there) or the error."""
+        if not specs:
+            return {}
+        resolved = await self._resolve_defaults(specs)
+        response = await self._admin.create_topics(
+            [
+                NewTopic(s.name, s.partitions, s.replication_factor, topic_configs=dict(s.configs))
+                for s in resolved
+            ]
+        )
+        results: dict[str, str | None] = {}
+        for topic, code, *message in response.topic_errors:
+            if code in (0, TOPIC_ALREADY_EXISTS):
+                results[topic] = None
+            else:
+                results[topic] = (message[0] if message and message[0] else None) or f"error code {code}"
+        return results
+
+    async def create_partitions(self, counts: Mapping[str, int]) -> dict[str, str | None]:
+        """Grow each topic to ``counts[topic]`` partitions; "already that many" counts as success."""
+        results: dict[str, str | None] = {}
+        for topic, count in counts.items():
+            try:
+                await self._admin.create_partitions({topic: NewPartitions(count)})
+                results[topic] = None
+            except KafkaError as exc:
+                results[topic] = None if getattr(exc, "errno", None) == INVALID_PARTITIONS else str(exc)
+        return results
+
+    async def describe_topic_configs(self, topics: Iterable[str]) -> dict[str, list[ConfigEntry]]:
+        """All configs of each topic; topics whose description failed are left out (and logged)."""
+        resources = [ConfigResource(ConfigResourceType.TOPIC, t) for t in topics]
+        if not resources:
+            return {}
+        found: dict[str, list[ConfigEntry]] = {}
+        for response in await self._admin.describe_configs(resources):
+            for resource in response.to_object()["resources"]:
+                if resource["error_code"] != 0:
+                    log.warning(
+                        "Describing the configs of topic %s failed: %s",
+                        resource["resource_name"],
+                        resource["error_message"] or resource["error_code"],
+                    )
+                    continue
+                entries = []
+                for entry in resource["config_entries"]:
+                    source = entry.get("config_source")
+                    if source is None:
+                        source = DEFAULT_CONFIG if entry.get("is_default") else DYNAMIC_TOPIC_CONFIG
+                    entries.append(
+                        ConfigEntry(
+                            entry["config_names"],
+                            entry["config_value"],
+                            int(source),
+                            bool(entry["read_only"]),
+                            bool(entry["is_sensitive"]),
+                        )
+                    )
+                found[resource["resource_name"]] = entries
+        return found
+
+    async def incremental_alter_configs(
+        self, operations: Mapping[str, Sequence[tuple[str, int, str | None]]]
+    ) -> dict[str, str | None]:
+        """One IncrementalAlterConfigs request: per topic ``[(name, OP_SET|OP_DELETE, value)]``."""
+        if not operations:
+            return {}
+        request = IncrementalAlterConfigsRequest(
+            [(TOPIC_RESOURCE, topic, list(ops)) for topic, ops in operations.items()]
+        )
+        response = await self._admin._send_request(request)
+        results: dict[str, str | None] = {}
+        for code, message, _type, name in response.responses:
+            results[name] = None if code == 0 else (message or f"error code {code}")
+        return results
+
+
+class SourceConsumer:
+    """Assign/seek/poll consumer of a MirrorSourceTask on the source cluster."""
+
+    def __init__(self, java_config: Mapping[str, Any]) -> None:
+        config = {k: v for k, v in java_config.items() if k not in ("group.id", "group.instance.id")}
+        self._consumer: AIOKafkaConsumer = create_consumer(config, enable_auto_commit=False)
+        self._started = False
+
+    async def start(self) -> None:
+        if not self._started:
+            await self._consumer.start()
+            self._started = True
+
+    def assign(self, partitions: Iterable[tuple[str, int]]) -> None:
+        self._consumer.assign([TopicPartition(t, p) for t, p in partitions])
+
+    def seek(self, topic: str, partition: int, offset: int) -> None:
+        self._consumer.seek(TopicPartition(topic, partition), offset)
+
+    async def poll(self, timeout_ms: int, max_records: int | None = None) -> dict[Any, list[Any]]:
+        """``{(topic, partition): [ConsumerRecord, ...]}``; ``{}`` on timeout or a Kafka error (logged)."""
+        try:
+            return await self._consumer.getmany(timeout_ms=timeout_ms, max_records=max_records)
+        except KafkaError as exc:
+            log.warning("Failure during poll: %s", exc)
+            return {}
+
+    async def close(self) -> None:
+        if self._started:
+            self._started = False
+            await self._consumer.stop()
+
+
+def new_producer(java_config: Mapping[str, Any]) -> AIOKafkaProducer:
+    """A byte-array producer (the offset-syncs producer); the caller starts and stops it."""
+    return create_producer(java_config)

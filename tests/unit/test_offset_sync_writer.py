@@ -1,0 +1,176 @@
+"""OffsetSyncWriter follows Java's rules: triggers, pending/delayed queues, the outstanding-send bound."""
+
+from __future__ import annotations
+
+import itertools
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from connectors.mirror.offset_sync_writer import (
+    MAX_OUTSTANDING_OFFSET_SYNCS,
+    OffsetSyncWriter,
+    PartitionState,
+    SendDone,
+)
+from connectors.mirror.records import OffsetSync, TopicPartition
+
+TP = TopicPartition("topic", 0)
+TP1 = TopicPartition("topic", 1)
+
+
+class FakeSender:
+    """Records each send; completes it at once (``auto``) or when the test says so."""
+
+    def __init__(self, auto: bool = False) -> None:
+        self.auto = auto
+        self.sent: list[OffsetSync] = []
+        self.callbacks: list[SendDone] = []
+
+    def __call__(self, sync: OffsetSync, done: SendDone) -> None:
+        self.sent.append(sync)
+        if self.auto:
+            done(None)
+        else:
+            self.callbacks.append(done)
+
+
+def writer(max_lag: int, max_outstanding: int = MAX_OUTSTANDING_OFFSET_SYNCS, auto: bool = False):
+    sender = FakeSender(auto)
+    return OffsetSyncWriter(sender, max_lag, max_outstanding=max_outstanding), sender
+
+
+def test_first_record_is_pending_and_the_next_in_lag_is_delayed() -> None:
+    w, _ = writer(2, max_outstanding=1)
+    w.maybe_queue_offset_syncs(TP, 0, 1)
+    assert TP not in w.delayed and w.pending[TP] == OffsetSync("topic", 0, 0, 1)
+    assert w.partition_states[TP].last_sync_downstream_offset == 1
+    w.maybe_queue_offset_syncs(TP, 1, 2)
+    assert w.delayed[TP] == OffsetSync("topic", 0, 1, 2)
+    assert w.partition_states[TP].last_sync_downstream_offset == 1
+
+
+def test_one_permit_sends_one_sync_until_it_completes() -> None:
+    w, sender = writer(1, max_outstanding=1)
+    w.maybe_queue_offset_syncs(TP, 0, 100)
+    assert w.partition_states[TP].last_sync_downstream_offset == 100
+    w.fire_pending_offset_syncs()
+    assert sender.sent == [OffsetSync("topic", 0, 0, 100)]
+    w.maybe_queue_offset_syncs(TP, 2, 102)
+    assert w.partition_states[TP].last_sync_downstream_offset == 102
+    w.fire_pending_offset_syncs()
+    assert len(sender.sent) == 1, "an in-flight sync holds the only permit"
+    assert w.pending[TP] == OffsetSync("topic", 0, 2, 102)
+    sender.callbacks[0](None)
+    sender.callbacks[0](None)  # a second completion must not free a second permit
+    assert w.outstanding == 0
+    w.fire_pending_offset_syncs()
+    assert sender.sent[-1] == OffsetSync("topic", 0, 2, 102) and not w.pending
+
+
+def test_promote_moves_the_latest_delayed_sync_to_pending() -> None:
+    w, _ = writer(50, max_outstanding=1)
+    w.maybe_queue_offset_syncs(TP, 0, 100)
+    w.maybe_queue_offset_syncs(TP, 1, 101)
+    w.promote_delayed_offset_syncs()
+    assert not w.delayed
+    assert w.pending == {TP: OffsetSync("topic", 0, 1, 101)}
+
+
+def test_lag_trigger_uses_the_plus_one_rule() -> None:
+    w, sender = writer(3, auto=True)
+    for offset in range(10):
+        w.maybe_queue_offset_syncs(TP, offset, offset)
+        w.fire_pending_offset_syncs()
+    # syncs at downstream 0, L+1=4, 2(L+1)=8
+    assert [s.downstream_offset for s in sender.sent] == [0, 4, 8]
+    assert w.delayed[TP] == OffsetSync("topic", 0, 9, 9)
+
+
+def test_lag_zero_syncs_every_record() -> None:
+    w, sender = writer(0, auto=True)
+    for offset in range(5):
+        w.maybe_queue_offset_syncs(TP, offset, offset + 10)
+        w.fire_pending_offset_syncs()
+    assert [s.upstream_offset for s in sender.sent] == [0, 1, 2, 3, 4]
+
+
+def test_upstream_gap_and_downstream_rewind_trigger() -> None:
+    w, sender = writer(100, auto=True)
+    for up, down in ((0, 0), (1, 1), (5, 2), (6, 3), (7, 1), (8, 2)):
+        w.maybe_queue_offset_syncs(TP, up, down)
+        w.fire_pending_offset_syncs()
+    assert [(s.upstream_offset, s.downstream_offset) for s in sender.sent] == [(0, 0), (5, 2), (7, 1)]
+    assert w.delayed[TP] == OffsetSync("topic", 0, 8, 2)
+
+
+def test_a_triggered_sync_replaces_an_unsent_one_in_place_and_drops_the_delayed_one() -> None:
+    w, sender = writer(100, max_outstanding=1)
+    w.maybe_queue_offset_syncs(TP1, 0, 0)
+    w.fire_pending_offset_syncs()  # TP1 in flight: the only permit is taken
+    w.maybe_queue_offset_syncs(TP, 0, 0)
+    w.maybe_queue_offset_syncs(TP1, 5, 5)  # gap: pending behind TP
+    w.maybe_queue_offset_syncs(TP, 1, 1)  # delayed
+    w.maybe_queue_offset_syncs(TP, 3, 3)  # gap: replaces TP's pending sync, keeps its place
+    assert list(w.pending) == [TP, TP1]
+    assert w.pending[TP] == OffsetSync("topic", 0, 3, 3) and TP not in w.delayed
+    sender.callbacks[0](None)
+    w.fire_pending_offset_syncs()
+    assert sender.sent[1] == OffsetSync("topic", 0, 3, 3)
+    assert w.pending == {TP1: OffsetSync("topic", 1, 5, 5)}
+
+
+def test_at_most_ten_sends_in_flight_by_default() -> None:
+    w, sender = writer(100)
+    partitions = [TopicPartition("t", p) for p in range(15)]
+    for tp in partitions:
+        w.maybe_queue_offset_syncs(tp, 0, 0)
+    w.fire_pending_offset_syncs()
+    assert len(sender.sent) == 10 and len(w.pending) == 5
+    assert [s.partition for s in sender.sent] == list(range(10))
+    for done in sender.callbacks[:3]:
+        done(RuntimeError("broker down"))  # failures release permits too and are not retried
+    w.fire_pending_offset_syncs()
+    assert [s.partition for s in sender.sent[10:]] == [10, 11, 12]
+    assert w.syncs_failed == 3 and w.outstanding == 10
+
+
+def test_a_send_that_raises_releases_its_permit() -> None:
+    def explode(sync: OffsetSync, done: SendDone) -> None:
+        raise RuntimeError("closed")
+
+    w = OffsetSyncWriter(explode, 0, max_outstanding=1)
+    w.maybe_queue_offset_syncs(TP, 0, 0)
+    w.maybe_queue_offset_syncs(TP1, 0, 0)
+    w.fire_pending_offset_syncs()
+    assert w.outstanding == 0 and w.syncs_failed == 2 and not w.pending
+
+
+def test_partition_state_matches_java_fields() -> None:
+    state = PartitionState(5)
+    assert state.update(10, 20) is True
+    assert (state.previous_upstream_offset, state.previous_downstream_offset) == (10, 20)
+    assert state.last_sync_downstream_offset == 20
+    assert state.update(11, 21) is True, "the flag stays set until reset()"
+    state.reset()
+    assert state.update(12, 22) is False
+
+
+@given(
+    st.lists(st.tuples(st.integers(1, 3), st.integers(0, 2)), min_size=1, max_size=200), st.integers(0, 20)
+)
+def test_delayed_or_pending_always_holds_the_latest_record(steps: list[tuple[int, int]], lag: int) -> None:
+    """After every record the latest (up, down) is queued (pending or delayed), so a flush never
+    leaves a partition's sync behind its last acknowledged record."""
+    w, sender = writer(lag, auto=True)
+    up = down = -1
+    for up_step, down_step in steps:
+        up, down = up + up_step, down + down_step
+        w.maybe_queue_offset_syncs(TP, up, down)
+        latest = OffsetSync("topic", 0, up, down)
+        assert w.pending.get(TP) == latest or w.delayed.get(TP) == latest
+        w.fire_pending_offset_syncs()
+    w.promote_delayed_offset_syncs()
+    w.fire_pending_offset_syncs()
+    assert sender.sent[-1] == OffsetSync("topic", 0, up, down)
+    assert all(b.downstream_offset - a.downstream_offset >= 0 for a, b in itertools.pairwise(sender.sent))
