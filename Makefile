@@ -6,7 +6,7 @@ EXTRAS ?= test,docker,spark
 STAMP  := $(VENV)/.installed-$(shell echo '$(EXTRAS)' | tr ',' '-')
 CLUSTERS_DIR ?= run/clusters
 
-.PHONY: test unit lint typecheck kafka clusters clusters-down demo clean
+.PHONY: test unit lint typecheck kafka clusters clusters-down demo bench clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required")'
@@ -40,11 +40,9 @@ clusters: kafka
 clusters-down:
 	$(PY) -m pyconnect.testing.kafka down --dir $(CLUSTERS_DIR)
 
-## demo: the mirror demo on local embedded clusters
+## demo: mirror a live topic from local cluster A to B with a three-worker fleet (Ctrl-C stops)
 demo: kafka
-	@echo "The mirror demo is not built yet: it arrives with the MirrorSourceConnector port."
-	@echo "Until then, 'make clusters' starts two local Kafka clusters and 'make clusters-down' stops them."
-	@exit 2
+	$(PY) -m pyconnect.testing.demo
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache run
