@@ -2,8 +2,8 @@
 
 - aiokafka is imported only under pyconnect/kafka/, aiohttp only under pyconnect/rest/, pyspark only
   under spark_analytics/, testcontainers and docker only by the test-cluster backends.
-- pyconnect/protocol/ and connectors/mirror/records.py import only the standard library (and, for
-  protocol/, each other).
+- pyconnect/protocol/ and the MM2 record codecs and translation store (connectors/mirror/records.py,
+  checkpoint_records.py, offset_sync_store.py) import only the standard library (and each other).
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ OWNERS: dict[str, tuple[str, ...]] = {
 STDLIB_ONLY: dict[str, tuple[str, ...]] = {
     "pyconnect/protocol/": ("pyconnect.protocol",),
     "connectors/mirror/records.py": (),
+    "connectors/mirror/checkpoint_records.py": ("connectors.mirror.records",),
+    "connectors/mirror/offset_sync_store.py": ("connectors.mirror.records", "connectors.mirror.checkpoint_records"),
 }
 
 

@@ -1,0 +1,402 @@
+"""The offset translation index of the checkpoint task (Java ``OffsetSyncStore``), plus exact translation.
+
+Pure logic, standard library only; the caller reads the offset-syncs topic and feeds decoded syncs in
+order (spec §3.2). One instance per checkpoint task, used from one event loop (no locking).
+
+Lifecycle, as in Java: :meth:`OffsetSyncStore.start` (``must_read_to_end`` is ``False`` only when the
+task's checkpoints were loaded, KAFKA-15905), then :meth:`handle_sync` for every record of the initial
+read, then :meth:`mark_read_to_end`; before that every translation is ``None`` (KAFKA-13659). Afterwards
+keep feeding new syncs as they arrive.
+
+**Java mode** (``mode="java"``) reproduces the 4.x algorithm bit for bit (KAFKA-12468, KAFKA-14666,
+KAFKA-15202): per source partition an array of 64 sync references kept under invariants A-D (spec §3.2),
+rebuilt on an upstream rewind, and while a ``must_read_to_end`` initial read is in progress only the latest
+sync is kept. Translation of upstream offset ``u`` takes the newest stored sync ``s`` with ``s.up <= u``:
+``-1`` if none (the group is older than the index), ``s.down`` when ``u == s.up``, otherwise ``s.down + 1``.
+
+*Why the +1 rule is safe.* Records are copied in upstream order and appended downstream, so every record
+with upstream offset ``> s.up`` gets (its last) copy after ``s.down``; resuming at ``s.down + 1`` never
+skips a record still to be consumed. The price: everything between ``s.down + 1`` and the true position is
+re-read after a fail-over, up to ``offset.lag.max`` records or far more for older offsets whose sync was
+thinned out of the array (spec §9 #1).
+
+**Exact mode** (``mode="exact"``, default) answers ``max(java, runs)`` where *runs* is the best value the
+sync stream proves:
+
+* A *run* is a maximal chain of consecutive syncs ``a -> b`` of the partition with
+  ``b.up - a.up == b.down - a.down > 0``. Every upstream offset ``u`` in ``[first.up, last.up]`` of a run
+  translates to ``first.down + (u - first.up)``, the true position (no re-read; see the caveats below).
+* For ``u`` past the end of a run the answer is ``last.down + 1`` of the newest run starting at or before
+  ``u``: Java's +1 rule applied to the newest sync at or below ``u``, which Java may have thinned away.
+
+*Why a run is exact.* Java's ``OffsetSyncWriter`` (spec §3.1.1) triggers a sync on a task's first record,
+on every upstream gap (``up - prevUp != 1``) and on every downstream step back. If none of the syncs it
+triggers is lost, then between two consecutive syncs ``a`` and ``b`` (``b.up > a.up``) the task copied
+upstream ``a.up+1, ..., a.up+k`` in order, within one task lifetime, to strictly increasing downstream
+offsets, and ``b`` follows them after at most one upstream hole (a restart re-copying records would make
+``b.down - a.down > b.up - a.up``). Hence for ``a.up < u <= a.up+k`` the copy of ``u`` lies at or after
+``a.down + (u - a.up)``, and for the hole ``a.up+k < u <= b.up`` the first record still needed is ``b`` at
+``b.down >= a.down + (u - a.up)`` when the deltas are equal: interpolating never skips. Equal deltas with
+no hole mean no downstream offset was spent on anything else, so the copy of ``u`` is at exactly
+``a.down + (u - a.up)``. Chains compose, so a run stores only its first sync and its last upstream offset,
+whatever its length.
+
+*Assumption* (document it to operators): the offset-syncs stream holds every sync the writer triggered.
+Java's writer can drop one under back-pressure (a newer triggered sync replaces an unsent one when its 10
+in-flight permits are used up, or a delayed sync is promoted over it), on a failed send, or when the task
+dies with syncs still pending (spec §9 #6). A lost gap sync can be masked only when downstream gained the
+same number of extra offsets between the two surviving syncs (a restart re-copying records, EOS
+transaction markers, a foreign writer); only then can exact mode resume a few records too far. Java mode
+needs no such assumption. Our writer should never drop a triggered sync.
+
+*Exact, or just safe.* Equal deltas also arise when an upstream hole right before ``b`` (the gap that
+triggered ``b``) is matched by as many downstream offsets holding no record, i.e. EOS transaction
+markers. The interpolated offset is then still at or before the true position (it never passes ``b``), so
+nothing is skipped, but up to that many records are re-read. Without exactly-once on the target (no
+markers) a run is exact.
+
+*Memory bound.* Per partition: the 64-slot array (at most 64 distinct syncs) plus at most ``max_runs``
+runs (3 integers each, default 64), newest kept; offsets older than the oldest kept run fall back to the
+Java answer. A partition copied without gaps uses a single run however many syncs it sees; a transactional
+source (a gap per transaction) uses one run per sync and so translates the last ``max_runs`` transactions
+exactly.
+
+Exact mode never translates where Java does not (same ``None``/``-1``), always answers ``>=`` Java, and
+shares Java's safety argument for its +1 answers (monotonic downstream offsets, i.e. no downstream
+truncation; when downstream went back, ``max`` keeps Java's answer).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+__all__ = [
+    "SYNCS_PER_PARTITION",
+    "Mode",
+    "OffsetSyncLike",
+    "OffsetSyncStore",
+    "SyncPoint",
+    "Translation",
+]
+
+SYNCS_PER_PARTITION = 64
+"""Java's ``Long.SIZE``: one slot per bit of the offset space."""
+
+DEFAULT_MAX_RUNS = 64
+
+Mode = Literal["java", "exact"]
+
+_MIN_LONG = -(1 << 63)
+_TWO_64 = 1 << 64
+
+
+def _long(value: int) -> int:
+    """Java ``long`` wrap-around (the invariant bounds rely on overflow checks)."""
+    return ((value - _MIN_LONG) % _TWO_64) + _MIN_LONG
+
+
+def _shl(bits: int) -> int:
+    return _long(1 << bits)
+
+
+class OffsetSyncLike(Protocol):
+    """What :meth:`OffsetSyncStore.handle_sync` reads: one decoded offset-syncs record.
+
+    ``topic`` is the source-side topic name (as in the sync key).
+    """
+
+    @property
+    def topic(self) -> str: ...
+
+    @property
+    def partition(self) -> int: ...
+
+    @property
+    def upstream_offset(self) -> int: ...
+
+    @property
+    def downstream_offset(self) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SyncPoint:
+    """One stored sync. Array slots compare by identity (``is``), as Java compares references."""
+
+    upstream_offset: int
+    downstream_offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class Translation:
+    """A translation of ``upstream_offset`` for one source partition.
+
+    ``downstream_offset`` is ``-1`` when the offset is older than everything indexed (Java drops such
+    groups). ``exact``: the sync stream proves the copy contiguous up to this offset (a sync at it, or a
+    run through it), so this is the true downstream position of the first record not yet consumed and a
+    consumer resuming here re-reads nothing. ``reread``: records re-read when the true position is proven
+    that way (``0`` when ``exact``; for a Java answer inside a run, the distance to the run's position),
+    else ``None``. ``reread_bound``: an upper bound that needs no assumption, from the nearest stored sync
+    at or above the offset; ``None`` past the newest sync (nothing bounds what is not replicated yet).
+
+    Caveat of the run proof (module docstring): a target partition with EOS transaction markers can hide
+    an upstream hole behind as many markers between two syncs; the answer stays safe, but up to that many
+    records are re-read although ``reread`` says ``0``. ``reread_bound`` still holds.
+    """
+
+    upstream_offset: int
+    downstream_offset: int
+    mode: Mode
+    exact: bool
+    reread: int | None
+    reread_bound: int | None
+
+
+class _Run:
+    """A chain of syncs with a constant ``down - up``; covers upstream ``[first_up, last_up]``."""
+
+    __slots__ = ("first_down", "first_up", "last_up")
+
+    def __init__(self, up: int, down: int) -> None:
+        self.first_up = up
+        self.first_down = down
+        self.last_up = up
+
+    @property
+    def last_down(self) -> int:
+        return self.first_down + (self.last_up - self.first_up)
+
+
+class _Partition:
+    __slots__ = ("runs", "slots")
+
+    def __init__(self, sync: SyncPoint, max_runs: int) -> None:
+        self.slots: list[SyncPoint] = [sync] * SYNCS_PER_PARTITION
+        self.runs: deque[_Run] = deque([_Run(sync.upstream_offset, sync.downstream_offset)], maxlen=max_runs)
+
+    def clear(self, sync: SyncPoint) -> None:
+        self.slots = [sync] * SYNCS_PER_PARTITION
+        self.runs.clear()
+        self.runs.append(_Run(sync.upstream_offset, sync.downstream_offset))
+
+    def extend_runs(self, up: int, down: int) -> None:
+        last = self.runs[-1]
+        last_down = last.last_down
+        if up == last.last_up and down == last_down:
+            return
+        if up > last.last_up and down - last_down == up - last.last_up:
+            last.last_up = up
+        else:
+            self.runs.append(_Run(up, down))
+
+    def newest_run_at_or_below(self, upstream: int) -> _Run | None:
+        for run in reversed(self.runs):
+            if run.first_up <= upstream:
+                return run
+        return None
+
+    def known_position_at_or_above(self, upstream: int) -> int | None:
+        """Downstream offset of the oldest stored sync with upstream offset ``>= upstream``.
+
+        That sync's record is a copy the consumer still needs (or, at ``upstream`` itself, the first one),
+        so the true resume position is at or before it. ``None`` when ``upstream`` is past the newest sync.
+        """
+        for run in self.runs:
+            if run.last_up >= upstream:
+                return run.first_down if run.first_up >= upstream else run.last_down
+        for sync in reversed(self.slots):
+            if sync.upstream_offset >= upstream:
+                return sync.downstream_offset
+        return None
+
+
+def _invariant_b(i_sync: SyncPoint, j_sync: SyncPoint, i: int, j: int) -> bool:
+    bound = _long(j_sync.upstream_offset + _shl(j) - _shl(i))
+    return i_sync is j_sync or bound < 0 or i_sync.upstream_offset <= bound
+
+
+def _invariant_c(i_sync: SyncPoint, j_sync: SyncPoint, i: int) -> bool:
+    bound = _long(j_sync.upstream_offset + _shl(max(i - 2, 0)))
+    return i_sync is j_sync or (bound >= 0 and i_sync.upstream_offset >= bound)
+
+
+def _update_sync_array(syncs: list[SyncPoint], new: SyncPoint) -> None:
+    """Java ``updateSyncArray`` for the non-clearing case: insert ``new`` at slot 0 and repair B and C."""
+    original = syncs.copy()
+    replacement = new
+    replacement_index = 0
+    syncs[0] = new
+    for current in range(1, SYNCS_PER_PARTITION):
+        previous = current - 1
+        while True:
+            old = original[replacement_index]
+            is_recent = _invariant_b(syncs[previous], old, previous, current)
+            separated_from_previous = _invariant_c(syncs[previous], old, previous)
+            following = current + 1
+            separated_from_next = following >= SYNCS_PER_PARTITION or _invariant_c(
+                old, syncs[following], current
+            )
+            next_replacement = replacement_index + 1
+            duplicate = next_replacement < SYNCS_PER_PARTITION and old is original[next_replacement]
+            promote = is_recent and separated_from_previous and separated_from_next
+            if promote:
+                replacement = old
+            skip = duplicate or not separated_from_previous
+            if promote or skip:
+                replacement_index += 1
+            if not (replacement_index < current and skip):
+                break
+        if _invariant_b(syncs[previous], syncs[current], previous, current):
+            break
+        syncs[current] = replacement
+
+
+class OffsetSyncStore:
+    """Translation index over the offset-syncs stream, keyed by source ``(topic, partition)``.
+
+    ``mode`` is the default for :meth:`translate`/:meth:`translate_downstream`; each call may override
+    it, so one store can compute Java's and the exact checkpoints side by side. ``max_runs`` bounds the
+    exact-mode history per partition (see the module docstring).
+    """
+
+    def __init__(self, mode: Mode = "exact", *, max_runs: int = DEFAULT_MAX_RUNS) -> None:
+        if mode not in ("java", "exact"):
+            raise ValueError(f"mode must be 'java' or 'exact', not {mode!r}")
+        if max_runs < 1:
+            raise ValueError("max_runs must be at least 1")
+        self.mode: Mode = mode
+        self.max_runs = max_runs
+        self._partitions: dict[tuple[str, int], _Partition] = {}
+        self._must_read_to_end = True
+        self._read_to_end = False
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def start(self, must_read_to_end: bool) -> None:
+        """Begin the initial read. ``must_read_to_end`` is ``not checkpoint_store_loaded`` (spec §3.3)."""
+        self._must_read_to_end = must_read_to_end
+
+    def mark_read_to_end(self) -> None:
+        """The initial read reached the end of the offset-syncs topic: translations become available."""
+        self._read_to_end = True
+
+    @property
+    def ready(self) -> bool:
+        return self._read_to_end
+
+    # -- input -----------------------------------------------------------------------------------
+
+    def handle_sync(self, sync: OffsetSyncLike) -> None:
+        """Index one sync (Java ``handleRecord``). Syncs must arrive in offset-syncs topic order."""
+        self.add(sync.topic, sync.partition, sync.upstream_offset, sync.downstream_offset)
+
+    def handle_syncs(self, syncs: Iterable[OffsetSyncLike]) -> None:
+        for sync in syncs:
+            self.handle_sync(sync)
+
+    def add(self, topic: str, partition: int, upstream_offset: int, downstream_offset: int) -> None:
+        """:meth:`handle_sync` with the fields spelled out."""
+        point = SyncPoint(upstream_offset, downstream_offset)
+        key = (topic, partition)
+        state = self._partitions.get(key)
+        if state is None:
+            self._partitions[key] = _Partition(point, self.max_runs)
+            return
+        only_load_last = not self._read_to_end and self._must_read_to_end
+        if only_load_last or upstream_offset < state.slots[0].upstream_offset:
+            state.clear(point)
+            return
+        _update_sync_array(state.slots, point)
+        state.extend_runs(upstream_offset, downstream_offset)
+
+    # -- output ----------------------------------------------------------------------------------
+
+    def translate_downstream(
+        self,
+        group: str | None,
+        topic_partition: tuple[str, int],
+        upstream_offset: int,
+        *,
+        mode: Mode | None = None,
+    ) -> int | None:
+        """Java ``translateDownstream``: ``None`` when not ready or no syncs for the partition (no checkpoint
+        this round), ``-1`` when ``upstream_offset`` is older than the index (caller drops it), else the
+        downstream offset. ``group`` is only for the caller's logs, as in Java.
+        """
+        result = self.translate(topic_partition, upstream_offset, mode=mode)
+        return None if result is None else result.downstream_offset
+
+    def translate(
+        self, topic_partition: tuple[str, int], upstream_offset: int, *, mode: Mode | None = None
+    ) -> Translation | None:
+        """Translate with the precision details (see :class:`Translation`); ``None`` as in :meth:`translate_downstream`."""
+        chosen: Mode = self.mode if mode is None else mode
+        if not self._read_to_end:
+            return None
+        state = self._partitions.get((topic_partition[0], topic_partition[1]))
+        if state is None:
+            return None
+        sync = state.slots[-1]
+        for candidate in state.slots:
+            if candidate.upstream_offset <= upstream_offset:
+                sync = candidate
+                break
+        if sync.upstream_offset > upstream_offset:
+            return Translation(upstream_offset, -1, chosen, False, None, None)
+        java_hit = upstream_offset == sync.upstream_offset
+        java = _long(sync.downstream_offset + (0 if java_hit else 1))
+
+        proven: int | None = sync.downstream_offset if java_hit else None
+        at_sync = java_hit
+        best = java
+        run = state.newest_run_at_or_below(upstream_offset)
+        if run is not None:
+            if upstream_offset <= run.last_up:
+                in_run = run.first_down + (upstream_offset - run.first_up)
+                if in_run >= java:
+                    proven = in_run
+                    at_sync = at_sync or upstream_offset in (run.first_up, run.last_up)
+                best = max(best, in_run)
+            else:
+                best = max(best, _long(run.last_down + 1))
+        offset = best if chosen == "exact" else java
+        exact = proven is not None and offset == proven
+        reread = None if proven is None else proven - offset
+        if at_sync and proven is not None:
+            bound: int | None = proven - offset
+        else:
+            upper = state.known_position_at_or_above(upstream_offset)
+            bound = None if upper is None else max(upper - offset, 0)
+        return Translation(upstream_offset, offset, chosen, exact, reread, bound)
+
+    def expected_reread(
+        self, topic_partition: tuple[str, int], upstream_offset: int, *, mode: Mode | None = None
+    ) -> int | None:
+        """How many records a consumer resuming at the translation of ``upstream_offset`` re-reads.
+
+        ``0`` for an exact translation; the proven count when the true position is known (e.g. Java's
+        answer inside a contiguous run); ``None`` when not provable or not translatable.
+        """
+        result = self.translate(topic_partition, upstream_offset, mode=mode)
+        return None if result is None or result.downstream_offset < 0 else result.reread
+
+    # -- introspection ---------------------------------------------------------------------------
+
+    def partitions(self) -> list[tuple[str, int]]:
+        return list(self._partitions)
+
+    def slots(self, topic_partition: tuple[str, int]) -> list[SyncPoint]:
+        """The 64-slot array of a partition (Java ``syncFor`` for every index); identical objects alias."""
+        state = self._partitions.get((topic_partition[0], topic_partition[1]))
+        if state is None:
+            raise KeyError(f"No syncs present for {topic_partition[0]}-{topic_partition[1]}")
+        return list(state.slots)
+
+    def runs(self, topic_partition: tuple[str, int]) -> list[tuple[int, int, int]]:
+        """Exact-mode runs of a partition, oldest first, as ``(first_up, first_down, last_up)``."""
+        state = self._partitions.get((topic_partition[0], topic_partition[1]))
+        if state is None:
+            return []
+        return [(r.first_up, r.first_down, r.last_up) for r in state.runs]

@@ -1,0 +1,601 @@
+"""OffsetSyncStore: Java's translation bit for bit, and exact translation that never skips a record.
+
+* Scenario tests replay ``tests/golden/mirror_checkpoint/java_vectors.json``: the Java 4.3.1
+  ``OffsetSyncStore`` driven by ``generate.jsh`` (the ``OffsetSyncStoreTest`` cases plus seeded random
+  walks), compared slot by slot and translation by translation; and the offset syncs and checkpoints a
+  running Java MirrorMaker 2 wrote (``tests/golden/mm2_records.json``).
+* Property tests model a replicated partition: upstream offsets with holes (compaction, transaction
+  markers), a source task copying records in order and emitting syncs by ``OffsetSyncWriter``'s rules
+  (first record, ``offset.lag.max``, upstream gaps; delayed syncs promoted on offset flush), restarts that
+  resume after the last flushed offset (re-copying records downstream), and EOS markers downstream.
+  ``true_position(u)`` is the largest downstream offset a consumer can resume from without missing any
+  upstream record ``>= u``: the minimum, over records ``r >= u``, of the position of ``r``'s last copy,
+  where records the running task has still to (re)copy count at the log end.
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
+
+from connectors.mirror.checkpoint_records import Checkpoint
+from connectors.mirror.offset_sync_store import SYNCS_PER_PARTITION, OffsetSyncStore, SyncPoint, Translation
+from connectors.mirror.records import OffsetSync
+
+TP = ("topic1", 2)
+VECTORS = Path(__file__).resolve().parents[1] / "golden" / "mirror_checkpoint" / "java_vectors.json"
+
+
+@cache
+def java_scenarios() -> list[dict[str, Any]]:
+    return list(json.loads(VECTORS.read_text())["offset_sync_store"])
+
+
+def compact_slots(slots: list[SyncPoint]) -> list[list[int]]:
+    out: list[list[int]] = []
+    previous: SyncPoint | None = None
+    for index, sync in enumerate(slots):
+        if sync is not previous:
+            out.append([index, sync.upstream_offset, sync.downstream_offset])
+        previous = sync
+    return out
+
+
+def store_with(
+    syncs: list[tuple[int, int]], *, mode: str = "exact", initial: int = 0, must: bool = True, **kw: Any
+) -> OffsetSyncStore:
+    store = OffsetSyncStore(mode, **kw)  # type: ignore[arg-type]
+    store.start(must)
+    for i, (up, down) in enumerate(syncs):
+        if i == initial:
+            store.mark_read_to_end()
+        store.add(*TP, up, down)
+    if not store.ready:
+        store.mark_read_to_end()
+    return store
+
+
+# -- Java reproduction ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("scenario", java_scenarios(), ids=lambda s: s["name"])
+def test_java_mode_replays_the_java_store(scenario: dict[str, Any]) -> None:
+    store = OffsetSyncStore("java")
+    store.start(scenario["must_read_to_end"])
+    queries = scenario["queries"]
+    for up, down in scenario["initial"]:
+        store.add(*TP, up, down)
+    assert [store.translate_downstream("g", TP, q) for q in queries] == scenario["before_ready"]
+    store.mark_read_to_end()
+    states = {s["after"]: s for s in scenario["states"]}
+    seen = 0
+
+    def check(after: int) -> None:
+        nonlocal seen
+        state = states.get(after)
+        if state is None:
+            return
+        seen += 1
+        if state["slots"] is None:
+            assert store.partitions() == []
+        else:
+            assert compact_slots(store.slots(TP)) == state["slots"], f"after {after} syncs"
+        if state["translations"] is not None:
+            got = [store.translate_downstream("g", TP, q) for q in queries]
+            assert got == state["translations"], f"after {after} syncs"
+
+    count = len(scenario["initial"])
+    check(count)
+    for up, down in scenario["live"]:
+        store.add(*TP, up, down)
+        count += 1
+        check(count)
+    assert seen == len(states)
+
+
+@pytest.mark.parametrize("scenario", java_scenarios(), ids=lambda s: s["name"])
+def test_exact_mode_is_never_below_java_on_the_java_scenarios(scenario: dict[str, Any]) -> None:
+    java, exact = OffsetSyncStore("java"), OffsetSyncStore("exact")
+    for store in (java, exact):
+        store.start(scenario["must_read_to_end"])
+        for up, down in scenario["initial"]:
+            store.add(*TP, up, down)
+        store.mark_read_to_end()
+        for up, down in scenario["live"]:
+            store.add(*TP, up, down)
+    for q in scenario["queries"]:
+        j, e = java.translate_downstream("g", TP, q), exact.translate_downstream("g", TP, q)
+        assert (j is None) == (e is None) and (j == -1) == (e == -1)
+        if j is not None and e is not None:
+            assert e >= j
+
+
+def test_golden_java_mm2_checkpoints_from_its_offset_syncs() -> None:
+    """The offset syncs and checkpoints a Java MirrorMaker 2 wrote (tests/golden/mm2_records.json).
+
+    Java checkpointed ``golden-group`` at upstream 3 on partition 0 as downstream 1 (sync (0, 0), +1):
+    a fail-over re-reads 2 records. Both topics started empty and the syncs (0, 0) -> (4, 4) prove the
+    copy contiguous, so exact mode answers 3.
+    """
+    records = json.loads((VECTORS.parents[1] / "mm2_records.json").read_text())["records"]
+
+    def raw(blob: dict[str, Any] | None) -> bytes | None:
+        return None if blob is None else base64.b64decode(blob["base64"])
+
+    syncs = [
+        OffsetSync.deserialize_record(raw(r["key"]), raw(r["value"]))
+        for r in records
+        if r["role"] == "offset-syncs"
+    ]
+    checkpoints = [
+        Checkpoint.from_record(raw(r["key"]), raw(r["value"])) for r in records if r["role"] == "checkpoints"
+    ]
+    java = OffsetSyncStore("java")
+    java.start(True)
+    java.mark_read_to_end()
+    seen: set[tuple[int, int, int | None]] = set()
+    for sync in syncs:
+        java.handle_sync(sync)
+        for c in checkpoints:
+            tp = ("golden-orders", c.partition)
+            seen.add(
+                (
+                    c.partition,
+                    c.upstream_offset,
+                    java.translate_downstream(c.consumer_group_id, tp, c.upstream_offset),
+                )
+            )
+    assert {(c.partition, c.upstream_offset, c.downstream_offset) for c in checkpoints} <= seen
+    exact = OffsetSyncStore("exact")
+    exact.start(True)
+    exact.mark_read_to_end()
+    exact.handle_syncs(syncs)
+    latest = {c.partition: c for c in checkpoints}
+    assert (
+        {
+            p: java.translate_downstream("golden-group", ("golden-orders", p), c.upstream_offset)
+            for p, c in latest.items()
+        }
+        == {p: c.downstream_offset for p, c in latest.items()}
+        == {0: 1, 1: 5}
+    )
+    assert {
+        p: exact.translate_downstream("golden-group", ("golden-orders", p), c.upstream_offset)
+        for p, c in latest.items()
+    } == {
+        0: 3,
+        1: 5,
+    }
+    assert java.expected_reread(("golden-orders", 0), 3) == 2
+    assert exact.expected_reread(("golden-orders", 0), 3) == 0
+
+
+def test_spec_vector_past_offset_translation() -> None:
+    """Spec §3.2 test vector (Java ``OffsetSyncStoreTest.testPastOffsetTranslation``)."""
+    syncs = [(u, u) for u in range(0, 1001, 10)] + [(u, u) for u in range(1010, 10001, 10)]
+    java = store_with(syncs, mode="java", initial=101)
+    distinct = {
+        i: s.upstream_offset for i, s in enumerate(java.slots(TP)) if i == 0 or s is not java.slots(TP)[i - 1]
+    }
+    assert distinct == {
+        0: 10000,
+        5: 9990,
+        6: 9970,
+        7: 9940,
+        8: 9880,
+        9: 9640,
+        10: 9160,
+        11: 8680,
+        12: 6760,
+        13: 4840,
+        14: 1000,
+    }
+    expected = {10000: 10000, 10005: 10001, 9995: 9991, 4840: 4840, 4839: 1001, 1000: 1000, 999: -1}
+    assert {u: java.translate_downstream(None, TP, u) for u in expected} == expected
+    # the syncs lie on one line from 1000 on: exact mode translates every offset there exactly
+    exact = store_with(syncs, mode="exact", initial=101)
+    assert exact.runs(TP) == [(1000, 1000, 10000)]
+    assert {u: exact.translate_downstream(None, TP, u) for u in expected} == {
+        10000: 10000,
+        10005: 10001,
+        9995: 9995,
+        4840: 4840,
+        4839: 4839,
+        1000: 1000,
+        999: -1,
+    }
+    assert java.expected_reread(TP, 4839) == 4839 - 1001
+    assert exact.expected_reread(TP, 4839) == 0
+    assert exact.expected_reread(TP, 10005) is None  # past the newest sync nothing is proven
+    for store in (java, exact):
+        store.add(*TP, 1500, 11000)  # upstream rewind wipes history in both modes
+        assert [store.translate_downstream(None, TP, u) for u in (1499, 1500, 2000)] == [-1, 11000, 11001]
+
+
+def test_java_offset_translation_case() -> None:
+    """Java ``OffsetSyncStoreTest.testOffsetTranslation``, both modes."""
+    for mode in ("java", "exact"):
+        store = store_with([], mode=mode)
+        store.add(*TP, 100, 200)
+        assert store.translate_downstream(None, TP, 150) == 201
+        store.add(*TP, 150, 251)
+        assert store.translate_downstream(None, TP, 150) == 251
+        assert store.translate_downstream(None, TP, 5) == -1
+        store.add(*TP, 200, 10)  # downstream reset
+        assert store.translate_downstream(None, TP, 200) == 10
+        store.add(*TP, 20, 20)  # upstream reset
+        assert store.translate_downstream(None, TP, 20) == 20
+
+
+def test_no_translation_before_read_to_end_or_without_syncs() -> None:
+    """Java ``testNoTranslationIfStoreNotStarted`` / ``testNoTranslationIfNoOffsetSync``."""
+    store = OffsetSyncStore()
+    store.start(True)
+    store.add(*TP, 100, 200)
+    assert [store.translate_downstream(None, TP, u) for u in (0, 100, 200)] == [None, None, None]
+    store.mark_read_to_end()
+    assert [store.translate_downstream(None, TP, u) for u in (0, 100, 200)] == [-1, 200, 201]
+    assert store.translate_downstream(None, ("other", 0), 5) is None
+    assert store.translate(("other", 0), 5) is None
+
+
+def test_exact_translation_between_syncs_and_fallback_after_a_gap() -> None:
+    # offset.lag.max = 9: syncs every 10 records; upstream hole 35..39 (compaction) makes a gap sync.
+    syncs = [(0, 0), (10, 10), (20, 20), (30, 30), (40, 35), (50, 45)]
+    exact, java = store_with(syncs, mode="exact"), store_with(syncs, mode="java")
+    assert exact.runs(TP) == [(0, 0, 30), (40, 35, 50)]
+    assert [exact.translate_downstream("g", TP, u) for u in (5, 29, 30, 31, 34, 39, 40, 47, 50, 60)] == [
+        5,
+        29,
+        30,
+        31,
+        31,
+        31,
+        35,
+        42,
+        45,
+        46,
+    ]
+    t = java.translate(TP, 47)
+    assert t is not None and (t.downstream_offset, t.exact, t.reread) == (36, False, 42 - 36)
+    t = exact.translate(TP, 47)
+    assert t is not None and (t.downstream_offset, t.exact, t.reread, t.reread_bound) == (42, True, 0, 3)
+    t = exact.translate(TP, 50)
+    assert t is not None and (t.downstream_offset, t.exact, t.reread, t.reread_bound) == (45, True, 0, 0)
+    t = exact.translate(TP, 34)  # inside the gap: not provable, bounded by the next sync
+    assert t is not None and (t.downstream_offset, t.exact, t.reread, t.reread_bound) == (31, False, None, 4)
+    assert java.translate(TP, 60) == Translation(60, 46, "java", False, None, None)  # past the newest sync
+    assert exact.translate_downstream("g", TP, 47, mode="java") == 36
+
+
+def test_modes_validated() -> None:
+    with pytest.raises(ValueError):
+        OffsetSyncStore("fast")  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        OffsetSyncStore(max_runs=0)
+
+
+def test_memory_is_bounded() -> None:
+    contiguous = store_with([(u, u + 7) for u in range(0, 200_000, 101)])
+    assert len(contiguous.runs(TP)) == 1
+    assert len({id(s) for s in contiguous.slots(TP)}) <= SYNCS_PER_PARTITION
+    # a transactional source: one marker (upstream hole) per transaction, a sync after each
+    txn = store_with([(11 * i, 10 * i) for i in range(1000)], max_runs=64)
+    runs = txn.runs(TP)
+    assert len(runs) == 64 and runs[-1] == (10989, 9990, 10989)
+    # offsets covered by the kept runs get the newest sync at or below them (+1 past it); older ones
+    # fall back to Java's answer from its thinned array
+    java = store_with([(11 * i, 10 * i) for i in range(1000)], mode="java")
+    for u in (500, 7000, 10300, 10990, 10995):
+        i = u // 11
+        if i >= 1000 - 64:
+            expected = 10 * i + (1 if u % 11 else 0)
+        else:
+            expected = java.translate_downstream("g", TP, u)  # type: ignore[assignment]
+        assert txn.translate_downstream("g", TP, u) == expected
+    assert java.translate_downstream("g", TP, 10300) < 10 * (10300 // 11) + 1  # type: ignore[operator]
+
+
+def test_lost_sync_assumption_documented() -> None:
+    """Exact mode trusts that no triggered sync was lost (module docstring). A counterexample needs a
+    lost gap sync *and* compensating downstream offsets: upstream 1 compacted away, the sync (2, 1) lost,
+    an EOS marker at downstream 3. Java mode stays safe; exact mode resumes one record too far."""
+    log = [0, 2, 3, None, 4]  # downstream position -> upstream offset (None: transaction marker)
+    syncs = [(0, 0), (4, 4)]  # (2, 1) was triggered by the gap but never arrived
+    true_position_of_2 = log.index(2)
+    assert store_with(syncs, mode="java").translate_downstream("g", TP, 2) == 1 <= true_position_of_2
+    assert store_with(syncs, mode="exact").translate_downstream("g", TP, 2) == 2 > true_position_of_2
+
+
+# -- invariants of the array (Java assertSparseSyncInvariant) ---------------------------------------------
+
+
+def assert_sparse_sync_invariant(slots: list[SyncPoint]) -> None:
+    for j in range(SYNCS_PER_PARTITION):
+        for i in range(j):
+            up_i, up_j = slots[i].upstream_offset, slots[j].upstream_offset
+            if up_i == up_j:
+                continue
+            lower = up_j + (1 << max(i - 2, 0))
+            assert up_i >= lower, f"invariant C({i},{j})"
+            upper = up_j + (1 << j) - (1 << i)
+            if upper < 2**63:
+                assert up_i <= upper, f"invariant B({i},{j})"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    steps=st.lists(st.integers(min_value=0, max_value=2**20), min_size=1, max_size=120),
+    first=st.integers(0, 30),
+)
+def test_array_invariants_hold(steps: list[int], first: int) -> None:
+    store = store_with([(first, first)])
+    offset = first
+    for step in steps:
+        offset += step
+        store.add(*TP, offset, offset)
+        slots = store.slots(TP)
+        assert slots[0].upstream_offset == offset  # invariant A
+        assert slots[-1].upstream_offset == first  # invariant D
+    assert_sparse_sync_invariant(store.slots(TP))
+
+
+# -- model of a replicated partition ---------------------------------------------------------------------
+
+
+@dataclass
+class Writer:
+    """Java ``OffsetSyncWriter`` for one partition, sending every pending sync at once (no loss)."""
+
+    lag_max: int
+    stream: list[tuple[int, int]]
+    lose: list[bool] = field(default_factory=list)
+    prev_up: int = -1
+    prev_down: int = -1
+    last_sync_down: int = -1
+    pending: tuple[int, int] | None = None
+    delayed: tuple[int, int] | None = None
+
+    def record(self, up: int, down: int) -> None:
+        triggered = (
+            self.last_sync_down == -1
+            or down - (self.last_sync_down + 1) >= self.lag_max
+            or up - self.prev_up != 1
+            or down < self.prev_down
+        )
+        if triggered:
+            self.last_sync_down = down
+        self.prev_up, self.prev_down = up, down
+        if triggered:
+            self.delayed = None
+            self.pending = (up, down)
+        else:
+            self.delayed = (up, down)
+        self.fire()
+
+    def fire(self) -> None:
+        if self.pending is not None:
+            if not (self.lose and self.lose.pop()):
+                self.stream.append(self.pending)
+            self.pending = None
+
+    def promote(self) -> None:
+        if self.delayed is not None:
+            self.pending, self.delayed = self.delayed, None
+        self.fire()
+
+
+@dataclass
+class Replication:
+    upstream: list[int]  # existing upstream offsets, ascending
+    lag_max: int
+    lose: list[bool] = field(default_factory=list)
+    log: list[int | None] = field(default_factory=list)  # downstream position -> upstream offset
+    stream: list[tuple[int, int]] = field(default_factory=list)
+    position: int = 0  # index into upstream of the next record the task copies
+    flushed: int | None = None  # last flushed source offset (Connect offset store)
+    last_acked: int | None = None
+    writer: Writer = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.writer = Writer(self.lag_max, self.stream, self.lose)
+
+    def apply(self, op: tuple[str, int]) -> None:
+        kind, n = op
+        if kind == "copy":
+            for _ in range(n):
+                if self.position >= len(self.upstream):
+                    return
+                up = self.upstream[self.position]
+                self.position += 1
+                self.log.append(up)
+                self.last_acked = up
+                self.writer.record(up, len(self.log) - 1)
+        elif kind == "flush":
+            self.flushed = self.last_acked
+            self.writer.promote()
+        elif kind == "restart":
+            resume = -1 if self.flushed is None else self.flushed
+            self.position = next((i for i, u in enumerate(self.upstream) if u > resume), len(self.upstream))
+            self.last_acked = self.flushed  # acked but unflushed offsets die with the task
+            self.writer = Writer(self.lag_max, self.stream, self.lose)
+        elif kind == "marker":
+            self.log.append(None)
+
+    def unambiguous(self) -> bool:
+        """Every record copied once and no re-copy in flight, so re-read counts are well defined."""
+        copied = [up for up in self.log if up is not None]
+        if len(set(copied)) != len(copied):
+            return False
+        return self.position >= len(self.upstream) or not copied or self.upstream[self.position] > max(copied)
+
+    def true_positions(self, limit: int) -> list[int]:
+        """``true_positions(limit)[u]`` for ``u`` in ``0..limit``.
+
+        Records the running task has still to (re)copy count as copied at the log end.
+        """
+        upcoming = self.upstream[self.position] if self.position < len(self.upstream) else limit + 1
+        last_copy: dict[int, int] = {}
+        for pos, up in enumerate(self.log):
+            if up is not None and up < upcoming:
+                last_copy[up] = pos
+        out = [len(self.log)] * (limit + 2)
+        for u in range(limit, -1, -1):
+            out[u] = min(out[u + 1], last_copy.get(u, len(self.log)))
+        return out[: limit + 1]
+
+
+@st.composite
+def replications(draw: st.DrawFn, *, lossy: bool = False) -> tuple[Replication, int, bool]:
+    holes = draw(st.lists(st.sampled_from([0] * 10 + [1, 1, 2, 5]), min_size=1, max_size=160))
+    upstream, offset = [], draw(st.integers(0, 4))
+    for hole in holes:
+        offset += hole
+        upstream.append(offset)
+        offset += 1
+    lag_max = draw(st.sampled_from([0, 1, 3, 10, 100]))
+    lose = draw(st.lists(st.booleans(), max_size=60)) if lossy else []
+    rep = Replication(upstream, lag_max, lose)
+    ops = draw(
+        st.lists(
+            st.one_of(
+                st.tuples(st.just("copy"), st.integers(1, 40)),
+                st.tuples(st.sampled_from(["flush", "restart", "marker"]), st.just(0)),
+            ),
+            max_size=25,
+        )
+    )
+    note(f"ops={ops}")
+    for op in [("copy", 1), *ops]:
+        rep.apply(op)
+    initial = draw(st.integers(0, len(rep.stream)))
+    must = draw(st.booleans())
+    return rep, initial, must
+
+
+def build(rep: Replication, initial: int, must: bool, mode: str, max_runs: int) -> OffsetSyncStore:
+    return store_with(rep.stream, mode=mode, initial=initial, must=must, max_runs=max_runs)
+
+
+def consecutive_pairs_since_last_clear(
+    rep: Replication, initial: int, must: bool
+) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    start = 0
+    for i, (up, _) in enumerate(rep.stream):
+        if i == 0 or (must and i < initial) or up < rep.stream[i - 1][0]:
+            start = i
+    kept = rep.stream[start:]
+    return list(itertools.pairwise(kept))
+
+
+PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@PROPERTY
+@given(case=replications(), max_runs=st.sampled_from([2, 64, 10_000]))
+def test_translation_never_skips_and_exact_is_better(
+    case: tuple[Replication, int, bool], max_runs: int
+) -> None:
+    rep, initial, must = case
+    note(
+        f"upstream={rep.upstream} position={rep.position} log={rep.log} stream={rep.stream} initial={initial} must={must}"
+    )
+    limit = rep.upstream[-1] + 2
+    truth = rep.true_positions(limit)
+    java = build(rep, initial, must, "java", max_runs)
+    exact = build(rep, initial, must, "exact", max_runs)
+    previous = {"java": -1, "exact": -1}
+    markers = None in rep.log
+    settled = rep.unambiguous()
+    for u in range(limit + 1):
+        j, e = java.translate_downstream("g", TP, u), exact.translate_downstream("g", TP, u)
+        assert j is not None and e is not None
+        assert (j == -1) == (e == -1)
+        if j == -1:
+            continue
+        # (a) no skip, in both modes
+        assert j <= truth[u], f"java skips at {u}"
+        assert e <= truth[u], f"exact skips at {u}"
+        # (c) exact never re-reads more than Java
+        assert e >= j
+        # (d) monotonic in the upstream offset
+        assert j >= previous["java"] and e >= previous["exact"]
+        previous = {"java": j, "exact": e}
+        for store, value in ((java, j), (exact, e)) if settled else ():
+            t = store.translate(TP, u)
+            assert t is not None
+            if t.reread is not None:
+                # a run is exact unless EOS markers hide an upstream hole (then only safe)
+                assert t.reread <= truth[u] - value if markers else t.reread == truth[u] - value
+            if t.reread_bound is not None:
+                assert truth[u] - value <= t.reread_bound
+
+
+@PROPERTY
+@given(case=replications())
+def test_exact_when_copied_contiguously_since_the_last_sync(case: tuple[Replication, int, bool]) -> None:
+    """(b) Contiguous copy between consecutive syncs (no rewind): exact mode re-reads nothing."""
+    rep, initial, must = case
+    exact = build(rep, initial, must, "exact", 10_000)
+    copies: dict[int | None, int] = {}
+    for up in rep.log:
+        copies[up] = copies.get(up, 0) + 1
+    truth = rep.true_positions(rep.upstream[-1] + 2)
+    for (a_up, a_down), (b_up, _) in consecutive_pairs_since_last_clear(rep, initial, must):
+        span = b_up - a_up
+        contiguous = span > 0 and all(
+            a_down + k < len(rep.log) and rep.log[a_down + k] == a_up + k and copies[a_up + k] == 1
+            for k in range(span + 1)
+        )
+        if not contiguous:
+            continue
+        for u in range(a_up + 1, b_up + 1):
+            expected = a_down + (u - a_up)
+            if rep.unambiguous():
+                assert truth[u] == expected  # sanity of the model
+            t = exact.translate(TP, u)
+            assert t is not None and (t.downstream_offset, t.exact, t.reread) == (expected, True, 0)
+            assert exact.expected_reread(TP, u) == 0
+
+
+@PROPERTY
+@given(case=replications(lossy=True))
+def test_java_mode_never_skips_even_when_syncs_are_lost(case: tuple[Replication, int, bool]) -> None:
+    rep, initial, must = case
+    if not rep.stream:
+        return
+    limit = rep.upstream[-1] + 2
+    truth = rep.true_positions(limit)
+    java = build(rep, initial, must, "java", 64)
+    for u in range(limit + 1):
+        j = java.translate_downstream("g", TP, u)
+        assert j is not None and j <= truth[u]
+
+
+def test_precision_on_a_plain_partition() -> None:
+    """offset.lag.max = 100 (Java's default), 5000 records, an offset flush every 700 records: what a
+    consumer group re-reads after fail-over, for every committed offset."""
+    rep = Replication(list(range(5000)), lag_max=100)
+    for _ in range(7):
+        rep.apply(("copy", 700))
+        rep.apply(("flush", 0))
+    truth = rep.true_positions(5001)
+    java, exact = build(rep, 0, True, "java", 64), build(rep, 0, True, "exact", 64)
+    offsets = range(1, 4900)  # the copied records; past the newest sync nothing is proven
+    java_reread = [truth[u] - (java.translate_downstream("g", TP, u) or 0) for u in offsets]
+    exact_reread = [truth[u] - (exact.translate_downstream("g", TP, u) or 0) for u in offsets]
+    assert exact_reread == [0] * len(offsets)
+    # Java: up to offset.lag.max for recent offsets, thousands for older ones whose syncs were thinned out
+    assert max(java_reread[-150:]) == 99
+    assert (max(java_reread), round(sum(java_reread) / len(offsets))) == (3230, 1154)
+    assert all(exact.expected_reread(TP, u) == 0 for u in offsets)
+    assert [java.expected_reread(TP, u) for u in offsets] == java_reread
