@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-EXTRAS ?= test,docker,spark
+EXTRAS ?= test,docker,spark,bench
 STAMP  := $(VENV)/.installed-$(shell echo '$(EXTRAS)' | tr ',' '-')
 CLUSTERS_DIR ?= run/clusters
 
@@ -43,6 +43,12 @@ clusters-down:
 ## demo: mirror a live topic from local cluster A to B with a three-worker fleet (Ctrl-C stops)
 demo: kafka
 	$(PY) -m pyconnect.testing.demo
+
+## bench: pyconnect beside Java MirrorMaker 2 on two local clusters; results in benchmarks/results/<date>/
+## (`$(PY) -m benchmarks --quick --out DIR` runs a small version in a few minutes)
+bench: kafka
+	$(PY) -m pip install -q -e '.[bench]'
+	$(PY) -m benchmarks --out benchmarks/results/$$(date -u +%Y-%m-%d)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache run

@@ -1,0 +1,85 @@
+"""CPU time and RSS of processes read from /proc by PID (Linux), and a bounded background sampler.
+
+CPU is ``utime + stime`` of the process (children not included: every process measured here is one
+JVM or one Python interpreter). RSS is ``VmRSS`` from ``/proc/<pid>/status``. A PID that has exited
+reads as ``None``: callers never get a made-up zero.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds the process has used so far, or None if it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()
+    # fields[0] is the state (field 3 of stat); utime and stime are fields 14 and 15.
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def rss_mb(pid: int) -> float | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    except OSError:
+        return None
+    return None
+
+
+def total_cpu_seconds(pids: Iterable[int]) -> float | None:
+    values = [cpu_seconds(p) for p in pids]
+    if not values or any(v is None for v in values):
+        return None
+    return sum(v for v in values if v is not None)
+
+
+@dataclass
+class RssSampler:
+    """Samples the RSS of ``pids()`` every ``interval`` seconds on a daemon thread; keeps the peak per PID.
+
+    ``pids`` is called at each sample so workers that start later are included. The thread stops on
+    ``stop()`` or after ``max_seconds``, whichever comes first.
+    """
+
+    pids: Callable[[], Iterable[int]]
+    interval: float = 0.5
+    max_seconds: float = 3600.0
+    peak: dict[int, float] = field(default_factory=dict)
+    _stop: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
+    _thread: threading.Thread | None = field(default=None, init=False, repr=False)
+
+    def start(self) -> RssSampler:
+        self._thread = threading.Thread(target=self._run, name="rss-sampler", daemon=True)
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        deadline = time.monotonic() + self.max_seconds
+        while not self._stop.is_set() and time.monotonic() < deadline:
+            self.sample()
+            self._stop.wait(self.interval)
+
+    def sample(self) -> None:
+        for pid in list(self.pids()):
+            value = rss_mb(pid)
+            if value is not None and value > self.peak.get(pid, 0.0):
+                self.peak[pid] = value
+
+    def stop(self) -> dict[int, float]:
+        self._stop.set()
+        if self._thread:
+            self._thread.join(timeout=5)
+        self.sample()
+        return dict(self.peak)

@@ -1,0 +1,505 @@
+"""results.json, report.md and chart.png from one benchmark run.
+
+The results document (``SCHEMA``)::
+
+    {"schema", "mode", "started_at", "finished_at", "machine": {...}, "settings": {...},
+     "systems": {name: {"available": bool, "reason": str | None, "description": str}},
+     "scenarios": {name: {"description", "status", "reason", "systems": {system: {"status", "reason", "metrics"}}}},
+     "ratios": {"throughput_100b", "throughput_1kb", "p99_latency", "rss", "startup": float | null},
+     "ratio_directions": {...}, "ratio_notes": {name: why the ratio is null, or what it compares},
+     "notes": [str]}
+
+A ratio is pyconnect's figure divided by Java's (the MirrorSourceConnector on a Java Connect worker,
+``JAVA_REFERENCE``); it is null, never estimated, when either side did not run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from benchmarks.stats import RATIO_DIRECTIONS, ratio
+
+SCHEMA = "pyconnect-bench/1"
+JAVA_REFERENCE = "java-connect"
+PYCONNECT = "pyconnect"
+SYSTEM_LABELS = {
+    "brokers": "Kafka perf tools (limit)",
+    "java-connect": "Java MirrorSourceConnector on Java Connect",
+    "java-dedicated": "Java MirrorMaker 2 (dedicated)",
+    "pyconnect": "pyconnect MirrorSourceConnector",
+}
+REQUIRED_TOP_LEVEL = (
+    "schema",
+    "mode",
+    "started_at",
+    "finished_at",
+    "machine",
+    "settings",
+    "systems",
+    "scenarios",
+    "ratios",
+    "ratio_directions",
+    "ratio_notes",
+    "notes",
+)
+SCENARIO_STATUSES = ("ok", "partial", "failed", "skipped", "not_implemented")
+SYSTEM_STATUSES = ("ok", "failed", "unavailable", "skipped")
+
+
+def _metrics(scenarios: Mapping[str, Any], scenario: str, system: str) -> dict[str, Any] | None:
+    entry = scenarios.get(scenario, {}).get("systems", {}).get(system)
+    if not entry or entry.get("status") != "ok":
+        return None
+    metrics: dict[str, Any] = entry.get("metrics") or {}
+    return metrics
+
+
+def _why_missing(scenarios: Mapping[str, Any], scenario: str, system: str) -> str:
+    entry = scenarios.get(scenario, {}).get("systems", {}).get(system)
+    if entry is None:
+        reason = scenarios.get(scenario, {}).get("reason")
+        return f"{system}: scenario '{scenario}' did not run" + (f" ({reason})" if reason else "")
+    return f"{system}: {entry.get('status')}: {entry.get('reason') or 'no figure'}"
+
+
+def _throughput(size: str) -> Any:
+    def pick(m: Mapping[str, Any]) -> tuple[float | None, str]:
+        value = (m.get(size) or {}).get("records_per_s")
+        return value, f"records/s draining the {size} backlog"
+
+    return pick
+
+
+def _p99(py: Mapping[str, Any], java: Mapping[str, Any]) -> tuple[float | None, float | None, str]:
+    """p99 at the input rate, of those both systems ran, where pyconnect compares worst with Java.
+
+    The least favourable rate is taken so that one ratio never hides a rate at which pyconnect lags.
+    """
+    py_rates = {r["rate"]: r for r in py.get("rates", []) if r.get("p99_ms") is not None}
+    java_rates = {r["rate"]: r for r in java.get("rates", []) if r.get("p99_ms") is not None}
+    common = sorted(set(py_rates) & set(java_rates))
+    if not common:
+        return None, None, "no input rate measured on both sides"
+
+    def quotient(r: int) -> float:
+        j = java_rates[r]["p99_ms"]
+        return py_rates[r]["p99_ms"] / j if j else float("inf")
+
+    r = max(common, key=quotient)
+    return (
+        py_rates[r]["p99_ms"],
+        java_rates[r]["p99_ms"],
+        f"p99 end-to-end latency at {r} records/s (the least favourable to pyconnect of the rates {common})",
+    )
+
+
+def compute_ratios(scenarios: Mapping[str, Any]) -> tuple[dict[str, float | None], dict[str, str]]:
+    """The ``ratios`` object (pyconnect / Java) and a note per ratio: what it compares or why it is null."""
+    ratios: dict[str, float | None] = {}
+    notes: dict[str, str] = {}
+    simple = {
+        "throughput_100b": ("throughput", _throughput("100b")),
+        "throughput_1kb": ("throughput", _throughput("1kb")),
+        "rss": ("resources", lambda m: (m.get("peak_rss_mb"), "peak RSS of one worker (MB)")),
+        "startup": (
+            "startup",
+            lambda m: (m.get("first_record_s"), "process start to first record mirrored (s)"),
+        ),
+    }
+    for name in RATIO_DIRECTIONS:
+        scenario = "latency" if name == "p99_latency" else simple[name][0]
+        py = _metrics(scenarios, scenario, PYCONNECT)
+        java = _metrics(scenarios, scenario, JAVA_REFERENCE)
+        if py is None or java is None:
+            ratios[name] = None
+            missing = [s for s, m in ((PYCONNECT, py), (JAVA_REFERENCE, java)) if m is None]
+            notes[name] = "; ".join(_why_missing(scenarios, scenario, s) for s in missing)
+            continue
+        if name == "p99_latency":
+            py_v, java_v, what = _p99(py, java)
+        else:
+            pick = simple[name][1]
+            py_v, what = pick(py)
+            java_v, _ = pick(java)
+        ratios[name] = ratio(py_v, java_v)
+        notes[name] = (
+            f"{what}: pyconnect / {JAVA_REFERENCE}"
+            if ratios[name] is not None
+            else f"{what}: a figure is missing on one side"
+        )
+    return ratios, notes
+
+
+def build_results(
+    *,
+    mode: str,
+    started_at: str,
+    finished_at: str,
+    machine: Mapping[str, Any],
+    settings: Mapping[str, Any],
+    systems: Mapping[str, Any],
+    scenarios: Mapping[str, Any],
+    notes: list[str],
+) -> dict[str, Any]:
+    ratios, ratio_notes = compute_ratios(scenarios)
+    return {
+        "schema": SCHEMA,
+        "mode": mode,
+        "started_at": started_at,
+        "finished_at": finished_at,
+        "machine": dict(machine),
+        "settings": dict(settings),
+        "systems": dict(systems),
+        "scenarios": dict(scenarios),
+        "ratios": ratios,
+        "ratio_directions": dict(RATIO_DIRECTIONS),
+        "ratio_notes": ratio_notes,
+        "notes": list(notes),
+    }
+
+
+def validate_results(results: Mapping[str, Any]) -> list[str]:
+    """Every way ``results`` departs from the schema (an empty list when it conforms)."""
+    problems = [f"missing top-level key '{k}'" for k in REQUIRED_TOP_LEVEL if k not in results]
+    if results.get("schema") not in (None, SCHEMA):
+        problems.append(f"schema is {results.get('schema')!r}, expected {SCHEMA!r}")
+    ratios = results.get("ratios")
+    if isinstance(ratios, Mapping):
+        for name in RATIO_DIRECTIONS:
+            if name not in ratios:
+                problems.append(f"ratios lacks '{name}'")
+            elif ratios[name] is not None and not isinstance(ratios[name], int | float):
+                problems.append(f"ratios['{name}'] is neither a number nor null")
+            elif ratios[name] is None and not results.get("ratio_notes", {}).get(name):
+                problems.append(f"ratios['{name}'] is null without a note saying why")
+    elif "ratios" in results:
+        problems.append("ratios is not an object")
+    for name, scenario in (results.get("scenarios") or {}).items():
+        if scenario.get("status") not in SCENARIO_STATUSES:
+            problems.append(f"scenario '{name}' has status {scenario.get('status')!r}")
+        for system, entry in (scenario.get("systems") or {}).items():
+            if entry.get("status") not in SYSTEM_STATUSES:
+                problems.append(f"scenario '{name}' system '{system}' has status {entry.get('status')!r}")
+            if entry.get("status") != "ok" and not entry.get("reason"):
+                problems.append(
+                    f"scenario '{name}' system '{system}' is {entry.get('status')} without a reason"
+                )
+    return problems
+
+
+# ---- Markdown ---------------------------------------------------------------------------------
+
+
+def _fmt(value: Any, digits: int = 1) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if abs(value) >= 1000:
+            return f"{value:,.0f}"
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return [*lines, ""]
+
+
+def _system_rows(
+    scenario: Mapping[str, Any], columns: list[tuple[str, Any]]
+) -> tuple[list[list[str]], list[str]]:
+    rows, notes = [], []
+    for system, entry in (scenario.get("systems") or {}).items():
+        label = SYSTEM_LABELS.get(system, system)
+        if entry.get("status") != "ok":
+            rows.append([label] + ["n/a"] * len(columns))
+            notes.append(f"- {label}: **{entry.get('status')}**: {entry.get('reason')}")
+            continue
+        m = entry.get("metrics") or {}
+        rows.append([label] + [_fmt(getter(m)) for _, getter in columns])
+    return rows, notes
+
+
+def render_markdown(results: Mapping[str, Any], chart_name: str | None = "chart.png") -> str:
+    machine = results.get("machine", {})
+    settings = results.get("settings", {})
+    out = [
+        f"# pyconnect vs Java MirrorMaker 2: {results.get('mode')} benchmark",
+        "",
+        f"Run {results.get('started_at')} to {results.get('finished_at')} on {machine.get('cpu_model')} "
+        f"({machine.get('cpus')} CPUs, {machine.get('memory_mb')} MB), Kafka {machine.get('kafka_version')}, "
+        f"{machine.get('java_version')}, Python {machine.get('python_version')}.",
+        "",
+    ]
+    for note in results.get("notes", []):
+        out.append(f"> {note}")
+        out.append("")
+    out.append("## pyconnect / Java ratios")
+    out.append("")
+    rows = []
+    for name, direction in results.get("ratio_directions", RATIO_DIRECTIONS).items():
+        value = results.get("ratios", {}).get(name)
+        rows.append(
+            [
+                f"`{name}`",
+                _fmt(value, 3),
+                f"{direction} is better",
+                str(results.get("ratio_notes", {}).get(name, "")).replace("|", "/"),
+            ]
+        )
+    out += _table(["ratio", "value", "direction", "what / why null"], rows)
+    if chart_name:
+        out += [f"![benchmark chart]({chart_name})", ""]
+    scenarios = results.get("scenarios", {})
+    out += _limit_section(scenarios.get("limit"))
+    for size in ("100b", "1kb"):
+        out += _section(
+            scenarios.get("throughput"),
+            f"Throughput: draining a backlog of {size.upper()} records",
+            [
+                ("records", lambda m, s=size: (m.get(s) or {}).get("records")),
+                ("records/s", lambda m, s=size: (m.get(s) or {}).get("records_per_s")),
+                ("MB/s", lambda m, s=size: (m.get(s) or {}).get("mb_per_s")),
+                ("CPU-s / M records", lambda m, s=size: (m.get(s) or {}).get("cpu_s_per_million")),
+                ("wall s (create to done)", lambda m, s=size: (m.get(s) or {}).get("wall_s")),
+            ],
+        )
+    out += _latency_section(scenarios.get("latency"))
+    out += _section(
+        scenarios.get("resources"),
+        "Resources",
+        [
+            ("peak RSS per worker (MB)", lambda m: m.get("peak_rss_mb")),
+            ("idle fleet CPU (% of one core)", lambda m: m.get("idle_fleet_cpu_percent")),
+            ("idle RSS per worker (MB)", lambda m: m.get("idle_rss_mb_mean")),
+            ("idle fleet size", lambda m: m.get("idle_fleet_workers")),
+        ],
+    )
+    out += _section(
+        scenarios.get("startup"),
+        "Start-up (one worker, from process start)",
+        [
+            ("REST ready (s)", lambda m: m.get("rest_ready_s")),
+            ("all tasks RUNNING (s)", lambda m: m.get("tasks_running_s")),
+            ("first record mirrored (s)", lambda m: m.get("first_record_s")),
+        ],
+    )
+    out += _section(
+        scenarios.get("failover"),
+        "Failover (kill -9 of one of three workers)",
+        [
+            ("tasks RUNNING again (s)", lambda m: m.get("recovery_s")),
+            ("records produced", lambda m: m.get("records_produced")),
+            ("records lost", lambda m: m.get("records_lost")),
+            ("duplicates", lambda m: m.get("duplicates")),
+            ("killed worker's tasks", lambda m: m.get("killed_worker_tasks")),
+            ("killed worker ran the connector", lambda m: m.get("killed_worker_ran_connector")),
+            ("killed worker was the leader", lambda m: m.get("killed_worker_was_leader")),
+        ],
+    )
+    out += _section(scenarios.get("checkpoint_lag"), "Checkpoint lag", [])
+    out.append("## Settings")
+    out.append("")
+    out.append("```json")
+    out.append(json.dumps(settings, indent=2, sort_keys=True))
+    out.append("```")
+    out.append("")
+    return "\n".join(out)
+
+
+def _header(scenario: Mapping[str, Any] | None, title: str) -> list[str]:
+    lines = [f"## {title}", ""]
+    if scenario is None:
+        return [*lines, "Not run in this invocation.", ""]
+    if scenario.get("description"):
+        lines += [str(scenario["description"]), ""]
+    if scenario.get("status") not in ("ok", None):
+        lines += [
+            f"Status: **{scenario.get('status')}**"
+            + (f": {scenario['reason']}" if scenario.get("reason") else ""),
+            "",
+        ]
+    return lines
+
+
+def _section(scenario: Mapping[str, Any] | None, title: str, columns: list[tuple[str, Any]]) -> list[str]:
+    lines = _header(scenario, title)
+    if scenario is None or not columns or not scenario.get("systems"):
+        return lines
+    rows, notes = _system_rows(scenario, columns)
+    return lines + _table(["system", *[c for c, _ in columns]], rows) + ([*notes, ""] if notes else [])
+
+
+def _limit_section(scenario: Mapping[str, Any] | None) -> list[str]:
+    lines = _header(scenario, "Physical limit: the brokers' own produce and consume throughput")
+    entry = (scenario or {}).get("systems", {}).get("brokers")
+    if not entry:
+        return lines
+    if entry.get("status") != "ok":
+        return [*lines, f"- **{entry.get('status')}**: {entry.get('reason')}", ""]
+    rows = []
+    for size, figures in (entry.get("metrics") or {}).items():
+        for side in ("produce", "consume"):
+            f = figures.get(side) or {}
+            rows.append(
+                [size, side, _fmt(f.get("records")), _fmt(f.get("records_per_s")), _fmt(f.get("mb_per_s"))]
+            )
+    return lines + _table(["size", "side", "records", "records/s", "MB/s"], rows)
+
+
+def _latency_section(scenario: Mapping[str, Any] | None) -> list[str]:
+    lines = _header(scenario, "End-to-end replication latency at fixed input rates")
+    if scenario is None:
+        return lines
+    rows, notes = [], []
+    for system, entry in (scenario.get("systems") or {}).items():
+        label = SYSTEM_LABELS.get(system, system)
+        if entry.get("status") != "ok":
+            rows.append([label, "n/a", "n/a", "n/a", "n/a", "n/a"])
+            notes.append(f"- {label}: **{entry.get('status')}**: {entry.get('reason')}")
+            continue
+        for r in (entry.get("metrics") or {}).get("rates", []):
+            rows.append(
+                [
+                    label,
+                    _fmt(r.get("rate")),
+                    _fmt(r.get("count")),
+                    _fmt(r.get("p50_ms")),
+                    _fmt(r.get("p99_ms")),
+                    _fmt(r.get("max_ms")),
+                ]
+            )
+    return (
+        lines
+        + _table(["system", "input records/s", "records", "p50 ms", "p99 ms", "max ms"], rows)
+        + ([*notes, ""] if notes else [])
+    )
+
+
+# ---- chart ------------------------------------------------------------------------------------
+
+
+def chart_series(results: Mapping[str, Any]) -> list[tuple[str, str, dict[str, float | None]]]:
+    """(panel title, unit, {system: value or None}) for each panel of the chart."""
+    scenarios = results.get("scenarios", {})
+    systems = [s for s in SYSTEM_LABELS if s != "brokers"]
+
+    def values(scenario: str, getter: Any) -> dict[str, float | None]:
+        out: dict[str, float | None] = {}
+        for s in systems:
+            entry = scenarios.get(scenario, {}).get("systems", {}).get(s)
+            if entry is None:
+                continue
+            m = entry.get("metrics") if entry.get("status") == "ok" else None
+            out[s] = getter(m) if m else None
+        return out
+
+    panels = []
+    for size in ("100b", "1kb"):
+        v = values("throughput", lambda m, s=size: (m.get(s) or {}).get("records_per_s"))
+        limit = (scenarios.get("limit", {}).get("systems", {}).get("brokers") or {}).get("metrics") or {}
+        produce = (limit.get(size) or {}).get("produce", {}).get("records_per_s")
+        if produce is not None:
+            v = {"brokers": produce, **v}
+        panels.append((f"Throughput {size.upper()}", "records/s", v))
+    rates: list[int] = []
+    for entry in scenarios.get("latency", {}).get("systems", {}).values():
+        for r in (entry.get("metrics") or {}).get("rates") or []:
+            if r.get("rate") not in rates:
+                rates.append(r["rate"])
+    for chosen in sorted(rates)[:1] + sorted(rates)[1:][-1:]:
+
+        def p99(m: Mapping[str, Any], chosen: int = chosen) -> float | None:
+            for r in m.get("rates", []):
+                if r.get("rate") == chosen:
+                    return r.get("p99_ms")
+            return None
+
+        panels.append((f"p99 latency at {chosen} rec/s", "ms", values("latency", p99)))
+    panels.append(("Peak RSS per worker", "MB", values("resources", lambda m: m.get("peak_rss_mb"))))
+    panels.append(("Start-up to first record", "s", values("startup", lambda m: m.get("first_record_s"))))
+    panels.append(("Failover: tasks RUNNING again", "s", values("failover", lambda m: m.get("recovery_s"))))
+    panels.append(
+        (
+            "Idle fleet of 3: CPU",
+            "% of one core",
+            values("resources", lambda m: m.get("idle_fleet_cpu_percent")),
+        )
+    )
+    return panels
+
+
+def render_chart(results: Mapping[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    colours = {
+        "brokers": "#9e9e9e",
+        "java-connect": "#e76f51",
+        "java-dedicated": "#f4a261",
+        "pyconnect": "#2a9d8f",
+    }
+    short = {
+        "brokers": "limit",
+        "java-connect": "Java\nConnect",
+        "java-dedicated": "Java\ndedicated",
+        "pyconnect": "pyconnect",
+    }
+    panels = chart_series(results)
+    fig, axes = plt.subplots(2, 4, figsize=(16, 7.5))
+    for ax, (title, unit, values) in zip(axes.flat, panels, strict=False):
+        names = list(values)
+        heights = [values[n] or 0.0 for n in names]
+        bars = ax.bar(range(len(names)), heights, color=[colours.get(n, "#555") for n in names])
+        ax.set_xticks(range(len(names)), [short.get(n, n) for n in names], fontsize=8)
+        ax.set_title(title, fontsize=10)
+        ax.set_ylabel(unit, fontsize=8)
+        ax.tick_params(axis="y", labelsize=8)
+        top = max(heights) if heights and max(heights) > 0 else 1.0
+        ax.set_ylim(0, top * 1.18)
+        for bar, n in zip(bars, names, strict=True):
+            v = values[n]
+            label = "n/a" if v is None else (f"{v:,.0f}" if v >= 100 else f"{v:.2f}")
+            ax.annotate(
+                label,
+                (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                ha="center",
+                va="bottom",
+                fontsize=8,
+                xytext=(0, 2),
+                textcoords="offset points",
+            )
+    for ax in list(axes.flat)[len(panels) :]:
+        ax.axis("off")
+    fig.suptitle(
+        f"pyconnect vs Java MirrorMaker 2 ({results.get('mode')} run, {str(results.get('started_at'))[:10]}); "
+        "n/a = did not run",
+        fontsize=11,
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write_results(results: Mapping[str, Any], out_dir: Path) -> dict[str, Path]:
+    """Write results.json, report.md and chart.png into ``out_dir``; return their paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {
+        "json": out_dir / "results.json",
+        "markdown": out_dir / "report.md",
+        "chart": out_dir / "chart.png",
+    }
+    paths["json"].write_text(json.dumps(results, indent=2, sort_keys=False) + "\n")
+    render_chart(results, paths["chart"])
+    paths["markdown"].write_text(render_markdown(results, paths["chart"].name))
+    return paths

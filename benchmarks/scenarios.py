@@ -1,0 +1,649 @@
+"""One benchmark run: two fresh clusters, the perf-tool limit, then each system through the scenarios.
+
+Order: clusters A (source) and B (target) start; source topics are created and the throughput
+backlogs written once with ProducerPerformance (every system drains the very same records); the
+physical limit is measured on separate topics; then each system in turn runs
+
+- a *single-worker session*: one fresh worker (start-up timeline, then the 100 B and 1 KB backlog
+  drains, then latency at fixed input rates), its RSS sampled throughout;
+- a *fleet session*: three fresh workers with one connector (idle CPU and RSS, then failover).
+
+Systems run one after the other, never at once, on the same brokers. A system that cannot run is
+recorded with its reason and no figure. Every wait is bounded; every process is stopped by PID.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import struct
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from benchmarks import perftools, runners, workload
+from benchmarks.procstats import RssSampler, rss_mb, total_cpu_seconds
+from benchmarks.settings import BenchSettings
+from benchmarks.stats import cpu_seconds_per_million, latency_summary, rate
+from pyconnect.kafka.group_member import describe_group
+from pyconnect.testing.connect_worker import ConnectWorkerProcess
+from pyconnect.testing.distribution import KafkaDistribution
+from pyconnect.testing.kafka import KafkaCluster, start_clusters, stop_clusters
+
+log = logging.getLogger("benchmarks")
+
+READY_TIMEOUT_S = 120.0
+RUNNING_TIMEOUT_S = 120.0
+DESCRIPTIONS = {
+    "limit": "Kafka's ProducerPerformance then ConsumerPerformance on the source cluster (acks=all, linger.ms=5, "
+    "batch.size=65536), 8 partitions: what the brokers themselves move on this machine. ProducerPerformance is "
+    "one producer; a mirror with several tasks runs several, so its 100 B rate can come close to it.",
+    "throughput": "One worker drains a backlog already in the source topic (8 partitions, tasks.max=4). "
+    "records/s and CPU are taken from the first record seen in the target topic to the last "
+    "(target end offsets polled every 0.2 s); MB/s counts value bytes; wall s is connector creation to done. "
+    "Dedicated MirrorMaker starts with the backlog waiting, so its drain overlaps its own start-up "
+    "(its checkpoint and heartbeat connectors start too); its wall time is counted from process start.",
+    "latency": "Sequence-numbered 100 B records produced at fixed rates; latency is target LogAppendTime minus "
+    "source LogAppendTime per record, matched by sequence number (after a warm-up phase).",
+    "resources": "Peak RSS of the single worker over its whole session (start-up, drains, latency); idle CPU "
+    "and RSS of a three-worker fleet running one connector with no input.",
+    "startup": "A fresh worker: process start to REST ready, to all tasks RUNNING after the connector is "
+    "created at once, and to the first record in the target topic (1,000-record backlog waiting).",
+    "failover": "Three workers, input at a fixed rate; kill -9 of the follower (not the group leader) hosting most "
+    "tasks, so the scheduled rebalance delay applies; time to all tasks RUNNING on the survivors. "
+    "Records lost = source sequence numbers absent from the target.",
+    "checkpoint_lag": "Time from a consumer-group commit on the source to the translated checkpoint on the target.",
+}
+
+
+class Bench:
+    def __init__(
+        self,
+        settings: BenchSettings,
+        selected: Iterable[str],
+        work_dir: Path,
+        dist: KafkaDistribution,
+        systems: Iterable[str] = ("java-connect", "java-dedicated", "pyconnect"),
+    ) -> None:
+        self.s = settings
+        self.selected = set(selected)
+        self.work_dir = work_dir
+        self.dist = dist
+        self.system_names = list(systems)
+        self.scenarios: dict[str, dict[str, Any]] = {
+            name: {"description": DESCRIPTIONS[name], "status": "ok", "reason": None, "systems": {}}
+            for name in DESCRIPTIONS
+            if name in self.selected
+        }
+        self.systems: dict[str, dict[str, Any]] = {}
+        self.clusters: dict[str, KafkaCluster] = {}
+
+    # ---- bookkeeping ---------------------------------------------------------------------------
+
+    def put(
+        self, scenario: str, system: str, status: str, metrics: Any = None, reason: str | None = None
+    ) -> None:
+        if scenario in self.scenarios:
+            self.scenarios[scenario]["systems"][system] = {
+                "status": status,
+                "reason": reason,
+                "metrics": metrics,
+            }
+
+    def wants(self, *names: str) -> bool:
+        return any(n in self.selected for n in names)
+
+    @property
+    def a(self) -> str:
+        return self.clusters["A"].bootstrap_servers
+
+    @property
+    def b(self) -> str:
+        return self.clusters["B"].bootstrap_servers
+
+    # ---- the run -------------------------------------------------------------------------------
+
+    def run(self) -> dict[str, dict[str, Any]]:
+        log.info("starting clusters A and B")
+        self.clusters = start_clusters(["A", "B"], self.work_dir / "kafka", die_with_parent=True)
+        try:
+            self._prepare()
+            if self.wants("limit"):
+                self._limit()
+            for system in self.system_names:
+                self._system(system)
+        finally:
+            log.info("stopping clusters")
+            stop_clusters(self.clusters.values(), timeout=20)
+        if "checkpoint_lag" in self.scenarios:
+            sc = self.scenarios["checkpoint_lag"]
+            sc["status"] = "not_implemented"
+            sc["reason"] = (
+                "needs MirrorCheckpointConnector on both sides; the harness does not measure it yet "
+                "(the pyconnect checkpoint port does not exist yet)"
+            )
+        for sc in self.scenarios.values():
+            statuses = {e["status"] for e in sc["systems"].values()}
+            if sc["status"] == "ok" and statuses and statuses != {"ok"}:
+                sc["status"] = "partial" if "ok" in statuses else "failed"
+                if not sc["reason"]:
+                    sc["reason"] = "not every system produced figures: see each system's reason"
+        return self.scenarios
+
+    def _prepare(self) -> None:
+        p = self.s.partitions
+        sources = []
+        if self.wants("throughput", "resources", "startup", "latency"):
+            sources += [f"bench-tp-{size}" for size in self.s.backlog]
+            sources.append("bench-startup")
+        workload.create_topics(self.a, sources, p)
+        targets = [runners.remote_topic(sys, t) for sys in self.system_names for t in sources]
+        workload.create_topics(self.b, targets, p)
+        if self.wants("throughput", "resources"):
+            for size, n in self.s.backlog.items():
+                log.info("writing the %s backlog: %d records", size, n)
+                perftools.produce(
+                    self.dist,
+                    self.a,
+                    f"bench-tp-{size}",
+                    n,
+                    self.s.record_size[size],
+                    self.work_dir / "tools" / f"backlog-{size}.log",
+                )
+        if sources:
+            perftools.produce(
+                self.dist,
+                self.a,
+                "bench-startup",
+                self.s.startup_backlog,
+                100,
+                self.work_dir / "tools" / "startup.log",
+            )
+
+    def _limit(self) -> None:
+        metrics: dict[str, Any] = {}
+        try:
+            for size, n in self.s.limit_records.items():
+                topic = f"bench-limit-{size}"
+                workload.create_topics(self.a, [topic], self.s.partitions)
+                log.info("limit: ProducerPerformance %s x %d", size, n)
+                produced = perftools.produce(
+                    self.dist,
+                    self.a,
+                    topic,
+                    n,
+                    self.s.record_size[size],
+                    self.work_dir / "tools" / f"limit-p-{size}.log",
+                )
+                log.info("limit: ConsumerPerformance %s x %d", size, n)
+                consumed = perftools.consume(
+                    self.dist, self.a, topic, n, self.work_dir / "tools" / f"limit-c-{size}.log"
+                )
+                metrics[size] = {"produce": produced, "consume": consumed}
+            self.put("limit", "brokers", "ok", metrics)
+        except Exception as exc:
+            log.exception("limit failed")
+            self.put("limit", "brokers", "failed", metrics or None, _short(exc))
+
+    def _system(self, system: str) -> None:
+        if system == "pyconnect":
+            available, reason = runners.pyconnect_mirror_available()
+        else:
+            available, reason = True, None
+        self.systems[system] = {"available": available, "reason": reason}
+        scenario_names = ["throughput", "startup", "resources"]
+        if system != "java-dedicated":
+            scenario_names += ["latency", "failover"]
+        if not available:
+            for name in scenario_names:
+                self.put(name, system, "unavailable", reason=reason)
+            log.warning("%s: %s", system, reason)
+            return
+        if system == "java-dedicated":
+            if not self.s.java_dedicated:
+                for name in scenario_names:
+                    self.put(name, system, "skipped", reason="dedicated mode disabled in these settings")
+                return
+            self._dedicated()
+            return
+        if self.wants("throughput", "latency", "resources", "startup"):
+            self._single_worker(system)
+        if self.wants("failover", "resources"):
+            self._fleet(system)
+
+    # ---- single worker: start-up, throughput, latency, peak RSS --------------------------------
+
+    def _single_worker(self, system: str) -> None:
+        worker = runners.make_workers(system, self.b, self.work_dir / "workers", 1)[0]
+        sampler = RssSampler(lambda: [worker.pid] if worker.pid else [], interval=0.5, max_seconds=3 * 3600)
+        current = "startup"
+        try:
+            t0 = time.monotonic()
+            worker.start()
+            sampler.start()
+            worker.wait_ready(READY_TIMEOUT_S)
+            rest_ready = time.monotonic() - t0
+            startup_target = runners.remote_topic(system, "bench-startup")
+            runners.create_connector(
+                worker,
+                "bench-startup",
+                runners.connector_config(system, self.a, self.b, ["bench-startup"], self.s.tasks_max),
+            )
+            runners.wait_running(worker, "bench-startup", None, RUNNING_TIMEOUT_S, interval=0.05)
+            tasks_running = time.monotonic() - t0
+            first = _wait_first_record(self.b, startup_target, 60.0)
+            first_record = first - t0
+            self.put(
+                "startup",
+                system,
+                "ok",
+                {
+                    "rest_ready_s": round(rest_ready, 3),
+                    "tasks_running_s": round(tasks_running, 3),
+                    "first_record_s": round(first_record, 3),
+                },
+            )
+            log.info(
+                "%s start-up: REST %.2fs, tasks %.2fs, first record %.2fs",
+                system,
+                rest_ready,
+                tasks_running,
+                first_record,
+            )
+            runners.delete_connector(worker, "bench-startup")
+            current = "throughput"
+            if self.wants("throughput", "resources"):
+                tp: dict[str, Any] = {}
+                for size, n in self.s.backlog.items():
+                    topic = f"bench-tp-{size}"
+                    name = f"bench-tp-{size}"
+                    t_create = time.monotonic()
+                    runners.create_connector(
+                        worker,
+                        name,
+                        runners.connector_config(system, self.a, self.b, [topic], self.s.tasks_max),
+                    )
+                    tp[size] = _drain(
+                        lambda: [worker.pid] if worker.pid else [],
+                        self.b,
+                        runners.remote_topic(system, topic),
+                        n,
+                        self.s.record_size[size],
+                        t_create,
+                        self.s.drain_timeout_s,
+                        worker.check_alive,
+                    )
+                    log.info("%s throughput %s: %s", system, size, tp[size])
+                    runners.delete_connector(worker, name)
+                self.put("throughput", system, "ok", tp)
+            current = "latency"
+            if self.wants("latency"):
+                self.put("latency", system, "ok", self._latency(system, worker))
+            peak = sampler.stop()
+            if peak:
+                self._resources(system, peak_rss_mb=round(max(peak.values()), 1))
+        except Exception as exc:
+            log.exception("%s single-worker session failed in %s", system, current)
+            order = ["startup", "throughput", "latency"]
+            for name in order[order.index(current) :]:
+                self.put(
+                    name, system, "failed", reason=f"{_short(exc)}; worker log tail: {worker.log_tail(8)}"
+                )
+            self._resources(system, failed=_short(exc))
+        finally:
+            sampler.stop()
+            worker.stop(20)
+
+    def _latency(self, system: str, worker: ConnectWorkerProcess) -> dict[str, Any]:
+        source = f"bench-lat-{runners.ALIASES[system]}"
+        target = runners.remote_topic(system, source)
+        workload.create_topics(self.a, [source], self.s.partitions)
+        workload.create_topics(self.b, [target], self.s.partitions)
+        runners.create_connector(
+            worker, "bench-lat", runners.connector_config(system, self.a, self.b, [source], self.s.tasks_max)
+        )
+        runners.wait_running(worker, "bench-lat", None, RUNNING_TIMEOUT_S)
+        producer = workload.RateProducer(self.a, source, size=self.s.latency_record_size)
+        producer.produce(self.s.latency_rates[0], self.s.latency_warmup_s)
+        _wait_first_record(self.b, target, 60.0)
+        phases = []
+        for r in self.s.latency_rates:
+            worker.check_alive()
+            log.info("%s latency: %d records/s for %.0fs", system, r, self.s.latency_duration_s)
+            phases.append((r, *producer.produce(r, self.s.latency_duration_s)))
+        _wait_caught_up(self.a, source, self.b, target, 120.0)
+        src = workload.read_all(self.a, source)
+        tgt = workload.read_all(self.b, target)
+        runners.delete_connector(worker, "bench-lat")
+        rates = []
+        for r, first, last, achieved in phases:
+            lat = [
+                float(tgt.timestamps[s] - src.timestamps[s])
+                for s in range(first, last)
+                if s in tgt.timestamps and s in src.timestamps
+            ]
+            entry: dict[str, Any] = {
+                "rate": r,
+                "achieved_rate": round(achieved, 1),
+                "missing": (last - first) - len(lat),
+            }
+            if lat:
+                entry.update(latency_summary(lat))
+            else:
+                entry.update(count=0, p50_ms=None, p99_ms=None, max_ms=None)
+            rates.append(entry)
+            log.info("%s latency at %d/s: %s", system, r, entry)
+        return {"rates": rates, "record_size": self.s.latency_record_size, "timestamp_resolution_ms": 1}
+
+    def _resources(self, system: str, **fields: Any) -> None:
+        if not self.wants("resources"):
+            return
+        entry = self.scenarios["resources"]["systems"].setdefault(
+            system, {"status": "ok", "reason": None, "metrics": {}}
+        )
+        failed = fields.pop("failed", None)
+        if failed:
+            entry["status"] = "failed"
+            entry["reason"] = failed
+        entry["metrics"] = {**(entry["metrics"] or {}), **fields}
+
+    # ---- fleet: idle CPU, failover -------------------------------------------------------------
+
+    def _fleet(self, system: str) -> None:
+        extra = {"scheduled.rebalance.max.delay.ms": self.s.rebalance_delay_ms}
+        workers = runners.make_workers(
+            system, self.b, self.work_dir / "fleet", self.s.failover_workers, extra
+        )
+        source = f"bench-fo-{runners.ALIASES[system]}"
+        target = runners.remote_topic(system, source)
+        producer = workload.RateProducer(self.a, source, size=100)
+        current = "resources"
+        try:
+            workload.create_topics(self.a, [source], self.s.partitions)
+            workload.create_topics(self.b, [target], self.s.partitions)
+            for w in workers:
+                w.start()
+            for w in workers:
+                w.wait_ready(READY_TIMEOUT_S)
+            runners.create_connector(
+                workers[0],
+                "bench-fo",
+                runners.connector_config(system, self.a, self.b, [source], self.s.tasks_max),
+            )
+            tasks = runners.wait_running(workers[0], "bench-fo", None, RUNNING_TIMEOUT_S)
+            pids = [w.pid for w in workers if w.pid]
+            time.sleep(3.0)
+            cpu0 = total_cpu_seconds(pids)
+            time.sleep(self.s.idle_window_s)
+            cpu1 = total_cpu_seconds(pids)
+            rss = [rss_mb(p) for p in pids]
+            if cpu0 is None or cpu1 is None or any(r is None for r in rss):
+                raise RuntimeError("a fleet worker exited during the idle window")
+            self._resources(
+                system,
+                idle_fleet_workers=len(pids),
+                idle_window_s=self.s.idle_window_s,
+                idle_fleet_cpu_percent=round((cpu1 - cpu0) / self.s.idle_window_s * 100, 2),
+                idle_rss_mb_mean=round(sum(r for r in rss if r) / len(rss), 1),
+                idle_rss_mb=[round(r, 1) for r in rss if r],
+            )
+            current = "failover"
+            if not self.wants("failover"):
+                return
+            delay_s = self.s.rebalance_delay_ms / 1000
+            producer.start_background(self.s.failover_rate, self.s.failover_pre_kill_s + delay_s + 180)
+            time.sleep(self.s.failover_pre_kill_s)
+            _wait_first_record(self.b, target, 30.0)
+            tasks = runners.running_tasks(workers[0], "bench-fo", None) or tasks
+            counts: dict[str, int] = {}
+            for wid in tasks.values():
+                counts[wid] = counts.get(wid, 0) + 1
+            connector_host = _connector_worker(workers[0], "bench-fo")
+            leader_url = _leader_url(self.b, workers[0].group_id)
+            victim_id = _pick_victim(counts, workers, leader_url)
+            victim = next(w for w in workers if w.worker_id == victim_id)
+            survivors = [w for w in workers if w is not victim]
+            t_kill = time.monotonic()
+            victim.kill()
+            runners.wait_running(
+                survivors[0],
+                "bench-fo",
+                len(tasks),
+                delay_s + RUNNING_TIMEOUT_S,
+                live={w.worker_id for w in survivors},
+            )
+            recovery = time.monotonic() - t_kill
+            log.info("%s failover: all tasks RUNNING again %.2fs after kill -9", system, recovery)
+            time.sleep(self.s.failover_post_recovery_s)
+            produced = producer.stop_background()
+            _wait_caught_up(self.a, source, self.b, target, 120.0)
+            src = workload.read_all(self.a, source)
+            tgt = workload.read_all(self.b, target)
+            lost = len(set(src.timestamps) - set(tgt.timestamps))
+            self.put(
+                "failover",
+                system,
+                "ok",
+                {
+                    "recovery_s": round(recovery, 3),
+                    "records_produced": produced,
+                    "source_records": src.records,
+                    "target_records": tgt.records,
+                    "records_lost": lost,
+                    "duplicates": tgt.duplicates,
+                    "killed_worker_tasks": counts[victim_id],
+                    "killed_worker_ran_connector": connector_host == victim_id,
+                    "killed_worker_was_leader": None
+                    if leader_url is None
+                    else leader_url.rstrip("/") == victim.rest_url.rstrip("/"),
+                    "tasks": len(tasks),
+                    "workers": len(workers),
+                    "scheduled_rebalance_max_delay_ms": self.s.rebalance_delay_ms,
+                    "input_rate": self.s.failover_rate,
+                },
+            )
+        except Exception as exc:
+            log.exception("%s fleet session failed in %s", system, current)
+            if current == "resources":
+                self._resources(system, failed=_short(exc))
+            self.put(
+                "failover", system, "failed", reason=f"{_short(exc)}; log tail: {workers[0].log_tail(8)}"
+            )
+        finally:
+            try:
+                producer.stop_background(10)
+            except Exception:
+                log.debug("producer already failed", exc_info=True)
+            for w in workers:
+                w.stop(20)
+
+    # ---- Java dedicated mode: throughput (and its start-up to first record) --------------------
+
+    def _dedicated(self) -> None:
+        system = "java-dedicated"
+        if not self.wants("throughput", "resources"):
+            return  # its start-up figure comes from the 100 B drain, which needs the backlog
+        tp: dict[str, Any] = {}
+        peak = 0.0
+        try:
+            for size, n in self.s.backlog.items():
+                topic = f"bench-tp-{size}"
+                mm2 = runners.make_dedicated(
+                    self.a, self.b, self.work_dir / f"dedicated-{size}", [topic], self.s.tasks_max
+                )
+                sampler = RssSampler(_pids_of(mm2), interval=0.5, max_seconds=3600)
+                try:
+                    t0 = time.monotonic()
+                    mm2.start()
+                    sampler.start()
+                    tp[size] = _drain(
+                        _pids_of(mm2),
+                        self.b,
+                        runners.remote_topic(system, topic),
+                        n,
+                        self.s.record_size[size],
+                        t0,
+                        self.s.drain_timeout_s + 120,
+                        mm2.check_alive,
+                    )
+                    tp[size]["wall_s_measured_from"] = "process_start"
+                    if size == "100b" and tp[size].get("first_record_after_s") is not None:
+                        self.put(
+                            "startup",
+                            system,
+                            "ok",
+                            {
+                                "rest_ready_s": None,
+                                "tasks_running_s": None,
+                                "first_record_s": tp[size]["first_record_after_s"],
+                            },
+                        )
+                    log.info("%s throughput %s: %s", system, size, tp[size])
+                finally:
+                    peak = max([peak, *sampler.stop().values()])
+                    mm2.stop(20)
+            self.put("throughput", system, "ok", tp)
+            self._resources(system, peak_rss_mb=round(peak, 1))
+        except Exception as exc:
+            log.exception("java-dedicated failed")
+            self.put("throughput", system, "failed", tp or None, _short(exc))
+            self._resources(system, failed=_short(exc))
+        if "startup" in self.scenarios and system not in self.scenarios["startup"]["systems"]:
+            self.put("startup", system, "failed", reason="no first record measured")
+
+
+def _connector_worker(worker: ConnectWorkerProcess, name: str) -> str | None:
+    status, body = worker.rest("GET", f"/connectors/{name}/status", timeout=5)
+    return body["connector"]["worker_id"] if status == 200 else None
+
+
+def _pick_victim(counts: dict[str, int], workers: list[ConnectWorkerProcess], leader_url: str | None) -> str:
+    """The worker to kill: a follower hosting the most tasks (the leader only when no follower hosts any).
+
+    Killing the leader takes a different path in the incremental cooperative protocol (the new leader
+    holds no previous assignment, so lost tasks are reassigned without the scheduled delay); killing a
+    follower exercises ``scheduled.rebalance.max.delay.ms`` and keeps runs comparable.
+    """
+    leader = next(
+        (w.worker_id for w in workers if leader_url and w.rest_url.rstrip("/") == leader_url.rstrip("/")),
+        None,
+    )
+    followers = {wid: n for wid, n in counts.items() if wid != leader}
+    pool = followers or counts
+    return max(pool, key=lambda k: pool[k])
+
+
+def _leader_url(bootstrap: str, group: str) -> str | None:
+    """The group leader's REST URL from a member's Connect assignment (version, error, leader, leaderUrl)."""
+    try:
+        described = asyncio.run(describe_group({"bootstrap.servers": bootstrap}, group, timeout_s=15))
+        for member in described["members"]:
+            raw = member["assignment"]
+            if len(raw) < 6:
+                continue
+            pos = 4
+            length = struct.unpack_from(">h", raw, pos)[0]
+            pos += 2 + length
+            length = struct.unpack_from(">h", raw, pos)[0]
+            return bytes(raw[pos + 2 : pos + 2 + length]).decode()
+    except Exception:
+        log.debug("could not read the group leader", exc_info=True)
+    return None
+
+
+def _pids_of(process: Any) -> Callable[[], list[int]]:
+    return lambda: [process.pid] if process.pid else []
+
+
+def _short(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) < 600 else text[:600] + "..."
+
+
+def _wait_first_record(bootstrap: str, topic: str, timeout: float) -> float:
+    """Monotonic time at which ``topic`` first holds a record (polled every 50 ms)."""
+    watcher = workload.OffsetWatcher(bootstrap, topic)
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if watcher.count() > 0:
+                return time.monotonic()
+            time.sleep(0.05)
+    finally:
+        watcher.close()
+    raise TimeoutError(f"no record reached {topic} within {timeout:.0f}s")
+
+
+def _wait_caught_up(source: str, src_topic: str, target: str, tgt_topic: str, timeout: float) -> None:
+    """Wait until the target topic holds at least as many records as the source (bounded)."""
+    want = workload.end_offset_total(source, src_topic)
+    watcher = workload.OffsetWatcher(target, tgt_topic)
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and watcher.count() < want:
+            time.sleep(0.25)
+    finally:
+        watcher.close()
+
+
+def _drain(
+    pids: Callable[[], list[int]],
+    bootstrap: str,
+    topic: str,
+    records: int,
+    record_size: int,
+    t_create: float,
+    timeout: float,
+    check_alive: Callable[[], None],
+) -> dict[str, Any]:
+    """Poll the target topic until it holds ``records``; rate and CPU from the first record seen to the last."""
+    watcher = workload.OffsetWatcher(bootstrap, topic)
+    first: tuple[float, int, float] | None = None
+    cpu_at_create = total_cpu_seconds(pids()) or 0.0
+    try:
+        deadline = time.monotonic() + timeout
+        count = 0
+        while time.monotonic() < deadline:
+            check_alive()
+            count = watcher.count()
+            now = time.monotonic()
+            if first is None and count > 0:
+                cpu = total_cpu_seconds(pids())
+                first = (now, count, cpu if cpu is not None else float("nan"))
+            if count >= records:
+                break
+            time.sleep(0.2)
+        else:
+            raise TimeoutError(f"{topic} holds {count} of {records} records after {timeout:.0f}s")
+        done = time.monotonic()
+        cpu_done = total_cpu_seconds(pids())
+    finally:
+        watcher.close()
+    assert first is not None
+    t_first, c_first, cpu_first = first
+    window = done - t_first
+    moved = count - c_first
+    measured_from = "first_record"
+    if moved < records // 2:
+        # The backlog was mostly mirrored before the first poll saw it: measure from creation instead.
+        window, moved, measured_from = done - t_create, count, "connector_creation"
+        cpu_first = cpu_at_create
+    rps = rate(moved, window)
+    cpu = None if cpu_done is None else cpu_done - cpu_first
+    return {
+        "records": records,
+        "target_records": count,
+        "records_per_s": None if rps is None else round(rps, 1),
+        "mb_per_s": None if rps is None else round(rps * record_size / 1e6, 3),
+        "cpu_s_per_million": None if cpu is None else _round(cpu_seconds_per_million(cpu, moved)),
+        "measured_records": moved,
+        "measured_window_s": round(window, 3),
+        "measured_from": measured_from,
+        "first_record_after_s": round(t_first - t_create, 3),
+        "wall_s": round(done - t_create, 3),
+    }
+
+
+def _round(value: float | None, digits: int = 2) -> float | None:
+    return None if value is None else round(value, digits)

@@ -1,0 +1,63 @@
+"""The sizes of one benchmark run: ``quick`` (a few minutes on a small machine) or ``full``."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+SCENARIOS = ("limit", "throughput", "latency", "resources", "startup", "failover", "checkpoint_lag")
+
+
+@dataclass(frozen=True)
+class BenchSettings:
+    mode: str
+    partitions: int = 8
+    tasks_max: int = 4
+    backlog: dict[str, int] = field(default_factory=dict)
+    record_size: dict[str, int] = field(default_factory=lambda: {"100b": 100, "1kb": 1024})
+    limit_records: dict[str, int] = field(default_factory=dict)
+    latency_rates: tuple[int, ...] = ()
+    latency_warmup_s: float = 5.0
+    latency_duration_s: float = 30.0
+    latency_record_size: int = 100
+    startup_backlog: int = 1000
+    failover_rate: int = 500
+    failover_workers: int = 3
+    failover_pre_kill_s: float = 5.0
+    failover_post_recovery_s: float = 5.0
+    rebalance_delay_ms: int = 30000
+    idle_window_s: float = 30.0
+    drain_timeout_s: float = 900.0
+    java_dedicated: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def quick() -> BenchSettings:
+    return BenchSettings(
+        mode="quick",
+        backlog={"100b": 400_000, "1kb": 100_000},
+        limit_records={"100b": 500_000, "1kb": 100_000},
+        latency_rates=(500, 2000),
+        latency_warmup_s=4.0,
+        latency_duration_s=15.0,
+        rebalance_delay_ms=10000,
+        idle_window_s=10.0,
+        drain_timeout_s=240.0,
+    )
+
+
+def full() -> BenchSettings:
+    return BenchSettings(
+        mode="full",
+        backlog={"100b": 2_000_000, "1kb": 500_000},
+        limit_records={"100b": 5_000_000, "1kb": 1_000_000},
+        latency_rates=(1000, 5000, 10000),
+        latency_warmup_s=10.0,
+        latency_duration_s=60.0,
+        failover_rate=1000,
+        rebalance_delay_ms=30000,
+        idle_window_s=60.0,
+        drain_timeout_s=1800.0,
+    )

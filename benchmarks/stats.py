@@ -1,0 +1,84 @@
+"""Pure arithmetic the benchmarks share: percentiles, rates, pyconnect/Java ratios.
+
+No I/O and no clock here, so every figure the report prints can be checked by a unit test.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+# Direction of each ratio in ``results.json``'s top-level ``ratios`` (pyconnect divided by Java).
+HIGHER_IS_BETTER = "higher"
+LOWER_IS_BETTER = "lower"
+RATIO_DIRECTIONS: dict[str, str] = {
+    "throughput_100b": HIGHER_IS_BETTER,
+    "throughput_1kb": HIGHER_IS_BETTER,
+    "p99_latency": LOWER_IS_BETTER,
+    "rss": LOWER_IS_BETTER,
+    "startup": LOWER_IS_BETTER,
+}
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile (0..100) by linear interpolation between closest ranks (numpy's default).
+
+    Raises ValueError for an empty sequence or ``q`` outside 0..100.
+    """
+    if not values:
+        raise ValueError("percentile of an empty sequence")
+    if not 0.0 <= q <= 100.0:
+        raise ValueError(f"percentile {q} is outside 0..100")
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * q / 100.0
+    low = math.floor(rank)
+    high = math.ceil(rank)
+    if low == high:
+        return float(ordered[low])
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def latency_summary(latencies_ms: Sequence[float]) -> dict[str, float | int]:
+    """``{"count", "p50_ms", "p99_ms", "max_ms", "mean_ms"}`` of end-to-end latencies in milliseconds."""
+    if not latencies_ms:
+        raise ValueError("no latencies to summarise")
+    return {
+        "count": len(latencies_ms),
+        "p50_ms": round(percentile(latencies_ms, 50), 3),
+        "p99_ms": round(percentile(latencies_ms, 99), 3),
+        "max_ms": round(float(max(latencies_ms)), 3),
+        "mean_ms": round(sum(latencies_ms) / len(latencies_ms), 3),
+    }
+
+
+def rate(count: float, seconds: float) -> float | None:
+    """``count / seconds``, or None when the interval is not positive (nothing measurable)."""
+    if seconds <= 0:
+        return None
+    return count / seconds
+
+
+def cpu_seconds_per_million(cpu_seconds: float, records: int) -> float | None:
+    if records <= 0:
+        return None
+    return cpu_seconds * 1_000_000 / records
+
+
+def ratio(pyconnect: float | None, java: float | None) -> float | None:
+    """pyconnect / Java, or None when either side is missing or Java's figure is zero.
+
+    The quotient keeps its natural direction: see ``RATIO_DIRECTIONS`` for which way is better.
+    """
+    if pyconnect is None or java is None or java == 0:
+        return None
+    return round(pyconnect / java, 4)
+
+
+def better(name: str, value: float) -> bool:
+    """Whether a ratio ``value`` for ``name`` means pyconnect did better than Java."""
+    direction = RATIO_DIRECTIONS[name]
+    return value > 1.0 if direction == HIGHER_IS_BETTER else value < 1.0
+
+
+def total(values: Iterable[float]) -> float:
+    return float(sum(values))

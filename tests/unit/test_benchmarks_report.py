@@ -1,0 +1,265 @@
+"""The pure parts of the benchmark suite: percentiles, ratio directions, the results schema, the report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks import report
+from benchmarks.perftools import PerfToolError, parse_consumer_output, parse_producer_output
+from benchmarks.stats import (
+    RATIO_DIRECTIONS,
+    better,
+    cpu_seconds_per_million,
+    latency_summary,
+    percentile,
+    rate,
+    ratio,
+)
+from benchmarks.workload import seq_of, value_for
+
+REQUIRED_RATIOS = {"throughput_100b", "throughput_1kb", "p99_latency", "rss", "startup"}
+
+
+def test_percentile_interpolates_between_ranks_like_numpy() -> None:
+    values = [1.0, 2.0, 3.0, 4.0]
+    assert percentile(values, 0) == 1.0
+    assert percentile(values, 100) == 4.0
+    assert percentile(values, 50) == 2.5
+    assert percentile(values, 25) == pytest.approx(1.75)
+    assert percentile(list(range(1, 101)), 99) == pytest.approx(99.01)
+
+
+def test_percentile_ignores_input_order_and_handles_one_value() -> None:
+    assert percentile([5.0, 1.0, 3.0], 50) == 3.0
+    assert percentile([7.0], 99) == 7.0
+
+
+@pytest.mark.parametrize("q", [-1, 100.5])
+def test_percentile_rejects_out_of_range(q: float) -> None:
+    with pytest.raises(ValueError):
+        percentile([1.0], q)
+
+
+def test_percentile_of_nothing_is_an_error_not_zero() -> None:
+    with pytest.raises(ValueError):
+        percentile([], 50)
+
+
+def test_latency_summary() -> None:
+    summary = latency_summary([float(v) for v in range(1, 101)])
+    assert summary["count"] == 100
+    assert summary["p50_ms"] == pytest.approx(50.5)
+    assert summary["p99_ms"] == pytest.approx(99.01)
+    assert summary["max_ms"] == 100.0
+
+
+def test_rate_and_cpu_per_million_refuse_empty_intervals() -> None:
+    assert rate(100, 2.0) == 50.0
+    assert rate(100, 0.0) is None
+    assert cpu_seconds_per_million(2.0, 500_000) == 4.0
+    assert cpu_seconds_per_million(2.0, 0) is None
+
+
+def test_ratio_is_pyconnect_over_java_and_null_when_a_side_is_missing() -> None:
+    assert ratio(50.0, 100.0) == 0.5
+    assert ratio(None, 100.0) is None
+    assert ratio(50.0, None) is None
+    assert ratio(50.0, 0.0) is None
+
+
+def test_ratio_directions() -> None:
+    assert set(RATIO_DIRECTIONS) == REQUIRED_RATIOS
+    assert RATIO_DIRECTIONS["throughput_100b"] == RATIO_DIRECTIONS["throughput_1kb"] == "higher"
+    for name in ("p99_latency", "rss", "startup"):
+        assert RATIO_DIRECTIONS[name] == "lower"
+    assert better("throughput_100b", 1.2) and not better("throughput_100b", 0.8)
+    assert better("p99_latency", 0.8) and not better("p99_latency", 1.2)
+
+
+def _ok(metrics: dict[str, Any]) -> dict[str, Any]:
+    return {"status": "ok", "reason": None, "metrics": metrics}
+
+
+def _unavailable() -> dict[str, Any]:
+    return {
+        "status": "unavailable",
+        "reason": "MirrorSourceConnector is not available in this build",
+        "metrics": None,
+    }
+
+
+def _scenarios(py: bool) -> dict[str, Any]:
+    def systems(java: dict[str, Any], pyc: dict[str, Any]) -> dict[str, Any]:
+        return {"java-connect": _ok(java), "pyconnect": _ok(pyc) if py else _unavailable()}
+
+    def scenario(java: dict[str, Any], pyc: dict[str, Any]) -> dict[str, Any]:
+        return {"description": "d", "status": "ok", "reason": None, "systems": systems(java, pyc)}
+
+    return {
+        "limit": {
+            "description": "d",
+            "status": "ok",
+            "reason": None,
+            "systems": {
+                "brokers": _ok(
+                    {
+                        "100b": {
+                            "produce": {"records": 10, "records_per_s": 1000.0, "mb_per_s": 0.1},
+                            "consume": {"records": 10, "records_per_s": 2000.0, "mb_per_s": 0.2},
+                        }
+                    }
+                )
+            },
+        },
+        "throughput": scenario(
+            {"100b": {"records_per_s": 40000.0}, "1kb": {"records_per_s": 10000.0}},
+            {"100b": {"records_per_s": 20000.0}, "1kb": {"records_per_s": 10000.0}},
+        ),
+        "latency": scenario(
+            {"rates": [{"rate": 500, "p99_ms": 20.0}, {"rate": 2000, "p99_ms": 30.0}]},
+            {"rates": [{"rate": 500, "p99_ms": 30.0}]},
+        ),
+        "resources": scenario({"peak_rss_mb": 400.0}, {"peak_rss_mb": 100.0}),
+        "startup": scenario({"first_record_s": 10.0}, {"first_record_s": 2.0}),
+    }
+
+
+def _results(py: bool) -> dict[str, Any]:
+    return report.build_results(
+        mode="quick",
+        started_at="2026-01-01T00:00:00+00:00",
+        finished_at="2026-01-01T00:10:00+00:00",
+        machine={"cpu_model": "x", "cpus": 2},
+        settings={"partitions": 8},
+        systems={"pyconnect": {"available": py}},
+        scenarios=_scenarios(py),
+        notes=["shared machine"],
+    )
+
+
+def test_ratios_when_both_sides_ran() -> None:
+    results = _results(py=True)
+    assert results["ratios"] == {
+        "throughput_100b": 0.5,
+        "throughput_1kb": 1.0,
+        "p99_latency": 1.5,
+        "rss": 0.25,
+        "startup": 0.2,
+    }
+    assert "500 records/s" in results["ratio_notes"]["p99_latency"]
+    assert report.validate_results(results) == []
+
+
+def test_p99_ratio_takes_the_rate_least_favourable_to_pyconnect() -> None:
+    scenarios = _scenarios(py=True)
+    scenarios["latency"]["systems"]["pyconnect"]["metrics"] = {
+        "rates": [{"rate": 500, "p99_ms": 10.0}, {"rate": 2000, "p99_ms": 60.0}]
+    }
+    ratios, notes = report.compute_ratios(scenarios)
+    assert ratios["p99_latency"] == 2.0
+    assert "2000 records/s" in notes["p99_latency"]
+
+
+def test_ratios_are_null_with_the_reason_when_pyconnect_did_not_run() -> None:
+    results = _results(py=False)
+    assert set(results["ratios"]) == REQUIRED_RATIOS
+    assert all(v is None for v in results["ratios"].values())
+    for name in REQUIRED_RATIOS:
+        assert "not available in this build" in results["ratio_notes"][name]
+    assert report.validate_results(results) == []
+
+
+def test_results_survive_json_and_keep_every_required_key() -> None:
+    results = json.loads(json.dumps(_results(py=False)))
+    for key in report.REQUIRED_TOP_LEVEL:
+        assert key in results
+    assert results["schema"] == report.SCHEMA
+    assert set(results["ratios"]) >= REQUIRED_RATIOS
+
+
+def test_validate_results_reports_schema_departures() -> None:
+    results = _results(py=True)
+    del results["ratios"]["rss"]
+    results["ratios"]["startup"] = "fast"
+    results["scenarios"]["startup"]["systems"]["pyconnect"] = {"status": "failed", "reason": None}
+    problems = report.validate_results(results)
+    assert any("lacks 'rss'" in p for p in problems)
+    assert any("'startup'] is neither" in p for p in problems)
+    assert any("without a reason" in p for p in problems)
+    results = _results(py=False)
+    results["ratio_notes"]["rss"] = ""
+    assert any("null without a note" in p for p in report.validate_results(results))
+
+
+def test_markdown_shows_figures_and_na_with_reasons() -> None:
+    text = report.render_markdown(_results(py=False))
+    assert "| `throughput_100b` | n/a | higher is better |" in text
+    assert "not available in this build" in text
+    assert "40,000" in text  # Java's 100 B records/s
+    assert "![benchmark chart](chart.png)" in text
+    assert "> shared machine" in text
+    text = report.render_markdown(_results(py=True))
+    assert "| `rss` | 0.250 | lower is better |" in text
+
+
+def test_chart_series_marks_missing_systems_as_none() -> None:
+    panels = dict((title, values) for title, _, values in report.chart_series(_results(py=False)))
+    assert panels["Throughput 100B"] == {"brokers": 1000.0, "java-connect": 40000.0, "pyconnect": None}
+    assert panels["p99 latency at 500 rec/s"]["pyconnect"] is None
+
+
+def test_write_results_writes_json_and_markdown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    drawn: list[Path] = []
+    monkeypatch.setattr(report, "render_chart", lambda results, path: drawn.append(path))
+    paths = report.write_results(_results(py=False), tmp_path)
+    assert json.loads(paths["json"].read_text())["ratios"]["rss"] is None
+    assert "chart.png" in paths["markdown"].read_text()
+    assert drawn == [tmp_path / "chart.png"]
+
+
+def test_chart_is_a_png(tmp_path: Path) -> None:
+    report.render_chart(_results(py=False), tmp_path / "chart.png")
+    assert (tmp_path / "chart.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_perf_tool_output_parsing() -> None:
+    produced = parse_producer_output(
+        "12 records sent, 5.0 records/sec (0.01 MB/sec), 1.0 ms avg latency, 2.0 ms max latency.\n"
+        "500000 records sent, 56876.350813 records/sec (5.42 MB/sec), 223.24 ms avg latency, 1346.00 ms max "
+        "latency, 198 ms 50th, 575 ms 95th, 679 ms 99th, 718 ms 99.9th.\n"
+    )
+    assert produced["records"] == 500000 and produced["records_per_s"] == pytest.approx(56876.350813)
+    assert produced["p99_latency_ms"] == 679
+    consumed = parse_consumer_output(
+        "start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, "
+        "fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec\n"
+        "[2026-11-22 05:06:45,355] INFO initializing Kafka metrics collector (x)\n"
+        "2026-11-22 05:06:46:370, 2026-11-22 05:06:49:532, 47.6837, 15.0802, 500000, 158127.7672, 1668, 1494, "
+        "31.9168, 334672.0214\n"
+    )
+    assert consumed["records"] == 500000 and consumed["records_per_s"] == pytest.approx(334672.0214)
+    with pytest.raises(PerfToolError):
+        parse_consumer_output("nothing here")
+
+
+def test_failover_kills_a_follower_hosting_most_tasks() -> None:
+    from benchmarks.scenarios import _pick_victim
+    from pyconnect.testing.worker_process import PyconnectWorker
+
+    workers = [PyconnectWorker("127.0.0.1:1", Path(f"w{i}"), port=9000 + i) for i in range(3)]
+    ids = [w.worker_id for w in workers]
+    counts = {ids[0]: 2, ids[1]: 1, ids[2]: 1}
+    assert _pick_victim(counts, workers, None) == ids[0]
+    assert _pick_victim(counts, workers, "http://127.0.0.1:9000/") in (ids[1], ids[2])
+    assert _pick_victim({ids[0]: 4}, workers, "http://127.0.0.1:9000/") == ids[0]
+
+
+def test_values_carry_their_sequence_number() -> None:
+    value = value_for(123456789, 100)
+    assert len(value) == 100
+    assert seq_of(value) == 123456789
+    assert seq_of(b"short") is None
