@@ -1,8 +1,9 @@
 """What the herder answers with: Java's REST entities as plain data, with their exact JSON shapes.
 
 Shapes (spec §4.4): ConnectorInfo ``{"name","config","tasks":[{"connector","task"}],"type"}``;
-ConnectorStateInfo ``{"name","connector":{"state","worker_id"[,"trace"]},"tasks":[{"id","state",
-"worker_id"[,"trace"]}],"type"}`` with tasks sorted by id and ``trace`` omitted when empty; TaskInfo
+ConnectorStateInfo ``{"name","connector":{"state","worker_id"[,"version"][,"trace"]},"tasks":[{"id",
+"state","worker_id"[,"version"][,"trace"]}],"type"}`` with tasks sorted by id, ``version`` (the plugin
+version, Kafka 4) omitted when unknown and ``trace`` omitted when empty; TaskInfo
 ``{"id":{"connector","task"},"config"}``. Field order is Java's, so ``json.dumps`` of ``to_json()``
 with compact separators gives Java's bytes.
 """
@@ -67,9 +68,12 @@ class AbstractState:
     state: str
     worker_id: str | None
     trace: str | None = None
+    version: str | None = None
 
     def _fields(self) -> dict[str, Any]:
         body: dict[str, Any] = {"state": self.state, "worker_id": self.worker_id}
+        if self.version is not None:
+            body["version"] = self.version
         if self.trace:
             body["trace"] = self.trace
         return body

@@ -29,10 +29,14 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from pyconnect.config.definition import ConfigValue
+from pyconnect.config.info import config_infos
 from pyconnect.errors import (
     AlreadyExistsError,
     BadRequestError,
     ConnectError,
+    DataError,
+    ForbiddenError,
     NotAssignedError,
     NotFoundError,
     NotLeaderError,
@@ -46,6 +50,7 @@ from pyconnect.herder.entities import (
     TaskInfo,
     TaskState,
 )
+from pyconnect.herder.loggers import LOGGERS, parse_level
 from pyconnect.herder.signing import sign, verify
 from pyconnect.herder.worker_coordinator import RebalanceOutcome, WorkerCoordinator
 from pyconnect.protocol.assignor import ConfigSnapshot
@@ -57,10 +62,14 @@ from pyconnect.protocol.internal_records import (
     State,
     TargetState,
     TaskStatus,
+    TopicStatus,
 )
+from pyconnect.protocol.javahash import default_hash_order, hash_order, java_string_hash
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.stores.config import ClusterConfigState, ConfigStore
 from pyconnect.stores.status import StatusStore
+from pyconnect.worker.maybe_await import maybe_await
+from pyconnect.worker.plugins import PluginType
 from pyconnect.worker.status import Item
 from pyconnect.worker.worker import Worker
 
@@ -99,6 +108,7 @@ class DistributedHerder:
         self._publish = publish_task_configs
         self._clock = clock
         self.coordinator = coordinator_factory(self)
+        self._install_topic_tracking()
 
         self._generation = -1
         self._is_leader = False
@@ -119,6 +129,8 @@ class DistributedHerder:
         self._needs_reconfig: dict[str, float] = {}
         self._reconfig_backoff: dict[str, float] = {}
         self._session_key: SessionKeyRecord | None = None
+        self._publishing: dict[str, asyncio.Task[None]] = {}
+        self._publish_backoff: dict[str, float] = {}
 
     # -- identity and readiness ----------------------------------------------------------------
 
@@ -162,6 +174,8 @@ class DistributedHerder:
             self._tick_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._tick_task
+        for publish in list(self._publishing.values()):
+            publish.cancel()
         for _, fut in self._requests:
             if not fut.done():
                 fut.set_exception(ConnectError("Worker is shutting down"))
@@ -284,6 +298,8 @@ class DistributedHerder:
             )
             return
         snapshot = self.config_store.snapshot()
+        if outcome.is_leader:
+            self._remove_stale_statuses(snapshot)
         held = outcome.holding
         for name in held.connectors:
             if name not in self.worker.connectors and snapshot.contains(name):
@@ -388,7 +404,7 @@ class DistributedHerder:
         headers: dict[str, str] = {}
         if self._protocol() == ConnectProtocolCompatibility.SESSIONED and self._session_key is not None:
             headers = sign(self._session_key.key_bytes, body, self._session_key.algorithm)
-        await self._publish(self._leader_url, name, body, headers)
+        self._publish_off_tick(name, self._leader_url, body, headers)
 
     def _protocol(self) -> ConnectProtocolCompatibility | None:
         return self._outcome.protocol if self._outcome else None
@@ -410,6 +426,10 @@ class DistributedHerder:
 
     def on_task_config_update(self, tasks: Sequence[ConnectorTaskId]) -> None:
         self._task_config_changes.update(t.connector for t in tasks)
+        if not tasks:
+            # A commit of zero tasks (PUT .../stop, KIP-875): Java rebalances on every commit, which
+            # revokes the connector's running tasks; nothing else would stop them here.
+            self._request_rejoin("a connector's task configs were committed with zero tasks")
         self._wakeup.set()
 
     def on_connector_target_state_change(self, connector: str) -> None:
@@ -426,7 +446,7 @@ class DistributedHerder:
         self._wakeup.set()
 
     def on_logger_level_update(self, namespace: str, level: str) -> None:
-        logging.getLogger(namespace).setLevel(level.upper())
+        self._apply_cluster_logger_level(namespace, level)
 
     def _assignment_connectors(self) -> set[str]:
         return set(self._outcome.holding.connectors) if self._outcome else set()
@@ -610,12 +630,12 @@ class DistributedHerder:
             raise NotFoundError(f"No status found for connector {name}")
         config = self.config_store.snapshot().connector_config(name) or {}
         tasks = [
-            TaskState(t.state.value, t.worker_id, t.trace, id=t.task_id.task)
+            TaskState(t.state.value, t.worker_id, t.trace, t.version, id=t.task_id.task)
             for t in self.status_store.get_all(name)
         ]
         return ConnectorStateInfo(
             name,
-            ConnectorState(status.state.value, status.worker_id, status.trace),
+            ConnectorState(status.state.value, status.worker_id, status.trace, status.version),
             tasks,
             self._connector_type({k: v for k, v in config.items() if v is not None}),
         )
@@ -624,38 +644,17 @@ class DistributedHerder:
         status = self.status_store.get_task(task)
         if status is None:
             raise NotFoundError(f"No status found for task {task.connector}-{task.task}")
-        return TaskState(status.state.value, status.worker_id, status.trace, id=task.task)
+        return TaskState(status.state.value, status.worker_id, status.trace, status.version, id=task.task)
 
     def _validate(self, name: str, config: Mapping[str, str]) -> None:
-        if not name or name != name.strip():
-            raise BadRequestError(
-                "Connector name configuration must be provided and cannot have leading or trailing whitespace"
-            )
-        if any(ord(ch) < 32 or ch == "/" for ch in name):
-            raise BadRequestError(
-                f"Connector name {name!r} contains characters that are not allowed (control characters or '/')"
-            )
-        connector_class = config.get("connector.class")
-        if not connector_class:
-            raise BadRequestError(
-                "Connector config {} contains no connector type".format(
-                    json.dumps(dict(config), separators=(",", ":"))
-                )
-            )
-        try:
-            self.worker.plugins.resolve_connector(connector_class)
-        except ConnectError as exc:
-            raise BadRequestError(str(exc)) from None
-        tasks_max = config.get("tasks.max", "1")
-        try:
-            if int(tasks_max) < 1:
-                raise ValueError
-        except ValueError:
-            raise BadRequestError(
-                "Connector configuration is invalid and contains the following 1 error(s):\n"
-                f"Invalid value {tasks_max} for configuration tasks.max: Value must be at least 1\n"
-                f"You can also find the above list of errors at the endpoint `/connector-plugins/{{connectorType}}/config/validate`"
-            ) from None
+        """Java's create/update validation (``validateConnectorConfig``), then our name rule.
+
+        Names Java's ConfigDef rejects (empty, control characters) fail the validation with Java's
+        message; a ``/`` (which Java accepts but then cannot route) is refused here.
+        """
+        self._check_connector_config(config)
+        if "/" in name:
+            raise BadRequestError(f"Connector name {name!r} contains characters that are not allowed ('/')")
 
     async def put_connector_config(
         self,
@@ -688,17 +687,17 @@ class DistributedHerder:
         await self._submit(delete)
 
     async def pause_connector(self, name: str) -> None:
-        self._known_config(name)
+        self._known_connector(name, "Unknown connector {}")
         await self.config_store.put_target_state(name, TargetState.PAUSED)
 
     async def resume_connector(self, name: str) -> None:
-        self._known_config(name)
+        self._known_connector(name, "Unknown connector {}")
         await self.config_store.put_target_state(name, TargetState.STARTED)
 
     async def stop_connector(self, name: str) -> None:
         async def stop() -> None:
             self._require_leader()
-            self._known_config(name)
+            self._known_connector(name, "Unknown connector {}")
             await self.config_store.put_task_configs(name, [])
             await self.config_store.put_target_state(name, TargetState.STOPPED)
 
@@ -708,7 +707,7 @@ class DistributedHerder:
         self, name: str, *, include_tasks: bool, only_failed: bool
     ) -> ConnectorStateInfo | None:
         async def restart() -> ConnectorStateInfo | None:
-            self._known_config(name)
+            self._known_connector(name, "Unknown connector: {}")
             snapshot = self.config_store.snapshot()
             if not include_tasks and not only_failed:
                 if name in self.worker.connectors:
@@ -744,7 +743,7 @@ class DistributedHerder:
         async def restart() -> None:
             snapshot = self.config_store.snapshot()
             if snapshot.connector_config(task.connector) is None:
-                raise NotFoundError(f"Connector {task.connector} not found")
+                raise NotFoundError(f"Unknown connector: {task.connector}")
             if snapshot.task_config(task) is None:
                 raise NotFoundError(f"Task {task.connector}-{task.task} not found")
             if task in self.worker.tasks:
@@ -774,6 +773,330 @@ class DistributedHerder:
             await self.config_store.put_task_configs(name, [dict(c) for c in configs])
 
         await self._submit(write)
+
+    # ===========================================================================================
+    # REST API completion: plugins and validation, PATCH config, offsets (KIP-875), active topics
+    # (KIP-558) and loggers (KIP-495/976). Everything below was added for the full REST API.
+    # ===========================================================================================
+
+    def _known_connector(self, name: str, message: str) -> dict[str, str]:
+        """``_known_config`` with the wording of the calling Java resource (e.g. ``Unknown connector c``)."""
+        try:
+            return self._known_config(name)
+        except NotFoundError:
+            raise NotFoundError(message.format(name)) from None
+
+    def connector_plugins(self, connectors_only: bool = True) -> list[dict[str, str]]:
+        return self.worker.plugins.connector_plugins(connectors_only)
+
+    def connector_plugin_config(self, plugin: str) -> list[dict[str, Any]]:
+        keys = self.worker.plugins.plugin_config(plugin)
+        version = self.worker.plugins.resolve(plugin).version
+        for key in keys:
+            if key["name"] == CONNECTOR_VERSION_KEY:
+                key["default_value"] = version
+        return keys
+
+    def _config_infos(self, config: Mapping[str, str | None]) -> dict[str, Any]:
+        """``AbstractHerder.validateConnectorConfig``: framework keys, then the connector's own.
+
+        Raises ``_InvalidConnectorRequest`` (no ``connector.class``) or ``ConnectError`` (unknown
+        class); callers word those as Java does on their path.
+        """
+        connector_class = config.get("connector.class")
+        if not connector_class:
+            # Java renders a presized ``new HashMap<>(props)`` copy: its iteration order, not ours.
+            order = hash_order(list(config), java_string_hash, int(len(config) / 0.75 + 1))
+            rendered = ", ".join(f"{k}={config[k]}" for k in order)
+            raise _InvalidConnectorRequest(f"Connector config {{{rendered}}} contains no connector type")
+        plugins = self.worker.plugins
+        connector = plugins.resolve_connector(connector_class)()
+        kind = PluginType(plugins.connector_type(connector_class))
+        framework = plugins.connector_config_def(kind)
+        own = connector.config()
+        nulls = [k for k, v in config.items() if v is None]
+        present = {k: v for k, v in config.items() if v is not None}
+        framework_values = framework.validate(present)
+        own_values = connector.validate(present)
+        for key in nulls:
+            target = framework_values.get(key) or own_values.get(key)
+            if target is None:
+                target = own_values.setdefault(key, ConfigValue(key))
+            target.errors.append("Null value can not be supplied as the configuration value.")
+        version = plugins.resolve(plugins.connector_class_name(connector_class)).version
+        pinned = framework_values.get(CONNECTOR_VERSION_KEY)
+        if pinned is not None:
+            pinned.recommended_values = [version]
+            if pinned.value is None:
+                pinned.value = version
+        merged = config_infos(connector_class, framework, framework_values.values())
+        for entry in merged["configs"]:
+            if entry["definition"] and entry["definition"]["name"] == CONNECTOR_VERSION_KEY:
+                entry["definition"]["default_value"] = version
+        extra = config_infos(connector_class, own, own_values.values())
+        merged["error_count"] += extra["error_count"]
+        merged["groups"] += [g for g in extra["groups"] if g not in merged["groups"]]
+        merged["configs"] += extra["configs"]
+        return merged
+
+    def _check_connector_config(self, config: Mapping[str, str | None]) -> None:
+        """Create/update: Java's 400 listing every validation error."""
+        try:
+            infos = self._config_infos(config)
+        except _InvalidConnectorRequest as exc:
+            raise BadRequestError(str(exc)) from None
+        except ConnectError as exc:
+            raise BadRequestError(f"org.apache.kafka.connect.errors.ConnectException: {exc}") from None
+        if infos["error_count"] == 0:
+            return
+        messages = [m for entry in infos["configs"] if entry["value"] for m in entry["value"]["errors"]]
+        raise BadRequestError(
+            f"Connector configuration is invalid and contains the following {infos['error_count']} error(s):\n"
+            + "".join(f"{m}\n" for m in messages)
+            + "You can also find the above list of errors at the endpoint "
+            "`/connector-plugins/{connectorType}/config/validate`"
+        )
+
+    def validate_connector_config(self, plugin: str, config: Mapping[str, str | None]) -> dict[str, Any]:
+        """``PUT /connector-plugins/{plugin}/config/validate``: ConfigInfos, errors included (200).
+
+        Java words a missing or unknown class as a wrapped ``BadRequestException`` and answers 500;
+        we keep its message and answer 400.
+        """
+        included = config.get("connector.class")
+        if included is not None and not _normalized_plugin(included).endswith(_normalized_plugin(plugin)):
+            raise BadRequestError(f"Included connector type {included} does not match request type {plugin}")
+        try:
+            return self._config_infos(config)
+        except ConnectError as exc:
+            raise BadRequestError(
+                f"org.apache.kafka.connect.runtime.rest.errors.BadRequestException: {exc}"
+            ) from None
+
+    async def patch_connector_config(self, name: str, patch: Mapping[str, str | None]) -> ConnectorInfo:
+        """KIP-477: merge ``patch`` into the current config (``None`` removes a key), validate, write."""
+        if "name" in patch and patch["name"] != name:
+            raise BadRequestError(
+                f"Connector name configuration ({patch['name']}) doesn't match connector name in the URL ({name})"
+            )
+
+        async def write() -> ConnectorInfo:
+            self._require_leader()
+            merged: dict[str, str | None] = dict(self._known_config(name))
+            for key, value in patch.items():
+                if value is None:
+                    merged.pop(key, None)
+                else:
+                    merged[key] = value
+            config = {k: v for k, v in merged.items() if v is not None}
+            self._validate(name, config)
+            await self.config_store.put_connector_config(name, config, None)
+            return await self.connector_info(name)
+
+        return await self._submit(write)
+
+    @property
+    def _offset_store(self) -> Any:
+        return self.worker.offset_store
+
+    async def connector_offsets(self, name: str) -> dict[str, Any]:
+        """``GET /connectors/{c}/offsets``: every source partition with a committed offset."""
+        self._known_config(name)
+        pairs = await self._offset_store.connector_offsets(name)
+        return {"offsets": [{"partition": p, "offset": o} for p, o in pairs]}
+
+    def _require_stopped_without_tasks(self, name: str) -> dict[str, str]:
+        config = self._known_config(name)
+        snapshot = self.config_store.snapshot()
+        if snapshot.target_state(name) != TargetState.STOPPED or snapshot.task_count(name) != 0:
+            raise BadRequestError(
+                "Connectors must be in the STOPPED state before their offsets can be modified. This can be "
+                "done for the specified connector by issuing a 'PUT' request to the "
+                f"'/connectors/{name}/stop' endpoint"
+            )
+        return config
+
+    async def _modify_offsets(
+        self, name: str, offsets: Sequence[tuple[Mapping[str, Any], Mapping[str, Any] | None]] | None
+    ) -> str:
+        verb = "altered" if offsets is not None else "reset"
+
+        async def modify() -> str:
+            self._require_leader()
+            config = self._require_stopped_without_tasks(name)
+            connector = self.worker.plugins.resolve_connector(config["connector.class"])()
+            pairs: list[tuple[dict[str, Any], dict[str, Any] | None]]
+            if offsets is None:
+                await self._offset_store.read_to_end()
+                pairs = [(p, None) for p in self._offset_store.connector_partitions(name)]
+            else:
+                pairs = [(dict(p), None if o is None else dict(o)) for p, o in offsets]
+            alter = getattr(connector, "alter_offsets", None)
+            handled = False
+            if alter is not None:
+                try:
+                    handled = bool(await maybe_await(alter(self._resolved(config), list(pairs))))
+                except ConnectError:
+                    raise
+                except Exception as exc:
+                    raise BadRequestError(
+                        f"Failed to {'alter' if offsets is not None else 'reset'} offsets for connector "
+                        f"{name} because it threw an error: {exc}"
+                    ) from None
+            try:
+                await self._offset_store.set(name, pairs)
+            except DataError as exc:
+                raise BadRequestError(str(exc)) from None
+            if handled:
+                return f"The offsets for this connector have been {verb} successfully"
+            return (
+                f"The Connect framework-managed offsets for this connector have been {verb} successfully. "
+                "However, if this connector manages offsets externally, they will need to be manually "
+                f"{verb} in the system that the connector uses."
+            )
+
+        return await self._submit(modify)
+
+    async def alter_connector_offsets(
+        self, name: str, offsets: Sequence[tuple[Mapping[str, Any], Mapping[str, Any] | None]]
+    ) -> str:
+        """KIP-875 ``PATCH``: write the given pairs (``None`` offset = tombstone); STOPPED, 0 tasks."""
+        return await self._modify_offsets(name, offsets)
+
+    async def reset_connector_offsets(self, name: str) -> str:
+        """KIP-875 ``DELETE``: a tombstone for every known partition of the connector."""
+        return await self._modify_offsets(name, None)
+
+    def _topic_tracking(self, *, reset: bool = False) -> None:
+        if not bool(self.config["topic.tracking.enable"]):
+            raise ForbiddenError("Topic tracking is disabled.")
+        if reset and not bool(self.config["topic.tracking.allow.reset"]):
+            raise ForbiddenError("Topic tracking reset is disabled.")
+
+    def connector_active_topics(self, name: str) -> dict[str, Any]:
+        """KIP-558: ``{"c": {"topics": [...]}}`` from the status store (unknown connector: empty)."""
+        self._topic_tracking()
+        topics = [t.topic for t in self.status_store.get_topics(name)]
+        return {name: {"topics": default_hash_order(topics, java_string_hash)}}
+
+    def reset_connector_active_topics(self, name: str) -> None:
+        self._topic_tracking(reset=True)
+        for status in self.status_store.get_topics(name):
+            self.status_store.delete_topic(name, status.topic)
+        for key in [k for k in self._recorded_topics if k[0] == name]:
+            del self._recorded_topics[key]
+
+    def _install_topic_tracking(self) -> None:
+        self._recorded_topics: dict[tuple[str, str], float] = {}
+        if bool(self.config["topic.tracking.enable"]):
+            self.worker.topic_tracker = self.record_active_topic
+
+    def record_active_topic(self, task: ConnectorTaskId, topic: str) -> None:
+        """A source task produced to ``topic``: record it once (Java's ``recordActiveTopic``).
+
+        Called after every acknowledged batch; the status cache decides, and a write not yet read
+        back is not repeated for ``TOPIC_RECORD_RETRY_S``.
+        """
+        key = (task.connector, topic)
+        if self.status_store.get_topic(task.connector, topic) is not None:
+            self._recorded_topics.pop(key, None)
+            return
+        now = self._clock()
+        sent = self._recorded_topics.get(key)
+        if sent is not None and now - sent < TOPIC_RECORD_RETRY_S:
+            return
+        self._recorded_topics[key] = now
+        with contextlib.suppress(ConnectError):
+            self.status_store.put_topic(TopicStatus(topic, task.connector, task.task, int(now * 1000)))
+
+    def logger_levels(self) -> dict[str, dict[str, Any]]:
+        return LOGGERS.levels()
+
+    def logger_level(self, name: str) -> dict[str, Any]:
+        level = LOGGERS.level(name)
+        if level is None:
+            raise NotFoundError(f"Logger {name} not found.")
+        return level
+
+    def set_worker_logger_level(self, namespace: str, level: str) -> list[str]:
+        return LOGGERS.set_level(namespace, level)
+
+    async def set_cluster_logger_level(self, namespace: str, level: str) -> None:
+        """KIP-976: write ``logger-cluster-<namespace>``; every worker applies it when read back."""
+        parse_level(level)
+        await self.config_store.put_logger_level(namespace, level)
+
+    def _remove_stale_statuses(self, snapshot: ClusterConfigState) -> None:
+        """Leader, after a rebalance (spec §2.4): tombstone the statuses of deleted connectors (and
+        their tasks and topics) and of tasks numbered at or above their connector's task count (a
+        STOPPED connector has none)."""
+        configured = set(snapshot.connectors())
+        for name in sorted(self.status_store.connectors()):
+            count = snapshot.task_count(name) if name in configured else 0
+            for status in self.status_store.get_all(name):
+                if status.task_id.task >= count:
+                    self.status_store.put(
+                        TaskStatus(status.task_id, State.DESTROYED, self._worker_id, self._generation)
+                    )
+            if name not in configured:
+                for topic in self.status_store.get_topics(name):
+                    self.status_store.delete_topic(name, topic.topic)
+                if self.status_store.get_connector(name) is not None:
+                    self.status_store.put(
+                        ConnectorStatus(name, State.DESTROYED, self._worker_id, self._generation)
+                    )
+
+    def _publish_off_tick(self, name: str, leader_url: str, body: bytes, headers: Mapping[str, str]) -> None:
+        """A follower POSTs task configs to the leader outside the tick, as Java does on its forwarding
+        executor: awaiting it in the tick deadlocks when the leader is rebalancing and waits for us.
+        A failure schedules the connector's reconfiguration again with the usual backoff."""
+        publishing = self._publishing
+        previous = publishing.pop(name, None)
+        if previous is not None:
+            previous.cancel()
+
+        async def publish() -> None:
+            try:
+                await self._publish(leader_url, name, body, headers)
+                self._publish_backoff.pop(name, None)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                delay = min(
+                    max(self._publish_backoff.get(name, 0.0) * 2, RECONFIGURE_BACKOFF_S[0]),
+                    RECONFIGURE_BACKOFF_S[1],
+                )
+                self._publish_backoff[name] = delay
+                self._needs_reconfig[name] = self._clock() + delay
+                self._wakeup.set()
+                log.warning(
+                    "Connector %s: publishing task configs failed, retrying in %.2f s: %s", name, delay, exc
+                )
+            finally:
+                if publishing.get(name) is task:
+                    del publishing[name]
+
+        task = asyncio.create_task(publish(), name=f"publish-task-configs-{name}")
+        publishing[name] = task
+
+    def _apply_cluster_logger_level(self, namespace: str, level: str) -> None:
+        try:
+            LOGGERS.set_level(namespace, level)
+        except NotFoundError:
+            log.warning("Ignoring cluster-wide level %r for logger %s: not a log level", level, namespace)
+
+
+class _InvalidConnectorRequest(ConnectError):
+    """A connector config without ``connector.class`` (worded per REST path by the caller)."""
+
+
+TOPIC_RECORD_RETRY_S = 5.0
+CONNECTOR_VERSION_KEY = "connector.plugin.version"
+
+
+def _normalized_plugin(name: str) -> str:
+    suffix = "Connector"
+    return name[: -len(suffix)] if name.endswith(suffix) and len(name) > len(suffix) else name
 
 
 def _restart_impact(request: RestartRequest) -> int:

@@ -13,7 +13,7 @@ Contract for implementations:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from pyconnect.herder.entities import ConnectorInfo, ConnectorStateInfo, TaskInfo, TaskState
 from pyconnect.protocol.internal_records import TargetState
@@ -76,4 +76,58 @@ class HerderApi(Protocol):
         self, name: str, configs: Sequence[Mapping[str, str]], body: bytes, headers: Mapping[str, str]
     ) -> None:
         """Internal: a follower publishes generated task configs to the leader (KIP-507 signed)."""
+        ...
+
+    # -- plugins and validation ------------------------------------------------------------------
+
+    def connector_plugins(self, connectors_only: bool = True) -> list[dict[str, str]]:
+        """``GET /connector-plugins``: ``[{"class","type"[,"version"]}]``."""
+        ...
+
+    def connector_plugin_config(self, plugin: str) -> list[dict[str, Any]]:
+        """``GET /connector-plugins/{p}/config``: ConfigKeyInfo list; ``NotFoundError`` if unknown."""
+        ...
+
+    def validate_connector_config(self, plugin: str, config: Mapping[str, str | None]) -> dict[str, Any]:
+        """ConfigInfos JSON (200 even with errors); ``BadRequestError`` on class mismatch / no class."""
+        ...
+
+    async def patch_connector_config(self, name: str, patch: Mapping[str, str | None]) -> ConnectorInfo:
+        """KIP-477: merge (``None`` removes a key), validate and write; leader only."""
+        ...
+
+    # -- offsets (KIP-875) -------------------------------------------------------------------------
+
+    async def connector_offsets(self, name: str) -> dict[str, Any]:
+        """``{"offsets":[{"partition","offset"}]}``."""
+        ...
+
+    async def alter_connector_offsets(
+        self, name: str, offsets: Sequence[tuple[Mapping[str, Any], Mapping[str, Any] | None]]
+    ) -> str:
+        """Leader only; the connector must be STOPPED with 0 tasks. Returns the success message."""
+        ...
+
+    async def reset_connector_offsets(self, name: str) -> str: ...
+
+    # -- active topics (KIP-558) -----------------------------------------------------------------
+
+    def connector_active_topics(self, name: str) -> dict[str, Any]:
+        """``{"c":{"topics":[...]}}``; ``ForbiddenError`` when topic tracking is disabled."""
+        ...
+
+    def reset_connector_active_topics(self, name: str) -> None: ...
+
+    # -- loggers (KIP-495, KIP-976) --------------------------------------------------------------
+
+    def logger_levels(self) -> dict[str, dict[str, Any]]: ...
+
+    def logger_level(self, name: str) -> dict[str, Any]: ...
+
+    def set_worker_logger_level(self, namespace: str, level: str) -> list[str]:
+        """Sorted names of the loggers whose level changed; ``NotFoundError`` for an unknown level."""
+        ...
+
+    async def set_cluster_logger_level(self, namespace: str, level: str) -> None:
+        """Writes ``logger-cluster-<namespace>``; every worker applies it when it reads it back."""
         ...

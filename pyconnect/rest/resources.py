@@ -19,6 +19,7 @@ from pyconnect.herder.interface import HerderApi
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.rest.errors import MalformedRequest
 from pyconnect.rest.forwarding import Forwarder
+from pyconnect.rest.openapi import openapi
 
 
 class HerderSlot:
@@ -119,9 +120,9 @@ async def health(request: web.Request) -> web.Response:
 async def list_connectors(request: web.Request) -> web.Response:
     herder = request.app[HERDER].get()
     names = herder.connectors()
-    expand = set(request.query.getall("expand", []))
-    if not expand & {"status", "info"}:
+    if "expand" not in request.query:
         return json_response(names)
+    expand = set(request.query.getall("expand"))
     out: dict[str, dict[str, Any]] = {}
     for name in names:
         entry: dict[str, Any] = {}
@@ -144,9 +145,20 @@ async def create_connector(request: web.Request) -> web.StreamResponse:
     body = await json_body(request)
     if not isinstance(body, dict):
         raise MalformedRequest("Request body must be a JSON object with 'name' and 'config'")
+    unknown = sorted(set(body) - {"name", "config", "initial_state"})
+    if unknown:
+        raise MalformedRequest(
+            f'Unrecognized field "{unknown[0]}" (class org.apache.kafka.connect.runtime.rest.entities.'
+            'CreateConnectorRequest), not marked as ignorable (3 known properties: "config", "name", '
+            '"initial_state")'
+        )
     name = body.get("name")
-    if not isinstance(name, str) or not name.strip():
-        raise BadRequestError("Connector name configuration must be provided")
+    if name is None:
+        name = ""
+    elif isinstance(name, (int, float)) and not isinstance(name, bool):
+        name = str(name)
+    elif not isinstance(name, str):
+        raise MalformedRequest("name must be a string")
     name = name.strip()
     config = string_map(body.get("config", {}), "config")
     if "name" in config and config["name"] != name:
@@ -300,3 +312,146 @@ async def delete_connector(request: web.Request) -> web.StreamResponse:
         return web.Response(status=204)
 
     return await request.app[FORWARDER].run(request, delete)
+
+
+def nullable_string_map(value: Any, what: str) -> dict[str, str | None]:
+    """Like ``string_map``, but ``null`` values are kept (PATCH removes them, validate reports them)."""
+    if not isinstance(value, dict):
+        raise MalformedRequest(f"{what} must be a JSON object of string keys and string values")
+    nulls = {k: None for k, v in value.items() if v is None}
+    present = string_map({k: v for k, v in value.items() if v is not None}, what)
+    return {k: present.get(k) for k in value} if nulls else dict(present)
+
+
+def flag_default_true(request: web.Request, name: str) -> bool:
+    if name not in request.query:
+        return True
+    return flag(request, name)
+
+
+@routes.get("/connector-plugins")
+async def connector_plugins(request: web.Request) -> web.Response:
+    only = flag_default_true(request, "connectorsOnly")
+    return json_response(request.app[HERDER].get().connector_plugins(only))
+
+
+@routes.get("/connector-plugins/{plugin}/config")
+async def connector_plugin_config(request: web.Request) -> web.Response:
+    return json_response(request.app[HERDER].get().connector_plugin_config(request.match_info["plugin"]))
+
+
+@routes.put("/connector-plugins/{plugin}/config/validate")
+async def validate_connector_config(request: web.Request) -> web.Response:
+    config = nullable_string_map(await json_body(request), "connector config")
+    herder = request.app[HERDER].get()
+    return json_response(herder.validate_connector_config(request.match_info["plugin"], config))
+
+
+@routes.patch("/connectors/{connector}/config")
+async def patch_connector_config(request: web.Request) -> web.StreamResponse:
+    name = request.match_info["connector"]
+    patch = nullable_string_map(await json_body(request), "connector config")
+    herder = request.app[HERDER].get()
+
+    async def apply() -> web.StreamResponse:
+        return json_response((await herder.patch_connector_config(name, patch)).to_json())
+
+    return await request.app[FORWARDER].run(request, apply)
+
+
+@routes.get("/connectors/{connector}/offsets")
+async def connector_offsets(request: web.Request) -> web.Response:
+    return json_response(await request.app[HERDER].get().connector_offsets(request.match_info["connector"]))
+
+
+NO_OFFSETS = "Partitions / offsets need to be provided for an alter offsets request"
+
+
+def offsets_body(body: Any) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+    """``{"offsets":[{"partition":{...},"offset":{...}|null}]}`` (KIP-875 ``ConnectorOffsets``)."""
+    if not isinstance(body, dict):
+        raise MalformedRequest('Request body must be a JSON object {"offsets": [...]}')
+    entries = body.get("offsets")
+    if entries is None or entries == []:
+        raise BadRequestError(NO_OFFSETS)
+    if not isinstance(entries, list):
+        raise MalformedRequest("offsets must be a JSON array of {partition, offset} objects")
+    pairs: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            raise MalformedRequest("every element of offsets must be a JSON object {partition, offset}")
+        partition, offset = entry.get("partition"), entry.get("offset")
+        if not isinstance(partition, dict):
+            raise MalformedRequest("partition must be a JSON object")
+        if offset is not None and not isinstance(offset, dict):
+            raise MalformedRequest("offset must be a JSON object or null")
+        pairs.append((partition, offset))
+    return pairs
+
+
+@routes.patch("/connectors/{connector}/offsets")
+async def alter_connector_offsets(request: web.Request) -> web.StreamResponse:
+    name = request.match_info["connector"]
+    pairs = offsets_body(await json_body(request))
+    herder = request.app[HERDER].get()
+
+    async def alter() -> web.StreamResponse:
+        return json_response({"message": await herder.alter_connector_offsets(name, pairs)})
+
+    return await request.app[FORWARDER].run(request, alter)
+
+
+@routes.delete("/connectors/{connector}/offsets")
+async def reset_connector_offsets(request: web.Request) -> web.StreamResponse:
+    name = request.match_info["connector"]
+    herder = request.app[HERDER].get()
+
+    async def reset() -> web.StreamResponse:
+        return json_response({"message": await herder.reset_connector_offsets(name)})
+
+    return await request.app[FORWARDER].run(request, reset)
+
+
+@routes.get("/connectors/{connector}/topics")
+async def connector_topics(request: web.Request) -> web.Response:
+    return json_response(request.app[HERDER].get().connector_active_topics(request.match_info["connector"]))
+
+
+@routes.put("/connectors/{connector}/topics/reset")
+async def reset_connector_topics(request: web.Request) -> web.Response:
+    request.app[HERDER].get().reset_connector_active_topics(request.match_info["connector"])
+    return web.Response(status=202)
+
+
+@routes.get("/admin/loggers")
+async def logger_levels(request: web.Request) -> web.Response:
+    return json_response(request.app[HERDER].get().logger_levels())
+
+
+@routes.get("/admin/loggers/{logger}")
+async def logger_level(request: web.Request) -> web.Response:
+    return json_response(request.app[HERDER].get().logger_level(request.match_info["logger"]))
+
+
+@routes.put("/admin/loggers/{logger}")
+async def set_logger_level(request: web.Request) -> web.Response:
+    """Worker scope answers the affected loggers (200); ``scope=cluster`` writes the record (204).
+
+    Any other ``scope`` is treated as ``worker``, as Java does (with a warning)."""
+    body = await json_body(request)
+    level = body.get("level") if isinstance(body, dict) else None
+    if level is None:
+        raise BadRequestError("Desired 'level' parameter was not specified in request.")
+    if not isinstance(level, str):
+        raise MalformedRequest("level must be a string")
+    namespace = request.match_info["logger"]
+    herder = request.app[HERDER].get()
+    if request.query.get("scope", "worker").lower() == "cluster":
+        await herder.set_cluster_logger_level(namespace, level)
+        return web.Response(status=204)
+    return json_response(herder.set_worker_logger_level(namespace, level))
+
+
+@routes.get("/openapi.json")
+async def openapi_document(request: web.Request) -> web.Response:
+    return json_response(openapi())

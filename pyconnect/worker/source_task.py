@@ -13,6 +13,8 @@ Contract:
   for in-flight records, then a final commit.
 - Conversion errors fail the task unless ``errors.tolerance=all`` (then the record is skipped). A
   failed delivery fails the task before the next poll (or is skipped with tolerance all).
+- KIP-558: ``on_topic(task_id, topic)`` is called once per acknowledged batch (the callee decides
+  whether the topic is new for the connector).
 - ``stop()`` asks the loop to end (a blocking ``poll`` is cancelled); ``wait_stopped(timeout)``
   waits for a clean end and otherwise cancels the loop: then no UNASSIGNED is reported and the final
   commit may be skipped, as in Java. A failed task reports FAILED with its trace and leaves other
@@ -64,6 +66,7 @@ class WorkerSourceTask:
         offset_flush_timeout_s: float = 5.0,
         tolerate_errors: bool = False,
         close_producer: Callable[[], Awaitable[None]] | None = None,
+        on_topic: Callable[[ConnectorTaskId, str], None] | None = None,
     ) -> None:
         self.id = task_id
         self.task = task
@@ -81,6 +84,7 @@ class WorkerSourceTask:
         self._flush_timeout_s = offset_flush_timeout_s
         self._tolerate = tolerate_errors
         self._close_producer = close_producer
+        self._on_topic = on_topic
         self._submitted = SubmittedRecords()
         self._unflushed: dict[str, tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]] = {}
         self._stopping = asyncio.Event()
@@ -283,6 +287,11 @@ class WorkerSourceTask:
         self.records_written += len(batch.indices)
         for i in batch.indices:
             tracked[i].ack()
+        if self._on_topic is not None:
+            try:
+                self._on_topic(self.id, batch.topic)
+            except Exception:
+                log.exception("Task %s: recording active topic %s failed", self.id, batch.topic)
         if self._hooks_commit_record:
             for position, i in enumerate(batch.indices):
                 metadata = RecordMetadata(

@@ -107,6 +107,8 @@ class Worker:
         self.kafka_cluster_id = kafka_cluster_id
         self.connectors: dict[str, WorkerConnector] = {}
         self.tasks: dict[ConnectorTaskId, WorkerSourceTask] = {}
+        self.topic_tracker: Callable[[ConnectorTaskId, str], None] | None = None
+        """KIP-558: told after each acknowledged batch which topic a task wrote to (set by the herder)."""
 
     def _setting(self, key: str) -> Any:
         return self.config[key]
@@ -211,6 +213,7 @@ class Worker:
             offset_flush_timeout_s=int(self._setting("offset.flush.timeout.ms")) / 1000,
             tolerate_errors=tolerance == "all",
             close_producer=producer.stop,
+            on_topic=self.topic_tracker,
         )
         self.tasks[task_id] = runner
         runner.start()

@@ -27,7 +27,10 @@ STDLIB_ONLY: dict[str, tuple[str, ...]] = {
     "pyconnect/protocol/": ("pyconnect.protocol",),
     "connectors/mirror/records.py": (),
     "connectors/mirror/checkpoint_records.py": ("connectors.mirror.records",),
-    "connectors/mirror/offset_sync_store.py": ("connectors.mirror.records", "connectors.mirror.checkpoint_records"),
+    "connectors/mirror/offset_sync_store.py": (
+        "connectors.mirror.records",
+        "connectors.mirror.checkpoint_records",
+    ),
 }
 
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from types import SimpleNamespace
+from typing import Any, TypeVar
 
 import aiohttp
 import pytest
@@ -16,9 +20,17 @@ from pyconnect.herder.entities import (
     TaskInfo,
     TaskState,
 )
-from pyconnect.protocol.internal_records import TargetState
+from pyconnect.herder.herder import DistributedHerder
+from pyconnect.protocol.internal_records import ConnectorStatus, State, TargetState, TaskStatus, TopicStatus
 from pyconnect.protocol.task_id import ConnectorTaskId
+from pyconnect.rest.resources import NO_OFFSETS
 from pyconnect.rest.server import RestServer
+from pyconnect.stores import MemoryConfigStore, MemoryOffsetStore, MemoryStatusStore
+from pyconnect.worker.plugins import PluginRegistry
+from pyconnect.worker.status import RecordingReporter
+from pyconnect.worker.worker import Worker
+
+T = TypeVar("T")
 
 
 class MemoryHerder:
@@ -226,7 +238,6 @@ async def test_create_read_pause_stop_delete(
         ("PATCH", "/connectors", None, 405, "HTTP 405 Method Not Allowed"),
         ("POST", "/connectors", b"{not json", 400, "Request body is not valid JSON"),
         ("POST", "/connectors", b"[1,2]", 400, "Request body must be a JSON object"),
-        ("POST", "/connectors", b'{"config":{}}', 400, "Connector name configuration must be provided"),
         (
             "POST",
             "/connectors",
@@ -319,3 +330,439 @@ async def test_follower_forwards_writes_to_the_leader(
             assert resp.status == 409 and "stale configuration" in (await resp.json())["message"]
     finally:
         await follower.stop()
+
+
+# ---- the REST API over a real DistributedHerder with in-memory stores ---------------------------
+
+VERIFIABLE = "org.apache.kafka.connect.tools.VerifiableSourceConnector"
+NOT_STOPPED = (
+    "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for "
+    "the specified connector by issuing a 'PUT' request to the '/connectors/src/stop' endpoint"
+)
+VALIDATE_HINT = "You can also find the above list of errors at the endpoint `/connector-plugins/{connectorType}/config/validate`"
+
+
+class InlineHerder(DistributedHerder):
+    """The real herder, leader of a one-worker group, running queued requests inline (no tick, no group)."""
+
+    async def _submit(self, operation: Callable[[], Awaitable[T]]) -> T:
+        return await operation()
+
+
+class Settings(dict[str, object]):
+    """The worker settings the herder reads, without config providers."""
+
+    def providers(self) -> dict[str, object]:
+        return {}
+
+
+async def inline_herder(**settings: object) -> InlineHerder:
+    config = Settings(
+        {
+            "topic.tracking.enable": True,
+            "topic.tracking.allow.reset": True,
+            "worker.sync.timeout.ms": 3000,
+            **settings,
+        }
+    )
+    offsets, statuses, configs = MemoryOffsetStore(), MemoryStatusStore(), MemoryConfigStore()
+    worker = Worker("127.0.0.1:1", config, PluginRegistry.from_entry_points(), offsets, RecordingReporter())
+    herder = InlineHerder(
+        config,
+        worker=worker,
+        config_store=configs,
+        status_store=statuses,
+        coordinator_factory=lambda h: None,  # type: ignore[arg-type,return-value]
+        member=None,
+        rest_url="http://127.0.0.1:1/",
+        kafka_cluster_id="test-cluster",
+        publish_task_configs=None,  # type: ignore[arg-type]
+    )
+    configs.set_update_listener(herder)
+    for store in (offsets, statuses, configs):
+        await store.start()
+    herder._outcome = SimpleNamespace(  # type: ignore[assignment]
+        holding=SimpleNamespace(connectors=(), tasks=()), protocol=None
+    )
+    herder._is_leader = True
+    return herder
+
+
+@pytest.fixture
+async def real() -> AsyncIterator[tuple[InlineHerder, RestServer]]:
+    herder = await inline_herder()
+    server = RestServer(herder, ["http://127.0.0.1:0"], max_body_bytes=64 * 1024)
+    await server.start()
+    yield herder, server
+    await server.stop()
+    for store in (herder.worker.offset_store, herder.status_store, herder.config_store):
+        await store.stop()
+
+
+async def call(
+    http: aiohttp.ClientSession, server: RestServer, method: str, path: str, body: object = None
+) -> tuple[int, Any]:
+    data = body if isinstance(body, bytes) else None if body is None else json.dumps(body).encode()
+    async with http.request(
+        method, url(server, path), data=data, headers={"Content-Type": "application/json"}
+    ) as resp:
+        text = await resp.text()
+        return resp.status, json.loads(text) if text else None
+
+
+def source(**extra: str) -> dict[str, str]:
+    return {"connector.class": VERIFIABLE, "topic": "out", "tasks.max": "1", **extra}
+
+
+async def test_plugins_config_and_validation(
+    real: tuple[InlineHerder, RestServer], http: aiohttp.ClientSession
+) -> None:
+    _, server = real
+    code, plugins = await call(http, server, "GET", "/connector-plugins")
+    assert code == 200 and {"class": VERIFIABLE, "type": "source", "version": "4.3.1"} in plugins
+    assert all(p["type"] in ("source", "sink") for p in plugins)
+    code, everything = await call(http, server, "GET", "/connector-plugins?connectorsOnly=false")
+    assert code == 200 and {p["type"] for p in everything} >= {"source", "converter", "header_converter"}
+    code, keys = await call(http, server, "GET", "/connector-plugins/VerifiableSourceConnector/config")
+    assert code == 200 and [k["name"] for k in keys][:4] == [
+        "name",
+        "connector.class",
+        "connector.plugin.version",
+        "tasks.max",
+    ]
+    assert keys[3]["default_value"] == "1" and keys[3]["type"] == "INT"
+
+    code, infos = await call(
+        http,
+        server,
+        "PUT",
+        "/connector-plugins/VerifiableSourceConnector/config/validate",
+        {**source(**{"tasks.max": "0", "errors.tolerance": "some"}), "name": "x", "k": None},
+    )
+    assert code == 200 and infos["name"] == VERIFIABLE and infos["error_count"] == 3
+    assert infos["groups"][0] == "Common"
+    errors = {c["value"]["name"]: c["value"]["errors"] for c in infos["configs"] if c["value"]}
+    assert errors["tasks.max"] == ["Invalid value 0 for configuration tasks.max: Value must be at least 1"]
+    assert errors["errors.tolerance"] and errors["name"] == []
+    assert errors["k"] == ["Null value can not be supplied as the configuration value."]
+    code, infos = await call(
+        http, server, "PUT", "/connector-plugins/VerifiableSource/config/validate", {**source(), "name": "x"}
+    )
+    assert code == 200 and infos["error_count"] == 0, "an alias of the class matches the request type"
+
+
+async def test_patch_config_and_validation_on_create(
+    real: tuple[InlineHerder, RestServer], http: aiohttp.ClientSession
+) -> None:
+    herder, server = real
+    code, info = await call(http, server, "POST", "/connectors", {"name": "src", "config": source(x="1")})
+    assert code == 201 and info["config"]["x"] == "1"
+    code, info = await call(http, server, "PATCH", "/connectors/src/config", {"x": None, "throughput": "7"})
+    assert code == 200 and "x" not in info["config"] and info["config"]["throughput"] == "7"
+    assert herder.config_store.snapshot().connector_config("src") == {
+        **source(),
+        "name": "src",
+        "throughput": "7",
+    }
+    code, body = await call(http, server, "PATCH", "/connectors/src/config", {"tasks.max": "0"})
+    assert code == 400 and body["message"] == (
+        "Connector configuration is invalid and contains the following 1 error(s):\n"
+        f"Invalid value 0 for configuration tasks.max: Value must be at least 1\n{VALIDATE_HINT}"
+    )
+    code, body = await call(http, server, "PUT", "/connectors/src/config", source(**{"tasks.max": "x"}))
+    assert code == 400 and "Invalid value x for configuration tasks.max" in body["message"]
+
+
+async def test_offsets_only_for_stopped_connectors(
+    real: tuple[InlineHerder, RestServer], http: aiohttp.ClientSession
+) -> None:
+    herder, server = real
+    store = herder.worker.offset_store
+    await store.set("src", [({"id": 0}, {"seqno": 41}), ({"id": 1}, {"seqno": 9})])
+    assert (await call(http, server, "POST", "/connectors", {"name": "src", "config": source()}))[0] == 201
+    code, body = await call(http, server, "GET", "/connectors/src/offsets")
+    assert code == 200 and sorted(body["offsets"], key=lambda o: o["partition"]["id"]) == [
+        {"partition": {"id": 0}, "offset": {"seqno": 41}},
+        {"partition": {"id": 1}, "offset": {"seqno": 9}},
+    ]
+    alter = {
+        "offsets": [
+            {"partition": {"id": 0}, "offset": {"seqno": 5}},
+            {"partition": {"id": 1}, "offset": None},
+        ]
+    }
+    assert await call(http, server, "PATCH", "/connectors/src/offsets", alter) == (
+        400,
+        {"error_code": 400, "message": NOT_STOPPED},
+    )
+    assert (await call(http, server, "DELETE", "/connectors/src/offsets"))[0] == 400
+    assert (await call(http, server, "PUT", "/connectors/src/stop"))[0] == 204
+    code, body = await call(http, server, "PATCH", "/connectors/src/offsets", alter)
+    assert code == 200, body
+    assert body["message"].startswith(
+        "The Connect framework-managed offsets for this connector have been altered successfully. However,"
+    )
+    assert await store.get("src", [{"id": 0}, {"id": 1}]) == [{"seqno": 5}, None]
+    code, body = await call(http, server, "DELETE", "/connectors/src/offsets")
+    assert code == 200 and "have been reset successfully" in body["message"]
+    assert await call(http, server, "GET", "/connectors/src/offsets") == (200, {"offsets": []})
+
+
+async def test_active_topics_are_recorded_and_reset(
+    real: tuple[InlineHerder, RestServer], http: aiohttp.ClientSession
+) -> None:
+    herder, server = real
+    task = ConnectorTaskId("src", 0)
+    assert herder.worker.topic_tracker is not None
+    herder.worker.topic_tracker(task, "t1")
+    herder.worker.topic_tracker(task, "t1")
+    herder.worker.topic_tracker(ConnectorTaskId("src", 1), "t2")
+    await herder.status_store.flush()
+    await herder.status_store.read_to_end()
+    code, body = await call(http, server, "GET", "/connectors/src/topics")
+    assert code == 200 and sorted(body["src"]["topics"]) == ["t1", "t2"]
+    assert await call(http, server, "GET", "/connectors/other/topics") == (200, {"other": {"topics": []}})
+    assert (await call(http, server, "PUT", "/connectors/src/topics/reset"))[0] == 202
+    await herder.status_store.flush()
+    await herder.status_store.read_to_end()
+    assert await call(http, server, "GET", "/connectors/src/topics") == (200, {"src": {"topics": []}})
+
+
+@pytest.mark.parametrize(
+    ("settings", "method", "path", "message"),
+    [
+        ({"topic.tracking.enable": False}, "GET", "/connectors/c/topics", "Topic tracking is disabled."),
+        (
+            {"topic.tracking.enable": False},
+            "PUT",
+            "/connectors/c/topics/reset",
+            "Topic tracking is disabled.",
+        ),
+        (
+            {"topic.tracking.allow.reset": False},
+            "PUT",
+            "/connectors/c/topics/reset",
+            "Topic tracking reset is disabled.",
+        ),
+    ],
+)
+async def test_topic_tracking_switches_answer_403(
+    http: aiohttp.ClientSession, settings: dict[str, object], method: str, path: str, message: str
+) -> None:
+    herder = await inline_herder(**settings)
+    server = RestServer(herder, ["http://127.0.0.1:0"])
+    await server.start()
+    try:
+        assert await call(http, server, method, path) == (403, {"error_code": 403, "message": message})
+    finally:
+        await server.stop()
+
+
+async def test_loggers_worker_and_cluster_scope(
+    real: tuple[InlineHerder, RestServer], http: aiohttp.ClientSession
+) -> None:
+    _, server = real
+    logging.getLogger("pyconnect.testlog.child")
+    try:
+        code, names = await call(http, server, "PUT", "/admin/loggers/pyconnect.testlog", {"level": "debug"})
+        assert code == 200 and names == ["pyconnect.testlog", "pyconnect.testlog.child"]
+        assert logging.getLogger("pyconnect.testlog.child").level == logging.DEBUG
+        code, level = await call(http, server, "GET", "/admin/loggers/pyconnect.testlog")
+        assert code == 200 and level["level"] == "DEBUG" and isinstance(level["last_modified"], int)
+        code, levels = await call(http, server, "GET", "/admin/loggers")
+        assert code == 200 and "root" in levels and levels["pyconnect.testlog.child"]["level"] == "DEBUG"
+        code, _ = await call(
+            http, server, "PUT", "/admin/loggers/pyconnect.testlog?scope=cluster", {"level": "WARN"}
+        )
+        assert code == 204
+        assert logging.getLogger("pyconnect.testlog.child").level == logging.WARNING, (
+            "the logger-cluster record was read back and applied"
+        )
+    finally:
+        for name in ("pyconnect.testlog", "pyconnect.testlog.child"):
+            logging.getLogger(name).setLevel(logging.NOTSET)
+
+
+UNKNOWN_CLASS = (
+    "org.apache.kafka.connect.errors.ConnectException: Failed to find any class that implements Connector "
+    "and which name matches Nope, available connectors are: PluginDesc{klass=class "
+)
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "status", "message"),
+    [
+        ("POST", "/connectors", b'{"name":"a","config":', 400, "Request body is not valid JSON"),
+        ("PUT", "/connectors/a/config", b"\xff\xfe", 400, "Request body is not valid JSON"),
+        ("PATCH", "/connectors/a/config", b"nul", 400, "Request body is not valid JSON"),
+        ("PUT", "/connector-plugins/X/config/validate", b"{", 400, "Request body is not valid JSON"),
+        ("PATCH", "/connectors/a/offsets", b"{]", 400, "Request body is not valid JSON"),
+        ("PUT", "/admin/loggers/x", b"[", 400, "Request body is not valid JSON"),
+        ("POST", "/connectors", b'{"name":{"a":1},"config":{}}', 400, "name must be a string"),
+        ("POST", "/connectors", b'{"name":"a","config":[]}', 400, "config must be a JSON object"),
+        ("POST", "/connectors", b'{"name":"a","config":{"k":{"x":1}}}', 400, "config: the value of k"),
+        ("POST", "/connectors", b'{"name":"a","config":{},"bogus":1}', 400, 'Unrecognized field "bogus"'),
+        ("PUT", "/connectors/a/config", b'"text"', 400, "connector config must be a JSON object"),
+        ("PATCH", "/connectors/a/config", b"[]", 400, "connector config must be a JSON object"),
+        ("PATCH", "/connectors/src/offsets", b'{"offsets":{}}', 400, "offsets must be a JSON array"),
+        ("PATCH", "/connectors/src/offsets", b'{"offsets":[1]}', 400, "every element of offsets"),
+        ("PATCH", "/connectors/src/offsets", b'{"offsets":[{"partition":1}]}', 400, "partition must be"),
+        ("PATCH", "/connectors/src/offsets", b'{"offsets":[]}', 400, NO_OFFSETS),
+        ("PATCH", "/connectors/src/offsets", b"{}", 400, NO_OFFSETS),
+        ("PUT", "/admin/loggers/x", b'{"level":5}', 400, "level must be a string"),
+        ("PUT", "/admin/loggers/x", b"{}", 400, "Desired 'level' parameter was not specified in request."),
+        ("PUT", "/admin/loggers/x", b'{"level":"BOGUS"}', 404, "invalid log level 'BOGUS'."),
+        ("PUT", "/admin/loggers/x?scope=cluster", b'{"level":"nah"}', 404, "invalid log level 'nah'."),
+        ("GET", "/admin/loggers/no.such.logger.here", None, 404, "Logger no.such.logger.here not found."),
+        ("GET", "/connector-plugins?connectorsOnly=perhaps", None, 400, "query parameter connectorsOnly"),
+        ("POST", "/connectors", b'{"name":"a","config":{"connector.class":"Nope"}}', 400, UNKNOWN_CLASS),
+        (
+            "POST",
+            "/connectors",
+            b'{"name":"a","config":{}}',
+            400,
+            "Connector config {name=a} contains no connector type",
+        ),
+        (
+            "POST",
+            "/connectors",
+            b'{"name":"","config":{"connector.class":"VerifiableSource","topic":"t"}}',
+            400,
+            "Connector configuration is invalid and contains the following 1 error(s):\n"
+            "Invalid value  for configuration name: String may not be empty\n" + VALIDATE_HINT,
+        ),
+        (
+            "POST",
+            "/connectors",
+            b'{"name":"a\\u0001b","config":{"connector.class":"VerifiableSource","topic":"t"}}',
+            400,
+            "Connector configuration is invalid and contains the following 1 error(s):\nInvalid value a\x01b "
+            "for configuration name: String may not contain control sequences but had the following ASCII chars: 1",
+        ),
+        (
+            "POST",
+            "/connectors",
+            b'{"name":"a/b","config":{"connector.class":"VerifiableSource","topic":"t"}}',
+            400,
+            "Connector name 'a/b' contains characters that are not allowed",
+        ),
+        (
+            "PUT",
+            "/connectors/a/config",
+            b'{"name":"b"}',
+            400,
+            "Connector name configuration (b) doesn't match",
+        ),
+        (
+            "PATCH",
+            "/connectors/src/config",
+            b'{"name":"b"}',
+            400,
+            "Connector name configuration (b) doesn't match",
+        ),
+        ("PATCH", "/connectors/nope/config", b'{"a":"b"}', 404, "Connector nope not found"),
+        ("GET", "/connectors/nope/config", None, 404, "Connector nope not found"),
+        ("GET", "/connectors/nope/tasks", None, 404, "Connector nope not found"),
+        ("GET", "/connectors/nope/status", None, 404, "No status found for connector nope"),
+        ("GET", "/connectors/nope/tasks/0/status", None, 404, "No status found for task nope-0"),
+        ("GET", "/connectors/nope/tasks/-1/status", None, 404, "No status found for task nope--1"),
+        ("POST", "/connectors/src/tasks/7/restart", None, 404, "Task src-7 not found"),
+        ("POST", "/connectors/nope/restart", None, 404, "Unknown connector: nope"),
+        ("PUT", "/connectors/nope/pause", None, 404, "Unknown connector nope"),
+        ("PUT", "/connectors/nope/stop", None, 404, "Unknown connector nope"),
+        ("DELETE", "/connectors/nope", None, 404, "Connector nope not found"),
+        ("GET", "/connectors/nope/offsets", None, 404, "Connector nope not found"),
+        ("DELETE", "/connectors/nope/offsets", None, 404, "Connector nope not found"),
+        ("GET", "/connectors/src/tasks-config", None, 404, "HTTP 404 Not Found"),
+        ("GET", "/connector-plugins/Nope/config", None, 404, "Unknown plugin Nope."),
+        (
+            "PUT",
+            "/connector-plugins/FileStreamSink/config/validate",
+            f'{{"connector.class":"{VERIFIABLE}"}}'.encode(),
+            400,
+            f"Included connector type {VERIFIABLE} does not match request type FileStreamSink",
+        ),
+        (
+            "PUT",
+            "/connector-plugins/VerifiableSourceConnector/config/validate",
+            b'{"tasks.max":"1"}',
+            400,
+            "org.apache.kafka.connect.runtime.rest.errors.BadRequestException: Connector config {tasks.max=1} "
+            "contains no connector type",
+        ),
+        ("DELETE", "/connector-plugins", None, 405, "HTTP 405 Method Not Allowed"),
+    ],
+)
+async def test_bad_input_catalogue(
+    real: tuple[InlineHerder, RestServer],
+    http: aiohttp.ClientSession,
+    method: str,
+    path: str,
+    body: bytes | None,
+    status: int,
+    message: str,
+) -> None:
+    """Every bad request gets a 4xx with the error body, and the worker goes on answering."""
+    _, server = real
+    assert (await call(http, server, "POST", "/connectors", {"name": "src", "config": source()}))[0] == 201
+    code, payload = await call(http, server, method, path, body)
+    assert code == status, payload
+    assert payload["error_code"] == status and payload["message"].startswith(message), payload
+    assert (await call(http, server, "GET", "/connectors"))[0] == 200
+
+
+async def test_oversized_bodies_on_every_write_path(
+    real: tuple[InlineHerder, RestServer], http: aiohttp.ClientSession
+) -> None:
+    _, server = real
+    huge = json.dumps({"name": "big", "config": {"k": "v" * (128 * 1024)}}).encode()
+    for method, path in (
+        ("POST", "/connectors"),
+        ("PUT", "/connectors/big/config"),
+        ("PATCH", "/connectors/big/config"),
+        ("PUT", "/connector-plugins/VerifiableSource/config/validate"),
+        ("PATCH", "/connectors/big/offsets"),
+    ):
+        code, payload = await call(http, server, method, path, huge)
+        assert code == 413 and payload == {"error_code": 413, "message": "HTTP 413 Request Entity Too Large"}
+    assert (await call(http, server, "GET", "/"))[0] == 200
+
+
+async def test_openapi_document_names_every_route(
+    real: tuple[InlineHerder, RestServer], http: aiohttp.ClientSession
+) -> None:
+    _, server = real
+    code, doc = await call(http, server, "GET", "/openapi.json")
+    assert code == 200 and doc["openapi"].startswith("3.")
+    served = {
+        (route.method.lower(), route.resource.canonical)
+        for route in server.app.router.routes()
+        if route.method != "HEAD" and route.resource is not None
+    }
+    described = {(method, path) for path, ops in doc["paths"].items() for method in ops}
+    assert served == described
+    schemas = doc["components"]["schemas"]
+    for name in ("Error", "ConnectorInfo", "ConnectorStateInfo", "ConfigInfos", "ConnectorOffsets"):
+        assert name in schemas
+
+
+async def test_the_leader_removes_statuses_of_stopped_tasks_and_deleted_connectors(
+    real: tuple[InlineHerder, RestServer], http: aiohttp.ClientSession
+) -> None:
+    herder, server = real
+    assert (await call(http, server, "POST", "/connectors", {"name": "src", "config": source()}))[0] == 201
+    statuses = herder.status_store
+    statuses.put(ConnectorStatus("src", State.STOPPED, "127.0.0.1:1", 1))
+    statuses.put(TaskStatus(ConnectorTaskId("src", 0), State.PAUSED, "127.0.0.1:1", 1))
+    statuses.put(ConnectorStatus("gone", State.RUNNING, "127.0.0.1:1", 1))
+    statuses.put(TaskStatus(ConnectorTaskId("gone", 0), State.RUNNING, "127.0.0.1:1", 1))
+    statuses.put_topic(TopicStatus("t", "gone", 0, 1))
+    await statuses.flush()
+    await statuses.read_to_end()
+    herder._remove_stale_statuses(herder.config_store.snapshot())
+    await statuses.flush()
+    await statuses.read_to_end()
+    assert statuses.get_all("src") == [], "a connector without task configs keeps no task statuses"
+    assert statuses.get_connector("src") is not None
+    assert statuses.get_connector("gone") is None and statuses.get_all("gone") == []
+    assert statuses.get_topics("gone") == []
