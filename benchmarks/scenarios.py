@@ -14,9 +14,7 @@ recorded with its reason and no figure. Every wait is bounded; every process is 
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import struct
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -26,8 +24,7 @@ from benchmarks import perftools, runners, workload
 from benchmarks.procstats import RssSampler, rss_mb, total_cpu_seconds
 from benchmarks.settings import BenchSettings
 from benchmarks.stats import cpu_seconds_per_million, latency_summary, rate
-from pyconnect.kafka.group_member import describe_group
-from pyconnect.testing.connect_worker import ConnectWorkerProcess
+from pyconnect.testing.connect_worker import ConnectWorkerProcess, group_leader_url
 from pyconnect.testing.distribution import KafkaDistribution
 from pyconnect.testing.kafka import KafkaCluster, start_clusters, stop_clusters
 
@@ -535,21 +532,11 @@ def _pick_victim(counts: dict[str, int], workers: list[ConnectWorkerProcess], le
 
 
 def _leader_url(bootstrap: str, group: str) -> str | None:
-    """The group leader's REST URL from a member's Connect assignment (version, error, leader, leaderUrl)."""
     try:
-        described = asyncio.run(describe_group({"bootstrap.servers": bootstrap}, group, timeout_s=15))
-        for member in described["members"]:
-            raw = member["assignment"]
-            if len(raw) < 6:
-                continue
-            pos = 4
-            length = struct.unpack_from(">h", raw, pos)[0]
-            pos += 2 + length
-            length = struct.unpack_from(">h", raw, pos)[0]
-            return bytes(raw[pos + 2 : pos + 2 + length]).decode()
+        return group_leader_url(bootstrap, group)
     except Exception:
         log.debug("could not read the group leader", exc_info=True)
-    return None
+        return None
 
 
 def _pids_of(process: Any) -> Callable[[], list[int]]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import logging
 import signal
 import sys
@@ -42,6 +43,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+GC_THRESHOLDS = (100_000, 50, 100)
+
+
+def tune_garbage_collector() -> None:
+    """After startup: move what exists to the permanent generation and collect the young one rarely.
+
+    The data path allocates many short-lived objects per batch (records, headers); with Python's
+    default threshold (700) the collector runs constantly and halves mirror throughput. Reference
+    counting still frees almost everything at once; the cycle collector only has to run seldom.
+    """
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
+
+
 async def run_distributed(path: str) -> int:
     from pyconnect.config.properties import load
     from pyconnect.runtime import DistributedRuntime
@@ -53,6 +69,7 @@ async def run_distributed(path: str) -> int:
         loop.add_signal_handler(sig, stop.set)
     try:
         await runtime.start()
+        tune_garbage_collector()
         logging.getLogger("pyconnect").info("Worker ready at %s", runtime.rest_url)
         await stop.wait()
         logging.getLogger("pyconnect").info("Stopping the worker")

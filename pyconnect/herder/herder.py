@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 
 from pyconnect.config.definition import ConfigValue
 from pyconnect.config.info import config_infos
+from pyconnect.config.providers import VARIABLE_PATTERN
 from pyconnect.errors import (
     AlreadyExistsError,
     BadRequestError,
@@ -303,6 +304,7 @@ class DistributedHerder:
         held = outcome.holding
         for name in held.connectors:
             if name not in self.worker.connectors and snapshot.contains(name):
+                self._updated_connectors.discard(name)
                 await self._start_connector(name, snapshot)
         for task in held.tasks:
             if task not in self.worker.tasks and snapshot.task_config(task) is not None:
@@ -375,7 +377,7 @@ class DistributedHerder:
                 continue
             try:
                 max_tasks = int(config.get("tasks.max") or 1)
-                configs = self.worker.connector_task_configs(name, max_tasks)
+                configs = reverse_transform(self.worker.connector_task_configs(name, max_tasks), config)
                 current = (
                     snapshot.all_task_configs(name) if name not in snapshot.inconsistent_connectors else None
                 )
@@ -1097,6 +1099,17 @@ CONNECTOR_VERSION_KEY = "connector.plugin.version"
 def _normalized_plugin(name: str) -> str:
     suffix = "Connector"
     return name[: -len(suffix)] if name.endswith(suffix) and len(name) > len(suffix) else name
+
+
+def reverse_transform(
+    task_configs: list[dict[str, str]], raw_connector_config: Mapping[str, str | None]
+) -> list[dict[str, str]]:
+    """Java's ``reverseTransform``: a task config key whose connector config value holds a ``${...}``
+    variable gets the raw variable back, so resolved secrets never reach the config topic."""
+    variables = {k: v for k, v in raw_connector_config.items() if v and VARIABLE_PATTERN.search(v)}
+    if not variables:
+        return task_configs
+    return [{k: variables.get(k, v) for k, v in config.items()} for config in task_configs]
 
 
 def _restart_impact(request: RestartRequest) -> int:

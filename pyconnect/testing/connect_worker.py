@@ -194,3 +194,29 @@ def _decode(raw: bytes) -> Any:
         return json.loads(raw)
     except ValueError:
         return raw.decode(errors="replace")
+
+
+def group_leader_url(bootstrap_servers: str, group_id: str, *, timeout_s: float = 15.0) -> str | None:
+    """The Connect group leader's REST URL, read from a member's assignment via DescribeGroups.
+
+    None when the group has no stable assignment yet. Fault tests use it to kill a follower: killing
+    the leader takes another path in incremental cooperative rebalancing (the new leader holds no
+    previous assignment, so lost work is reassigned without the scheduled delay, in Java too).
+    """
+    import asyncio
+
+    from pyconnect.kafka.group_member import describe_group
+    from pyconnect.protocol.connect_assignment import decode_assignment
+    from pyconnect.protocol.primitives import ProtocolError
+
+    described = asyncio.run(
+        describe_group({"bootstrap.servers": bootstrap_servers}, group_id, timeout_s=timeout_s)
+    )
+    for member in described["members"]:
+        try:
+            assignment = decode_assignment(bytes(member["assignment"]))
+        except ProtocolError:
+            continue
+        if assignment.leader_url:
+            return assignment.leader_url
+    return None

@@ -257,7 +257,7 @@ class WorkerSourceTask:
     def _convert(self, record: SourceRecord) -> OutgoingRecord:
         topic = record.topic
         headers = [
-            (h.key, self._header_converter.from_connect_header(topic, h.key, h.schema, h.value) or b"")
+            (h.key, self._header_converter.from_connect_header(topic, h.key, h.schema, h.value))
             for h in record.headers
         ]
         key = self._key_converter.from_connect_data(topic, headers, record.key_schema, record.key)
@@ -293,19 +293,24 @@ class WorkerSourceTask:
             except Exception:
                 log.exception("Task %s: recording active topic %s failed", self.id, batch.topic)
         if self._hooks_commit_record:
-            for position, i in enumerate(batch.indices):
-                metadata = RecordMetadata(
-                    batch.topic, batch.partition, meta.offset + position, kept[i].timestamp
+            acked = [
+                (
+                    kept[i],
+                    RecordMetadata(batch.topic, batch.partition, meta.offset + position, kept[i].timestamp),
                 )
-                hook = asyncio.ensure_future(self._commit_record_hook(kept[i], metadata))
-                self._hooks.add(hook)
-                hook.add_done_callback(self._hooks.discard)
+                for position, i in enumerate(batch.indices)
+            ]
+            hook = asyncio.ensure_future(self._commit_record_hooks(acked))
+            self._hooks.add(hook)
+            hook.add_done_callback(self._hooks.discard)
 
-    async def _commit_record_hook(self, record: SourceRecord, metadata: RecordMetadata) -> None:
-        try:
-            await self.task.commit_record(record, metadata)
-        except Exception:
-            log.exception("Task %s: commit_record() failed", self.id)
+    async def _commit_record_hooks(self, acked: list[tuple[SourceRecord, RecordMetadata]]) -> None:
+        """``commit_record`` for one acknowledged batch, in order, from one task (not one per record)."""
+        for record, metadata in acked:
+            try:
+                await self.task.commit_record(record, metadata)
+            except Exception:
+                log.exception("Task %s: commit_record() failed", self.id)
 
     async def _commit_loop(self) -> None:
         while True:

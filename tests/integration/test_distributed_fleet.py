@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from pyconnect.testing.backends import ClusterHandle
+from pyconnect.testing.connect_worker import group_leader_url
 from pyconnect.testing.worker_process import PyconnectWorker
 from tests.integration.fleet import (
     fleet,
@@ -48,13 +49,15 @@ def test_three_workers_spread_six_tasks_and_survive_kill_9(
         assert set(owners.values()) == ids
         assert status(workers[1], "verif")["connector"]["worker_id"] in ids  # type: ignore[index]
 
-        victim = workers[1]
+        leader = group_leader_url(cluster_a.bootstrap_servers, group)
+        victim = next(w for w in workers if w.rest_url != leader)
+        observer = next(w for w in workers if w is not victim)
         victim.kill()
         killed_at = time.monotonic()
         survivors = ids - {victim.worker_id}
         moved = wait_for(
             "the victim's tasks RUNNING elsewhere",
-            lambda: (o := running_tasks(workers[0], "verif", 6)) and set(o.values()) <= survivors and o,
+            lambda: (o := running_tasks(observer, "verif", 6)) and set(o.values()) <= survivors and o,
             SESSION_TIMEOUT_S + 30,
         )
         failover_s = time.monotonic() - killed_at
@@ -68,7 +71,7 @@ def test_three_workers_spread_six_tasks_and_survive_kill_9(
         back = wait_for(
             "the returning worker to get work back",
             lambda: (
-                (o := running_tasks(workers[0], "verif", 6))
+                (o := running_tasks(observer, "verif", 6))
                 and sorted(Counter(o.values()).values()) == [2, 2, 2]
                 and o
             ),
@@ -97,14 +100,17 @@ def test_a_scheduled_delay_holds_lost_tasks_for_the_returning_worker(
             workers[0].rest("POST", "/connectors", {"name": "held", "config": verifiable(topic, 6)})[0] == 201
         )
         owners = wait_for("6 RUNNING tasks", lambda: running_tasks(workers[0], "held", 6), 60)
-        victim = workers[2]
+        leader = group_leader_url(cluster_a.bootstrap_servers, group)
+        assert leader in {w.rest_url for w in workers}
+        victim = next(w for w in workers if w.rest_url != leader)
+        observer = next(w for w in workers if w is not victim)
         lost = {t for t, w in owners.items() if w == victim.worker_id}
         assert len(lost) == 2
 
         victim.kill()
         killed_at = time.monotonic()
         time.sleep(SESSION_TIMEOUT_S + 5)
-        observed = status(workers[0], "held")
+        observed = status(observer, "held")
         assert observed is not None
         for task in observed["tasks"]:
             if task["id"] in lost:
@@ -117,7 +123,7 @@ def test_a_scheduled_delay_holds_lost_tasks_for_the_returning_worker(
         back = wait_for(
             "the lost tasks back on the returning worker",
             lambda: (
-                (o := running_tasks(workers[0], "held", 6))
+                (o := running_tasks(observer, "held", 6))
                 and {t for t, w in o.items() if w == victim.worker_id} == lost
                 and o
             ),

@@ -12,7 +12,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from pyconnect.api.converters.header import SimpleHeaderConverter
 from pyconnect.api.converters.string import StringConverter
-from pyconnect.api.data import STRING_SCHEMA
+from pyconnect.api.data import OPTIONAL_STRING_SCHEMA, STRING_SCHEMA
 from pyconnect.api.source import (
     Header,
     MemoryOffsetStorageReader,
@@ -64,7 +64,7 @@ class CountingTask(SourceTask):
                     STRING_SCHEMA,
                     f"{self.prefix}-{n}",
                     1_700_000_000_000 + n,
-                    [Header("h", STRING_SCHEMA, f"v{n}")],
+                    [Header("h", STRING_SCHEMA, f"v{n}"), Header("n", OPTIONAL_STRING_SCHEMA, None)],
                 )
             )
             self.next += 1
@@ -159,8 +159,8 @@ async def test_records_land_and_acknowledged_offsets_commit(
         b"k7",
         7 % 3,
         1_700_000_000_007,
-        [("h", b"v7")],
-    )
+        [("h", b"v7"), ("n", None)],
+    ), "a null header value stays null"
     assert sorted(o["n"] for o in committed.values()) == [998, 999], "last offset of each source partition"
     assert task.stopped and task.commits >= 1
     assert reporter.states(ConnectorTaskId("c", 0)) == [State.RUNNING, State.UNASSIGNED]
