@@ -22,43 +22,12 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pyconnect.kafka.batch_sender import java_partition
 from pyconnect.kafka.log import LogRecord
 
 log = logging.getLogger(__name__)
 
 RecordsCallback = Callable[[Sequence[LogRecord]], None]
-
-
-def murmur2(data: bytes) -> int:
-    """Kafka's ``Utils.murmur2`` (signed 32-bit result), used by the default partitioner."""
-    length = len(data)
-    seed, m, r = 0x9747B28C, 0x5BD1E995, 24
-    h = (seed ^ length) & 0xFFFFFFFF
-    for i in range(0, length - length % 4, 4):
-        k = data[i] | (data[i + 1] << 8) | (data[i + 2] << 16) | (data[i + 3] << 24)
-        k = (k * m) & 0xFFFFFFFF
-        k ^= k >> r
-        k = (k * m) & 0xFFFFFFFF
-        h = (h * m) & 0xFFFFFFFF
-        h ^= k
-    rest = length % 4
-    tail = length - rest
-    if rest == 3:
-        h ^= data[tail + 2] << 16
-    if rest >= 2:
-        h ^= data[tail + 1] << 8
-    if rest >= 1:
-        h ^= data[tail]
-        h = (h * m) & 0xFFFFFFFF
-    h ^= h >> 13
-    h = (h * m) & 0xFFFFFFFF
-    h ^= h >> 15
-    return h - (1 << 32) if h & 0x80000000 else h
-
-
-def default_partition(key: bytes, partitions: int) -> int:
-    """The partition Kafka's default partitioner picks for a non-null key."""
-    return (murmur2(key) & 0x7FFFFFFF) % partitions
 
 
 class MemoryTopic:
@@ -81,7 +50,7 @@ class MemoryTopic:
         """Append a raw record (tests use this to inject what another writer, or garbage, would)."""
         if partition is None:
             partition = (
-                default_partition(key, self.partition_count)
+                java_partition(key, self.partition_count)
                 if key is not None
                 else next(self._round_robin) % self.partition_count
             )

@@ -2,7 +2,7 @@
 
 No Kafka here: these tests read the committed data files. They pin what Java 4.3.1 writes, so the
 codecs that follow can be tested against the same files. The small stdlib decoders below
-(``Reader``, ``decode_*``, ``murmur2``) are the reference reading of spec §3 (connect-runtime) and
+(``Reader``, ``decode_*``) are the reference reading of spec §3 (connect-runtime) and
 §4 (mirror-connectors); re-encoding must give back the exact captured bytes.
 """
 
@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from pyconnect.kafka.batch_sender import java_partition
 
 GOLDEN = Path(__file__).resolve().parent
 KAFKA_VERSION = "4.3.1"
@@ -198,47 +200,6 @@ def decode_heartbeat(key: bytes, value: bytes) -> dict[str, Any]:
 def encode_heartbeat(h: dict[str, Any]) -> tuple[bytes, bytes]:
     key = w_string(h["sourceClusterAlias"]) + w_string(h["targetClusterAlias"])
     return key, struct.pack(">hq", h["version"], h["timestamp"])
-
-
-# --------------------------------------------------------------------------------------------------
-# the Java producer's default partitioner for keyed records
-
-
-def murmur2(data: bytes) -> int:
-    """Kafka's ``Utils.murmur2`` as an unsigned 32-bit value."""
-    m, mask = 0x5BD1E995, 0xFFFFFFFF
-    length = len(data)
-    h = (0x9747B28C ^ length) & mask
-    for i in range(length // 4):
-        k = int.from_bytes(data[4 * i : 4 * i + 4], "little")
-        k = (k * m) & mask
-        k ^= k >> 24
-        k = (k * m) & mask
-        h = ((h * m) & mask) ^ k
-    tail = data[length & ~3 :]
-    if len(tail) == 3:
-        h ^= tail[2] << 16
-    if len(tail) >= 2:
-        h ^= tail[1] << 8
-    if tail:
-        h ^= tail[0]
-        h = (h * m) & mask
-    h ^= h >> 13
-    h = (h * m) & mask
-    h ^= h >> 15
-    return h
-
-
-def default_partition(key: bytes, partitions: int) -> int:
-    return (murmur2(key) & 0x7FFFFFFF) % partitions
-
-
-def test_murmur2_matches_known_java_values() -> None:
-    # Values from Kafka's UtilsTest.testMurmur2 (Java ints, here as unsigned).
-    assert murmur2(b"21") & 0xFFFFFFFF == (-973932308) & 0xFFFFFFFF
-    assert murmur2(b"foobar") & 0xFFFFFFFF == (-790332482) & 0xFFFFFFFF
-    assert murmur2(b"a-little-bit-long-string") & 0xFFFFFFFF == (-985981536) & 0xFFFFFFFF
-    assert murmur2(b"") & 0xFFFFFFFF == 275646681
 
 
 # --------------------------------------------------------------------------------------------------
@@ -426,7 +387,7 @@ def test_offset_records_key_bytes_partition_and_value() -> None:
     expected_key = '["golden-hb",{"sourceClusterAlias":"A","targetClusterAlias":"B"}]'
     for r in offsets:
         assert text(r["key"]) == expected_key
-        assert r["partition"] == default_partition(raw(r["key"]), 25)
+        assert r["partition"] == java_partition(raw(r["key"]), 25)
     assert text(records("offset", "connector-created")[0]["value"]) == '{"offset":0}'
     (altered,) = records("offset", "offsets-altered")
     assert text(altered["value"]) == '{"offset":0}'
@@ -443,7 +404,7 @@ def test_status_records_shapes_and_partitions() -> None:
     for r in records("status"):
         key = text(r["key"])
         assert STATUS_KEY.match(key), key
-        assert r["partition"] == default_partition(raw(r["key"]), 5)
+        assert r["partition"] == java_partition(raw(r["key"]), 5)
         value = value_json(r)
         if value is None:
             continue
@@ -717,7 +678,7 @@ def test_mirrored_records_keep_key_value_headers_timestamp_partition() -> None:
 def test_mm2_connect_offsets_keys() -> None:
     by_text: dict[str, list[str]] = defaultdict(list)
     for r in mm2_records("connect-offsets-A->B"):
-        assert r["partition"] == default_partition(raw(r["key"]), 25)
+        assert r["partition"] == java_partition(raw(r["key"]), 25)
         by_text[text(r["key"])].append(text(r["value"]))
     for p in (0, 1):
         key = f'["MirrorSourceConnector",{{"cluster":"A","partition":{p},"topic":"golden-orders"}}]'
@@ -761,7 +722,7 @@ def test_mm2_dedicated_herder_group_has_no_rest_url() -> None:
 def test_mm2_dedicated_status_worker_id() -> None:
     worker_ids = set()
     for r in mm2_records("connect-status-A->B"):
-        assert r["partition"] == default_partition(raw(r["key"]), 5)
+        assert r["partition"] == java_partition(raw(r["key"]), 5)
         value = value_json(r)
         if value is not None and "worker_id" in value:
             worker_ids.add(value["worker_id"])

@@ -14,6 +14,7 @@ JAVA_MURMUR2 = {
     b"a-little-bit-longer-string": -1486304829,
     b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8": -58897971,
     b"abc": 479470107,
+    b"": 275646681,
 }
 
 
