@@ -32,6 +32,7 @@ from pyconnect.protocol.connect_metadata import (
 )
 from pyconnect.testing.backends import ClusterHandle
 from pyconnect.testing.java_reference import JavaConnectWorker
+from tests.golden.capture import heartbeat_connector_config
 
 pytestmark = pytest.mark.kafka
 log = logging.getLogger(__name__)
@@ -410,26 +411,8 @@ async def test_a_java_worker_accepts_the_assignment_of_our_leader(
             await asyncio.to_thread(java.stop)
 
 
-HEARTBEAT_CONNECTOR = "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector"
-BYTES_CONVERTER = "org.apache.kafka.connect.converters.ByteArrayConverter"
-
-
 def heartbeat_connector(name: str, bootstrap: str) -> dict[str, object]:
-    return {
-        "name": name,
-        "config": {
-            "connector.class": HEARTBEAT_CONNECTOR,
-            "tasks.max": "1",
-            "source.cluster.alias": "A",
-            "target.cluster.alias": "B",
-            "source.cluster.bootstrap.servers": bootstrap,
-            "target.cluster.bootstrap.servers": bootstrap,
-            "heartbeats.topic.replication.factor": "1",
-            "emit.heartbeats.interval.seconds": "1",
-            "key.converter": BYTES_CONVERTER,
-            "value.converter": BYTES_CONVERTER,
-        },
-    }
+    return {"name": name, "config": heartbeat_connector_config(bootstrap)}
 
 
 def running(java: JavaConnectWorker, name: str) -> bool:
