@@ -4,6 +4,14 @@
 as ``connect-distributed.sh``; SIGTERM and Ctrl-C stop it gracefully (tasks commit their offsets,
 the worker leaves the group). An unreadable or invalid file is a one-line error naming the key, and
 exit code 1.
+
+``pyconnect standalone worker.properties [connector1.properties connector2.json ...]`` runs one
+standalone worker (the ``connect-standalone.sh`` equivalent): configs and statuses in memory, source
+offsets in ``offset.storage.file.filename``, the same REST API. Each connector file is, as Java 3.5+
+reads it (tried in this order): a JSON object of string keys and values (the config itself), a JSON
+``{"name": ..., "config": {...}[, "initial_state": ...]}`` (``CreateConnectorRequest``), or a Java
+``.properties`` file. Files are read before the worker starts (an error there is a one-line message
+and exit code 1); a connector the herder refuses stops the worker with exit code 3, as Java does.
 """
 
 from __future__ import annotations
@@ -12,12 +20,17 @@ import argparse
 import asyncio
 import contextlib
 import gc
+import json
 import logging
 import signal
 import sys
+from typing import TYPE_CHECKING
 
 from pyconnect import COMPATIBLE_KAFKA_VERSION, __version__
-from pyconnect.errors import ConnectError
+from pyconnect.errors import ConfigError, ConnectError
+
+if TYPE_CHECKING:
+    from pyconnect.protocol.internal_records import TargetState
 
 LOG_FORMAT = "[%(asctime)s] %(levelname)s %(message)s (%(name)s)"
 
@@ -40,6 +53,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     distributed.add_argument("worker_properties", help="worker config in Java .properties format")
     distributed.add_argument("--log-level", default="INFO", help="root log level (default INFO)")
+    standalone = sub.add_parser(
+        "standalone",
+        help="run a standalone worker (the connect-standalone.sh equivalent)",
+        description="Run a standalone worker from worker.properties, creating the given connectors.",
+    )
+    standalone.add_argument("worker_properties", help="worker config in Java .properties format")
+    standalone.add_argument(
+        "connector_configs", nargs="*", help="connector configs: .properties or JSON files"
+    )
+    standalone.add_argument("--log-level", default="INFO", help="root log level (default INFO)")
     return parser
 
 
@@ -81,6 +104,107 @@ async def run_distributed(path: str) -> int:
     return 0
 
 
+class ConnectorCreationError(Exception):
+    """A connector from the command line could not be created (Java exits with 3)."""
+
+
+def _config_value(path: str, key: str, value: object) -> str:
+    """Jackson's binding of a JSON scalar to ``String``; anything else is an error naming the key."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (str, int, float)):
+        return str(value)
+    raise ConfigError(
+        f"Connector configuration at '{path}' has an invalid value for '{key}': expected a string, "
+        f"not {'null' if value is None else type(value).__name__}"
+    )
+
+
+def load_connector_file(path: str) -> tuple[str, dict[str, str], TargetState | None]:
+    """``(name, config, initial target state or None)`` from a connector config file (Java's
+    ``ConnectStandalone.parseConnectorConfigurationFile``)."""
+    from pyconnect.config import properties
+    from pyconnect.herder.entities import initial_target_state
+
+    try:
+        with open(path, "rb") as file:
+            raw = file.read()
+    except OSError as exc:
+        raise ConfigError(f"Cannot read connector configuration file {path}: {exc.strerror or exc}") from None
+    missing_name = f"Connector configuration at '{path}' is missing the mandatory 'name' configuration"
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        doc = None
+    if isinstance(doc, dict):
+        if not any(isinstance(v, (dict, list)) for v in doc.values()):
+            config = {str(k): _config_value(path, str(k), v) for k, v in doc.items()}
+            if "name" not in config:
+                raise ConfigError(missing_name)
+            return config["name"], config, None
+        name, body, state = doc.get("name"), doc.get("config"), doc.get("initial_state")
+        if not isinstance(body, dict):
+            raise ConfigError(
+                f"Connector configuration at '{path}' has an invalid 'config': expected an object"
+            )
+        if not isinstance(name, str):
+            raise ConfigError(missing_name)
+        config = {str(k): _config_value(path, str(k), v) for k, v in body.items()}
+        if "name" in config and config["name"] != name:
+            raise ConfigError(
+                f"Connector name configuration in 'config' doesn't match the one specified in 'name' at '{path}'"
+            )
+        config["name"] = name
+        target = None
+        if state is not None:
+            try:
+                target = initial_target_state(str(state))
+            except ValueError:
+                raise ConfigError(
+                    f"Connector configuration at '{path}' has an invalid 'initial_state': {state} "
+                    "(expected RUNNING, PAUSED or STOPPED)"
+                ) from None
+        return name, config, target
+    config = properties.loads(raw.decode("iso-8859-1"), path)
+    if "name" not in config:
+        raise ConfigError(missing_name)
+    return config["name"], config, None
+
+
+async def run_standalone(path: str, connector_files: list[str]) -> int:
+    from pyconnect.config.properties import load
+    from pyconnect.runtime import StandaloneRuntime
+
+    connectors = [(file, *load_connector_file(file)) for file in connector_files]
+    runtime = StandaloneRuntime(load(path))
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    logger = logging.getLogger("pyconnect")
+    try:
+        await runtime.start()
+        for file, name, config, target in connectors:
+            try:
+                await runtime.add_connector(name, config, target)
+            except ConnectError as exc:
+                logger.error("Failed to create connector for %s: %s", file, exc)
+                raise ConnectorCreationError(
+                    f"Failed to create connector {name} from {file}: {exc}"
+                ) from None
+        runtime.mark_ready()
+        tune_garbage_collector()
+        logger.info("Standalone worker ready at %s", runtime.rest_url)
+        await stop.wait()
+        logger.info("Stopping the worker")
+    finally:
+        await runtime.stop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(Exception):
+                loop.remove_signal_handler(sig)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -90,7 +214,12 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=args.log_level.upper(), format=LOG_FORMAT)
     logging.getLogger("aiokafka").setLevel(logging.WARNING)
     try:
+        if args.command == "standalone":
+            return asyncio.run(run_standalone(args.worker_properties, list(args.connector_configs)))
         return asyncio.run(run_distributed(args.worker_properties))
+    except ConnectorCreationError as exc:
+        print(f"pyconnect: {exc}".splitlines()[0], file=sys.stderr)
+        return 3
     except (ConnectError, ValueError, OSError) as exc:
         print(f"pyconnect: {exc}".splitlines()[0], file=sys.stderr)
         return 1

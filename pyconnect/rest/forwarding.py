@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Awaitable, Callable, Mapping
 from urllib.parse import quote
 
@@ -29,8 +30,14 @@ STALE = "Cannot complete request momentarily due to stale configuration (typical
 class Forwarder:
     """Owns the HTTP client used for hops between workers."""
 
-    def __init__(self, timeout_s: float = 90.0) -> None:
+    def __init__(
+        self, timeout_s: float = 90.0, *, ssl_factory: Callable[[], ssl.SSLContext] | None = None
+    ) -> None:
+        """``ssl_factory`` builds, on first use, the context that verifies ``https://`` targets (the
+        worker's ``listeners.https.`` settings, as Java's RestClient uses them); None uses the defaults."""
         self._timeout = aiohttp.ClientTimeout(total=timeout_s)
+        self._ssl_factory = ssl_factory
+        self._ssl: ssl.SSLContext | None = None
         self._session: aiohttp.ClientSession | None = None
 
     async def stop(self) -> None:
@@ -42,6 +49,14 @@ class Forwarder:
         if self._session is None:
             self._session = aiohttp.ClientSession(timeout=self._timeout)
         return self._session
+
+    def _ssl_for(self, url: str) -> ssl.SSLContext | bool:
+        """TLS settings only matter for ``https://`` targets (so a JKS store on an http cluster is fine)."""
+        if not url.lower().startswith("https://") or self._ssl_factory is None:
+            return True
+        if self._ssl is None:
+            self._ssl = self._ssl_factory()
+        return self._ssl
 
     async def run(
         self, request: web.Request, operation: Callable[[], Awaitable[web.StreamResponse]]
@@ -68,7 +83,7 @@ class Forwarder:
         body = await request.read()
         url = target_url.rstrip("/") + request.path
         async with self._client().request(
-            request.method, url, params=params, data=body or None, headers=headers
+            request.method, url, params=params, data=body or None, headers=headers, ssl=self._ssl_for(url)
         ) as resp:
             payload = await resp.read()
             out = web.Response(status=resp.status, body=payload)
@@ -84,7 +99,7 @@ class Forwarder:
         """A follower publishes generated task configs to the leader's internal endpoint."""
         url = f"{leader_url.rstrip('/')}/connectors/{quote(connector, safe='')}/tasks"
         async with self._client().post(
-            url, data=body, headers={"Content-Type": "application/json", **headers}
+            url, data=body, headers={"Content-Type": "application/json", **headers}, ssl=self._ssl_for(url)
         ) as resp:
             if resp.status >= 300:
                 text = await resp.text()
