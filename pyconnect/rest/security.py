@@ -6,7 +6,7 @@ context of every ``https://`` listener and the client context the forwarding cli
 trust each other through one truststore (and present their keystore when client auth is required).
 Stores: ``PEM`` (``ssl.keystore.location`` holding key and chain, or inline
 ``ssl.keystore.certificate.chain`` + ``ssl.keystore.key``; ``ssl.truststore.location`` or inline
-``ssl.truststore.certificates``) and ``PKCS12`` when the ``cryptography`` package is installed. ``JKS``
+``ssl.truststore.certificates``) and ``PKCS12`` (through the ``cryptography`` package, a dependency). ``JKS``
 (Java's default type) is refused with a ConfigError naming the key. ``ssl.client.auth`` is
 none | requested | required; ``ssl.endpoint.identification.algorithm`` (default ``https``, empty
 disables) controls hostname checks by the client.

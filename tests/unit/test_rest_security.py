@@ -441,3 +441,43 @@ def test_jaas_and_properties_parsing(tmp_path: Path) -> None:
     )
     assert jaas_config_path({"KAFKA_OPTS": '-Xmx1g "-Djava.security.auth.login.config=/b c"'}) == "/b c"
     assert jaas_config_path({}) is None
+
+
+async def test_https_listener_serves_with_pkcs12_stores(
+    certs: Certs, tmp_path: Path, http: aiohttp.ClientSession
+) -> None:
+    keystore, truststore = tmp_path / "server.p12", tmp_path / "trust.p12"
+    _openssl(
+        "pkcs12", "-export", "-in", str(certs.cert), "-inkey", str(certs.key), "-out", str(keystore),
+        "-passout", "pass:s3cret", cwd=tmp_path,
+    )  # fmt: skip
+    _openssl(
+        "pkcs12", "-export", "-nokeys", "-in", str(certs.ca), "-out", str(truststore), "-passout", "pass:trust",
+        cwd=tmp_path,
+    )  # fmt: skip
+    settings = SslSettings.from_worker_config(
+        {
+            "listeners.https.ssl.keystore.type": "PKCS12",
+            "listeners.https.ssl.keystore.location": str(keystore),
+            "listeners.https.ssl.keystore.password": "s3cret",
+            "listeners.https.ssl.truststore.type": "PKCS12",
+            "listeners.https.ssl.truststore.location": str(truststore),
+            "listeners.https.ssl.truststore.password": "trust",
+        }
+    )
+    server = RestServer(MemoryHerder(), ["https://127.0.0.1:0"], ssl_settings=settings)
+    await server.start()
+    try:
+        async with http.get(url(server.advertised_url, "/"), ssl=client_ssl(certs)) as resp:
+            assert resp.status == 200
+    finally:
+        await server.stop()
+    wrong = SslSettings.from_worker_config(
+        {
+            "listeners.https.ssl.keystore.type": "PKCS12",
+            "listeners.https.ssl.keystore.location": str(keystore),
+            "listeners.https.ssl.keystore.password": "wrong",
+        }
+    )
+    with pytest.raises(ConfigError, match="PKCS12"):
+        RestServer(MemoryHerder(), ["https://127.0.0.1:0"], ssl_settings=wrong)
