@@ -27,6 +27,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewPartitions, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.errors import KafkaError
 from aiokafka.protocol.api import Request, RequestStruct, Response
+from aiokafka.protocol.commit import OffsetCommitRequest
 from aiokafka.protocol.types import Array, Boolean, Int8, Int16, Int32, Schema, String
 
 from pyconnect.kafka.clients import create_admin, create_consumer, create_producer
@@ -278,3 +279,95 @@ class SourceConsumer:
 def new_producer(java_config: Mapping[str, Any]) -> AIOKafkaProducer:
     """A byte-array producer (the offset-syncs producer); the caller starts and stops it."""
     return create_producer(java_config)
+
+
+# -- consumer groups (MirrorCheckpointConnector / MirrorCheckpointTask) ---------------------------------
+
+CONSUMER_PROTOCOL_TYPES = ("consumer", "")
+"""Protocol types Java's ``Admin.listConsumerGroups`` reports (Connect and other groups are left out)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CommittedOffset:
+    """A group's committed offset for one partition (Java ``OffsetAndMetadata``; metadata ``""`` if none)."""
+
+    offset: int
+    metadata: str = ""
+
+
+class GroupAdmin:
+    """Consumer-group operations of the checkpoint connector and task on one cluster.
+
+    Errors: transport and coordinator errors raise (the caller's scheduler logs them); per-partition
+    commit errors are returned. Group states are the broker's strings (``Empty``, ``Stable``, ``Dead`` ...).
+    """
+
+    def __init__(self, java_config: Mapping[str, Any]) -> None:
+        self._admin: AIOKafkaAdminClient = create_admin(java_config)
+        self._started = False
+
+    async def start(self) -> None:
+        if not self._started:
+            await self._admin.start()
+            self._started = True
+
+    async def close(self) -> None:
+        if self._started:
+            self._started = False
+            await self._admin.close()
+
+    async def list_consumer_groups(self) -> list[str]:
+        """Ids of the consumer groups of every broker (protocol type ``consumer`` or empty)."""
+        await self.start()
+        listed = await self._admin.list_consumer_groups()
+        return sorted({g[0] for g in listed if len(g) < 2 or g[1] in CONSUMER_PROTOCOL_TYPES})
+
+    async def committed_offsets(self, group: str) -> dict[tuple[str, int], CommittedOffset]:
+        """Every committed offset of ``group`` (partitions without an offset left out)."""
+        await self.start()
+        found = await self._admin.list_consumer_group_offsets(group)
+        return {
+            (tp.topic, tp.partition): CommittedOffset(om.offset, om.metadata or "")
+            for tp, om in found.items()
+            if om.offset >= 0
+        }
+
+    async def group_states(self, groups: Sequence[str]) -> dict[str, str]:
+        """``{group: state}`` from DescribeGroups (``Dead`` for groups the coordinator does not know)."""
+        await self.start()
+        if not groups:
+            return {}
+        states: dict[str, str] = {}
+        for response in await self._admin.describe_consumer_groups(list(groups)):
+            for entry in response.groups:
+                error_code, group_id, state = entry[0], entry[1], entry[2]
+                states[group_id] = state if error_code == 0 else "Dead"
+        return states
+
+    async def alter_offsets(
+        self, group: str, offsets: Mapping[tuple[str, int], CommittedOffset]
+    ) -> dict[tuple[str, int], int]:
+        """Commit ``offsets`` for ``group`` as an admin (generation -1, no member id), as Java's
+        ``alterConsumerGroupOffsets``; the coordinator rejects it while the group has members.
+        Returns the non-zero error codes per partition (empty on success)."""
+        await self.start()
+        if not offsets:
+            return {}
+        by_topic: dict[str, list[tuple[int, int, str]]] = {}
+        for (topic, partition), committed in offsets.items():
+            by_topic.setdefault(topic, []).append((partition, committed.offset, committed.metadata))
+        request = OffsetCommitRequest(
+            group,
+            OffsetCommitRequest.DEFAULT_GENERATION_ID,
+            "",
+            OffsetCommitRequest.DEFAULT_RETENTION_TIME,
+            list(by_topic.items()),
+        )
+        coordinator = await self._admin.find_coordinator(group)
+        response = await self._admin._send_request(request, coordinator)
+        errors: dict[tuple[str, int], int] = {}
+        for topic, partitions in response.topics:
+            for partition, code in partitions:
+                if code:
+                    errors[(topic, partition)] = code
+        return errors

@@ -1,0 +1,579 @@
+"""MirrorCheckpointConnector and MirrorCheckpointTask: translate consumer-group offsets (spec §2.3, §3.3-3.5).
+
+Connector contract (Java's ``MirrorCheckpointConnector``):
+
+* ``start`` (inert when ``enabled=false``) creates ``<S>.checkpoints.internal`` on the target cluster
+  (1 partition, compacted, ``checkpoints.topic.replication.factor``), loads the consumer groups of the
+  source cluster and re-loads them after one and every ``refresh.groups.interval.seconds``; a change
+  asks the runtime for new task configs. Each step is bounded by ``admin.timeout.ms`` and only logged
+  on failure (Java's ``Scheduler``).
+* A group is kept when it is a consumer group (protocol ``consumer``), passes the group filter
+  (``groups``/``groups.exclude``) and has a committed offset for a topic the topic filter accepts.
+* ``task_configs``: ``[]`` when disabled, without groups or with ``emit.checkpoints.enabled=false``;
+  raises :class:`~pyconnect.errors.RetriableError` while the first load has not succeeded (the
+  runtime retries with backoff, KAFKA-17232). ``n = min(tasks.max, #groups)`` tasks; the groups, in
+  Java's ``HashSet`` order, are cut into contiguous chunks (``ConnectorUtils.groupPartitions``: the
+  first ``#groups mod n`` tasks get one more), encoded comma-joined in ``task.assigned.groups``, plus
+  ``task.index``.
+
+Task contract (Java's ``MirrorCheckpointTask``):
+
+* ``start`` returns at once; in the background the task loads the last checkpoint per assigned group
+  and target partition from the checkpoints topic (CheckpointStore, KAFKA-15905), then reads the
+  offset-syncs topic (on the ``offset-syncs.topic.location`` cluster, partition 0) from the beginning
+  to the end into an :class:`~connectors.mirror.offset_sync_store.OffsetSyncStore` (latest sync only
+  per partition when the checkpoints could not be loaded) and keeps tailing it. A missing offset-syncs
+  topic is retried every few seconds (Java gives up after 30 s and stays silent forever).
+* ``poll``: every ``emit.checkpoints.interval.seconds`` (once the store is ready), for each assigned
+  group, one ListConsumerGroupOffsets on the source; each committed offset of a topic the topic filter
+  accepts is translated; the checkpoint is emitted when it is the first for the group and target
+  partition, when the group was rewound upstream, or when the downstream offset strictly advances.
+  Records: partition 0 of the checkpoints topic, BYTES key/value, timestamp of the listing, source
+  partition ``{partition, topic, group}``, offset ``{offset: 0}``. Run it with ByteArrayConverter.
+* Translation mode: ``pyconnect.offset.translation`` (ours, not Java's) ``exact`` (default) or
+  ``java``. ``java`` reproduces Java's answers bit for bit; ``exact`` answers the true position where
+  the offset-sync stream proves it (no re-read after a fail-over) and otherwise at least Java's
+  answer (see :mod:`connectors.mirror.offset_sync_store` for the proof and its one assumption).
+* ``sync.group.offsets.enabled``: every ``sync.group.offsets.interval.seconds`` (first after one
+  interval) the task describes its groups on the target and commits the checkpointed downstream
+  offsets (with the upstream metadata) to each group that is ``Empty`` or unknown (``Dead``) there,
+  never moving a committed offset backwards. Unlike Java, groups with members (``Stable``, rebalancing)
+  are skipped instead of relying on the broker's UNKNOWN_MEMBER_ID rejection (KAFKA-14095).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pyconnect
+from connectors.mirror.checkpoint_records import (
+    CONSUMER_GROUP_ID_KEY,
+    PARTITION_KEY,
+    TOPIC_KEY,
+    Checkpoint,
+    RecordFormatError,
+)
+from connectors.mirror.config import (
+    MIRROR_CHECKPOINT_CONFIG_DEF,
+    MirrorCheckpointConfig,
+    MirrorCheckpointTaskConfig,
+)
+from connectors.mirror.heartbeat import create_compacted_topic, require_string_key, validate_offset_zero
+from connectors.mirror.offset_sync_store import Mode, OffsetSyncStore
+from connectors.mirror.records import OFFSET_KEY, OffsetSync
+from connectors.mirror.source import Scheduler
+from pyconnect.api.connector import SourceConnector
+from pyconnect.api.data import BYTES_SCHEMA
+from pyconnect.api.source import SourceRecord, SourceTask
+from pyconnect.config.definition import ConfigDef, ConfigKey, ConfigValue
+from pyconnect.config.types import Importance, Type
+from pyconnect.config.validators import ValidString
+from pyconnect.errors import ConnectError, RetriableError
+from pyconnect.kafka.log import KafkaLog, LogRecord
+from pyconnect.kafka.mirror_clients import CommittedOffset, GroupAdmin, MirrorAdmin
+from pyconnect.protocol.javahash import default_hash_order, java_string_hash
+
+log = logging.getLogger(__name__)
+
+OFFSET_TRANSLATION_CONFIG = "pyconnect.offset.translation"
+OFFSET_TRANSLATION_KEY = ConfigKey(
+    OFFSET_TRANSLATION_CONFIG,
+    Type.STRING,
+    default="exact",
+    importance=Importance.LOW,
+    documentation=(
+        "How committed source offsets are translated (pyconnect only). 'java': Java MirrorMaker 2's "
+        "answer (the newest offset sync at or below the offset, +1 unless it matches exactly), so a "
+        "consumer may re-read up to offset.lag.max records or more. 'exact': the true downstream "
+        "position wherever the offset-sync stream proves the copy contiguous, otherwise never less than "
+        "Java's answer."
+    ),
+    validator=ValidString("java", "exact"),
+)
+CHECKPOINT_CONNECTOR_DEF = MIRROR_CHECKPOINT_CONFIG_DEF.merge([OFFSET_TRANSLATION_KEY])
+_TRANSLATION_DEF = ConfigDef([OFFSET_TRANSLATION_KEY])
+
+EMPTY = "Empty"
+DEAD = "Dead"
+OFFSET_SYNCS_RETRY_S = 5.0
+MAX_POLL_WAIT_S = 1.0
+STOP_GRACE_S = 2.0
+
+
+def translation_mode(props: Mapping[str, str]) -> Mode:
+    value = _TRANSLATION_DEF.parse(props)[OFFSET_TRANSLATION_CONFIG]
+    return "java" if value == "java" else "exact"
+
+
+def group_partitions(elements: Sequence[str], num_groups: int) -> list[list[str]]:
+    """Java ``ConnectorUtils.groupPartitions``: contiguous chunks, the first ``len % n`` one longer."""
+    if num_groups <= 0:
+        raise ValueError("Number of groups must be positive.")
+    per_group, leftover = divmod(len(elements), num_groups)
+    result: list[list[str]] = []
+    start = 0
+    for index in range(num_groups):
+        size = per_group + (1 if index < leftover else 0)
+        result.append(list(elements[start : start + size]))
+        start += size
+    return result
+
+
+class MirrorCheckpointConnector(SourceConnector):
+    """Discovers the source cluster's consumer groups and deals them to checkpoint tasks."""
+
+    def __init__(self) -> None:
+        self._config: MirrorCheckpointConfig | None = None
+        self._scheduler: Scheduler | None = None
+        self._source_admin: GroupAdmin | None = None
+        self._target_admin: MirrorAdmin | None = None
+        self.known_groups: list[str] | None = None
+
+    def version(self) -> str:
+        return pyconnect.COMPATIBLE_KAFKA_VERSION
+
+    def task_class(self) -> type:
+        return MirrorCheckpointTask
+
+    def config(self) -> ConfigDef:
+        return CHECKPOINT_CONNECTOR_DEF
+
+    def validate(self, props: Mapping[str, str | None]) -> dict[str, ConfigValue]:
+        values = super().validate(props)
+        present = {k: v for k, v in props.items() if v is not None}
+        for name, message in MirrorCheckpointConfig.validate(present).items():
+            values.setdefault(name, ConfigValue(name, present.get(name))).errors.append(message)
+        return values
+
+    def alter_offsets(
+        self, config: Mapping[str, str], offsets: list[tuple[dict[str, Any], dict[str, Any] | None]]
+    ) -> bool:
+        """KIP-875: Java's format checks; the task keeps no state in these offsets."""
+        for partition, offset in offsets:
+            if offset is None:
+                continue
+            if partition is None:
+                raise ConnectError("Source partitions may not be null")
+            require_string_key(partition, CONSUMER_GROUP_ID_KEY)
+            require_string_key(partition, TOPIC_KEY)
+            value = partition.get(PARTITION_KEY)
+            if PARTITION_KEY not in partition:
+                raise ConnectError(
+                    f"Source partition {dict(partition)} is missing the '{PARTITION_KEY}' key, which is required"
+                )
+            if isinstance(value, bool) or not isinstance(value, int) or value > 2**31 - 1:
+                raise ConnectError(
+                    f"Source partition {dict(partition)} has an invalid value {value} for the "
+                    f"'{PARTITION_KEY}' key, which must be an integer"
+                )
+            if value < 0:
+                raise ConnectError(
+                    f"Source partition {dict(partition)} has an invalid value {value} for the "
+                    f"'{PARTITION_KEY}' key, which cannot be negative"
+                )
+            validate_offset_zero(partition, offset)
+        return True
+
+    async def start(self, props: Mapping[str, str]) -> None:
+        config = self._config = MirrorCheckpointConfig({k: v for k, v in props.items() if v is not None})
+        translation_mode(config.originals)
+        if not config.enabled:
+            return
+        self._name = str(config.originals.get("name", "MirrorCheckpointConnector"))
+        self._source_admin = GroupAdmin(config.source_admin_config())
+        self._target_admin = MirrorAdmin(config.target_admin_config())
+        scheduler = self._scheduler = Scheduler(self._name, config.admin_timeout_s)
+        await scheduler.execute(self._create_checkpoints_topic, "creating checkpoints topic")
+        await scheduler.execute(self._load_initial_groups, "loading initial consumer groups")
+        scheduler.schedule_repeating(
+            self.refresh_consumer_groups,
+            config.refresh_groups_interval_s,
+            "refreshing consumer groups",
+            delayed=True,
+        )
+        log.info(
+            "Started %s with %s consumer groups.",
+            self._name,
+            "unknown" if self.known_groups is None else len(self.known_groups),
+        )
+
+    async def stop(self) -> None:
+        if self._scheduler is not None:
+            await self._scheduler.close()
+            self._scheduler = None
+        for admin in (self._source_admin, self._target_admin):
+            if admin is not None:
+                with contextlib.suppress(Exception):
+                    await admin.close()
+        self._source_admin = self._target_admin = None
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        config = self._config
+        if config is None or not config.enabled or config.emit_checkpoints_interval_s is None:
+            return []
+        if self.known_groups is None:
+            raise RetriableError("Timeout while loading consumer groups.")
+        if not self.known_groups:
+            return []
+        count = min(max_tasks, len(self.known_groups))
+        return [
+            config.task_config(chunk, index)
+            for index, chunk in enumerate(group_partitions(self.known_groups, count))
+        ]
+
+    @property
+    def _cfg(self) -> MirrorCheckpointConfig:
+        if self._config is None:
+            raise ConnectError("MirrorCheckpointConnector is not started")
+        return self._config
+
+    async def _create_checkpoints_topic(self) -> None:
+        admin = self._target_admin
+        if admin is None:
+            raise ConnectError("admin client is closed")
+        cfg = self._cfg
+        await create_compacted_topic(admin, cfg.checkpoints_topic, cfg.checkpoints_topic_replication_factor)
+
+    async def find_consumer_groups(self) -> list[str]:
+        """Groups to checkpoint, in Java's ``HashSet`` iteration order."""
+        admin = self._source_admin
+        if admin is None:
+            raise ConnectError("admin client is closed")
+        cfg = self._cfg
+        group_filter, topic_filter = cfg.group_filter, cfg.topic_filter
+        kept = []
+        for group in await admin.list_consumer_groups():
+            if not group_filter.should_replicate_group(group):
+                continue
+            offsets = await admin.committed_offsets(group)
+            if any(topic_filter.should_replicate_topic(topic) for topic, _ in offsets):
+                kept.append(group)
+            else:
+                log.debug("%s: ignoring group %s without replicated topics", self._name, group)
+        return default_hash_order(kept, java_string_hash)
+
+    async def _load_initial_groups(self) -> None:
+        self.known_groups = await self.find_consumer_groups()
+
+    async def refresh_consumer_groups(self) -> None:
+        found = await self.find_consumer_groups()
+        known = set(self.known_groups or ())
+        if self.known_groups is not None and set(found) == known:
+            return
+        log.info(
+            "%s: found %d new consumer groups, %d consumer groups gone.",
+            self._name,
+            len(set(found) - known),
+            len(known - set(found)),
+        )
+        self.known_groups = found
+        if self.context is not None:
+            self.context.request_task_reconfiguration()
+
+
+class MirrorCheckpointTask(SourceTask):
+    """Emits checkpoints for ``task.assigned.groups``; see the module docstring."""
+
+    java_class = "org.apache.kafka.connect.mirror.MirrorCheckpointTask"
+
+    def __init__(self) -> None:
+        self._stopping = False
+        self._loaded = False
+        self._next_due = 0.0
+        self._wake = asyncio.Event()
+        self._init: asyncio.Task[None] | None = None
+        self._scheduler: Scheduler | None = None
+        self._source_admin: GroupAdmin | None = None
+        self._target_admin: GroupAdmin | None = None
+        self._offset_syncs_log: KafkaLog | None = None
+        self.store = OffsetSyncStore()
+        self.checkpoints: dict[str, dict[tuple[str, int], Checkpoint]] = {}
+        self.groups: list[str] = []
+
+    def version(self) -> str:
+        return pyconnect.COMPATIBLE_KAFKA_VERSION
+
+    async def start(self, props: Mapping[str, str]) -> None:
+        config = self._config = MirrorCheckpointTaskConfig({k: v for k, v in props.items() if v is not None})
+        self._name = f"{config.originals.get('name', 'MirrorCheckpointConnector')}-{config.task_index}"
+        self.groups = list(dict.fromkeys(config.task_assigned_groups))
+        self._source_alias = config.source_cluster_alias
+        self._target_alias = config.target_cluster_alias
+        self._policy = config.replication_policy
+        self._topic_filter = config.topic_filter
+        self._topic = config.checkpoints_topic
+        self._interval_s = float(config.emit_checkpoints_interval_s or 0.0)
+        self._next_due = time.monotonic() + self._interval_s
+        self.store = OffsetSyncStore(translation_mode(config.originals))
+        self._source_admin = GroupAdmin(config.source_admin_config())
+        self._target_admin = GroupAdmin(config.target_admin_config())
+        self._scheduler = Scheduler(self._name, config.admin_timeout_s)
+        self._init = asyncio.create_task(self._initialize(), name=f"{self._name}-init")
+        log.info(
+            "%s: checkpointing %d consumer groups %s->%s (%s translation): %s.",
+            self._name,
+            len(self.groups),
+            self._source_alias,
+            self._target_alias,
+            self.store.mode,
+            ",".join(self.groups),
+        )
+
+    # -- initialization ----------------------------------------------------------------------------
+
+    async def _initialize(self) -> None:
+        config = self._config
+        ok = await self.load_checkpoints()
+        self.store.start(must_read_to_end=not ok)
+        while not self._stopping:
+            sync_log = KafkaLog(
+                config.offset_syncs_topic,
+                config.offset_syncs_topic_consumer_config(),
+                self._on_offset_syncs,
+                partitions=[0],
+                read_only=True,
+            )
+            try:
+                await sync_log.start()
+            except (LookupError, OSError, ConnectError) as exc:
+                log.warning(
+                    "%s: cannot read offset-syncs topic %s yet (%s); retrying in %.0f s",
+                    self._name,
+                    config.offset_syncs_topic,
+                    exc,
+                    OFFSET_SYNCS_RETRY_S,
+                )
+                await self._pause(OFFSET_SYNCS_RETRY_S)
+                continue
+            except Exception:
+                log.exception(
+                    "%s: reading offset-syncs topic %s failed", self._name, config.offset_syncs_topic
+                )
+                await self._pause(OFFSET_SYNCS_RETRY_S)
+                continue
+            self._offset_syncs_log = sync_log
+            self.store.mark_read_to_end()
+            break
+        if self._stopping:
+            return
+        self._loaded = True
+        log.info(
+            "%s: offset-syncs topic %s read to the end (%d partitions indexed, %d checkpoints loaded).",
+            self._name,
+            config.offset_syncs_topic,
+            len(self.store.partitions()),
+            sum(map(len, self.checkpoints.values())),
+        )
+        if self._scheduler is not None and config.sync_group_offsets_interval_s is not None:
+            self._scheduler.schedule_repeating(
+                self.sync_group_offsets,
+                config.sync_group_offsets_interval_s,
+                "syncing consumer group offsets",
+                delayed=True,
+            )
+
+    async def _pause(self, seconds: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), seconds)
+
+    def _on_offset_syncs(self, records: Sequence[LogRecord]) -> None:
+        for record in records:
+            try:
+                sync = OffsetSync.deserialize_record(record.key, record.value)
+            except RecordFormatError as exc:
+                log.warning("%s: skipping malformed offset sync at %d: %s", self._name, record.offset, exc)
+                continue
+            self.store.handle_sync(sync)
+
+    async def load_checkpoints(self) -> bool:
+        """CheckpointStore start: the last checkpoint per assigned group and target partition."""
+        config = self._config
+        wanted = set(self.groups)
+        found: dict[str, dict[tuple[str, int], Checkpoint]] = {}
+        skipped = 0
+
+        def collect(records: Sequence[LogRecord]) -> None:
+            nonlocal skipped
+            for record in records:
+                try:
+                    checkpoint = Checkpoint.from_record(record.key, record.value)
+                except RecordFormatError:
+                    skipped += 1
+                    continue
+                if checkpoint.consumer_group_id in wanted:
+                    found.setdefault(checkpoint.consumer_group_id, {})[
+                        (checkpoint.topic, checkpoint.partition)
+                    ] = checkpoint
+
+        reader = KafkaLog(
+            self._topic, config.target_consumer_config(), collect, partitions=[0], read_only=True
+        )
+        try:
+            await asyncio.wait_for(reader.start(), config.admin_timeout_s)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.error(
+                "%s: failed to read checkpoints topic %s; translating from the latest syncs only: %s",
+                self._name,
+                self._topic,
+                exc,
+            )
+            self.checkpoints = {}
+            return False
+        finally:
+            with contextlib.suppress(Exception):
+                await reader.stop()
+        if skipped:
+            log.warning("%s: skipped %d undecodable checkpoint records", self._name, skipped)
+        self.checkpoints = found
+        return True
+
+    # -- checkpoints -------------------------------------------------------------------------------
+
+    def rename(self, topic: str) -> str:
+        if self._policy.topic_source(topic) == self._target_alias:
+            return self._policy.original_topic(topic)
+        return self._policy.format_remote_topic(self._source_alias, topic)
+
+    async def poll(self) -> list[SourceRecord] | None:
+        wait = self._next_due - time.monotonic()
+        if wait > 0:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), min(wait, MAX_POLL_WAIT_S))
+            if self._next_due > time.monotonic():
+                return None
+        self._next_due = time.monotonic() + self._interval_s
+        if self._stopping or not self._loaded:
+            return None
+        try:
+            return await self.checkpoint_records() or None
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("%s: error while emitting checkpoints", self._name)
+            return None
+
+    async def checkpoint_records(self) -> list[SourceRecord]:
+        """One round: list, translate and filter; the store is updated only after the last await."""
+        admin = self._source_admin
+        if admin is None:
+            return []
+        emitted: list[tuple[Checkpoint, int]] = []
+        for group in self.groups:
+            started = int(time.time() * 1000)
+            try:
+                offsets = await admin.committed_offsets(group)
+            except Exception as exc:
+                log.warning("%s: could not list offsets of group %s: %s", self._name, group, exc)
+                continue
+            stored = self.checkpoints.get(group, {})
+            for (topic, partition), committed in offsets.items():
+                if not self._topic_filter.should_replicate_topic(topic):
+                    continue
+                downstream = self.store.translate_downstream(group, (topic, partition), committed.offset)
+                if downstream is None or downstream < 0:
+                    continue
+                checkpoint = Checkpoint(
+                    group,
+                    self.rename(topic),
+                    partition,
+                    committed.offset,
+                    downstream,
+                    committed.metadata,
+                )
+                previous = stored.get((checkpoint.topic, partition))
+                if (
+                    previous is None
+                    or checkpoint.upstream_offset < previous.upstream_offset
+                    or checkpoint.downstream_offset > previous.downstream_offset
+                ):
+                    emitted.append((checkpoint, started))
+        records = []
+        for checkpoint, started in emitted:
+            self.checkpoints.setdefault(checkpoint.consumer_group_id, {})[
+                (checkpoint.topic, checkpoint.partition)
+            ] = checkpoint
+            records.append(
+                SourceRecord(
+                    checkpoint.connect_partition(),
+                    {OFFSET_KEY: 0},
+                    self._topic,
+                    0,
+                    BYTES_SCHEMA,
+                    checkpoint.record_key(),
+                    BYTES_SCHEMA,
+                    checkpoint.record_value(),
+                    started,
+                )
+            )
+        return records
+
+    # -- group offset sync -------------------------------------------------------------------------
+
+    async def sync_group_offsets(self) -> None:
+        """Commit checkpointed offsets to groups that are ``Empty`` or unknown on the target, forward only."""
+        admin = self._target_admin
+        if admin is None:
+            return
+        groups = [g for g in self.groups if self.checkpoints.get(g)]
+        if not groups:
+            return
+        states = await admin.group_states(groups)
+        for group in groups:
+            state = states.get(group, DEAD)
+            if state not in (EMPTY, DEAD):
+                log.debug("%s: not syncing offsets of group %s in state %s", self._name, group, state)
+                continue
+            current = await admin.committed_offsets(group) if state == EMPTY else {}
+            wanted = {
+                tp: CommittedOffset(c.downstream_offset, c.metadata)
+                for tp, c in self.checkpoints[group].items()
+            }
+            changes = {
+                tp: offset
+                for tp, offset in wanted.items()
+                if tp not in current or current[tp].offset < offset.offset
+            }
+            if not changes:
+                continue
+            errors = await admin.alter_offsets(group, changes)
+            if errors:
+                log.warning(
+                    "%s: unable to sync offsets for consumer group %s (error codes %s)",
+                    self._name,
+                    group,
+                    sorted(set(errors.values())),
+                )
+            else:
+                log.debug("%s: synced %d offsets of group %s", self._name, len(changes), group)
+
+    # -- shutdown ----------------------------------------------------------------------------------
+
+    async def stop(self) -> None:
+        self._stopping = True
+        self._wake.set()
+        init, self._init = self._init, None
+        if init is not None:
+            # Let a client that is being started finish (cancelling it mid-start can leak it).
+            await asyncio.wait({init}, timeout=STOP_GRACE_S)
+            init.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await init
+        if self._scheduler is not None:
+            await self._scheduler.close()
+            self._scheduler = None
+        sync_log, self._offset_syncs_log = self._offset_syncs_log, None
+        if sync_log is not None:
+            with contextlib.suppress(Exception):
+                await sync_log.stop()
+        for admin in (self._source_admin, self._target_admin):
+            if admin is not None:
+                with contextlib.suppress(Exception):
+                    await admin.close()
+        self._source_admin = self._target_admin = None

@@ -1,0 +1,198 @@
+"""MirrorCheckpoint/MirrorHeartbeat connector and task logic, with in-memory fakes for the group admins.
+
+The Kafka side is covered by tests/integration/test_mirror_checkpoint.py; here: task config encoding,
+the checkpoint emission rules, the group-offset sync gate and the heartbeat record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pytest
+
+from connectors.mirror.checkpoint import (
+    MirrorCheckpointConnector,
+    MirrorCheckpointTask,
+    group_partitions,
+    translation_mode,
+)
+from connectors.mirror.checkpoint_records import Checkpoint, Heartbeat
+from connectors.mirror.config import MirrorCheckpointConfig, MirrorHeartbeatConfig
+from connectors.mirror.filters import DefaultTopicFilter
+from connectors.mirror.heartbeat import MirrorHeartbeatConnector, MirrorHeartbeatTask
+from connectors.mirror.offset_sync_store import OffsetSyncStore
+from connectors.mirror.policy import DefaultReplicationPolicy
+from pyconnect.errors import ConfigError, ConnectError, RetriableError
+from pyconnect.kafka.mirror_clients import CommittedOffset
+
+BASE = {
+    "name": "cp",
+    "connector.class": "org.apache.kafka.connect.mirror.MirrorCheckpointConnector",
+    "source.cluster.alias": "A",
+    "target.cluster.alias": "B",
+}
+
+
+class FakeGroups:
+    """In-memory stand-in for GroupAdmin: committed offsets and states per group; records commits."""
+
+    def __init__(
+        self,
+        offsets: dict[str, dict[tuple[str, int], CommittedOffset]],
+        states: dict[str, str] | None = None,
+    ) -> None:
+        self.offsets = offsets
+        self.states = states or {}
+        self.altered: list[tuple[str, dict[tuple[str, int], CommittedOffset]]] = []
+
+    async def committed_offsets(self, group: str) -> dict[tuple[str, int], CommittedOffset]:
+        return dict(self.offsets.get(group, {}))
+
+    async def group_states(self, groups: Sequence[str]) -> dict[str, str]:
+        return {g: self.states.get(g, "Dead") for g in groups}
+
+    async def alter_offsets(
+        self, group: str, offsets: Mapping[tuple[str, int], CommittedOffset]
+    ) -> dict[tuple[str, int], int]:
+        self.altered.append((group, dict(offsets)))
+        return {}
+
+
+def task(groups: list[str], source: FakeGroups, store: OffsetSyncStore) -> MirrorCheckpointTask:
+    t = MirrorCheckpointTask()
+    t._name = "cp-0"
+    t.groups = groups
+    t._source_alias, t._target_alias = "A", "B"
+    t._policy = DefaultReplicationPolicy()
+    t._topic_filter = DefaultTopicFilter({})
+    t._topic = "A.checkpoints.internal"
+    t._source_admin = source  # type: ignore[assignment]
+    t.store = store
+    return t
+
+
+def ready_store(*syncs: tuple[str, int, int, int]) -> OffsetSyncStore:
+    store = OffsetSyncStore("exact")
+    store.start(must_read_to_end=False)
+    for topic, partition, up, down in syncs:
+        store.add(topic, partition, up, down)
+    store.mark_read_to_end()
+    return store
+
+
+def test_group_partitions_is_contiguous_with_leftovers_first() -> None:
+    assert group_partitions(list("abcdefg"), 3) == [["a", "b", "c"], ["d", "e"], ["f", "g"]]
+    assert group_partitions(["a"], 1) == [["a"]]
+
+
+def test_checkpoint_task_configs() -> None:
+    connector = MirrorCheckpointConnector()
+    connector._config = MirrorCheckpointConfig(BASE)
+    with pytest.raises(RetriableError):
+        connector.task_configs(2)
+    connector.known_groups = ["g1", "g2", "g3"]
+    configs = connector.task_configs(2)
+    assert [(c["task.assigned.groups"], c["task.index"]) for c in configs] == [("g1,g2", "0"), ("g3", "1")]
+    assert all(c["source.cluster.alias"] == "A" for c in configs)
+    connector.known_groups = []
+    assert connector.task_configs(2) == []
+    connector._config = MirrorCheckpointConfig({**BASE, "emit.checkpoints.enabled": "false"})
+    assert connector.task_configs(2) == []
+
+
+def test_translation_mode_key() -> None:
+    assert translation_mode({}) == "exact"
+    assert translation_mode({"pyconnect.offset.translation": "java"}) == "java"
+    with pytest.raises(ConfigError):
+        translation_mode({"pyconnect.offset.translation": "fast"})
+    assert "pyconnect.offset.translation" in MirrorCheckpointConnector().config()
+
+
+async def test_checkpoints_follow_java_emission_rules() -> None:
+    source = FakeGroups({"g": {("t", 0): CommittedOffset(50, "meta"), ("skip", 0): CommittedOffset(5)}})
+    t = task(["g"], source, ready_store(("t", 0, 0, 100), ("t", 0, 60, 160)))
+    first = await t.checkpoint_records()
+    assert len(first) == 1
+    record = first[0]
+    decoded = Checkpoint.from_record(record.key, record.value)
+    assert decoded == Checkpoint("g", "A.t", 0, 50, 150, "meta")
+    assert (record.topic, record.kafka_partition) == ("A.checkpoints.internal", 0)
+    assert list(record.source_partition or {}) == ["partition", "topic", "group"]
+    assert record.source_offset == {"offset": 0}
+    assert await t.checkpoint_records() == []  # repeat suppressed
+    source.offsets["g"][("t", 0)] = CommittedOffset(55)
+    assert [
+        Checkpoint.from_record(r.key, r.value).downstream_offset for r in await t.checkpoint_records()
+    ] == [155]
+    source.offsets["g"][("t", 0)] = CommittedOffset(10)  # rewound upstream: emitted although lower
+    assert [
+        Checkpoint.from_record(r.key, r.value).downstream_offset for r in await t.checkpoint_records()
+    ] == [110]
+
+
+async def test_java_mode_and_untranslatable_offsets() -> None:
+    source = FakeGroups({"g": {("t", 0): CommittedOffset(50), ("t", 1): CommittedOffset(3)}})
+    store = ready_store(("t", 0, 0, 100), ("t", 0, 60, 160), ("t", 1, 10, 10))
+    store.mode = "java"
+    records = await task(["g"], source, store).checkpoint_records()
+    assert [Checkpoint.from_record(r.key, r.value).downstream_offset for r in records] == [101]
+
+
+async def test_group_offset_sync_only_for_empty_or_unknown_groups_and_forward() -> None:
+    target = FakeGroups(
+        {"empty": {("A.t", 0): CommittedOffset(200), ("A.t", 1): CommittedOffset(5)}},
+        {"empty": "Empty", "busy": "Stable"},
+    )
+    t = task(["empty", "busy", "gone"], FakeGroups({}), ready_store())
+    t._target_admin = target  # type: ignore[assignment]
+    for group in t.groups:
+        t.checkpoints[group] = {
+            ("A.t", 0): Checkpoint(group, "A.t", 0, 90, 100, "m"),
+            ("A.t", 1): Checkpoint(group, "A.t", 1, 10, 20, ""),
+        }
+    await t.sync_group_offsets()
+    assert target.altered == [
+        ("empty", {("A.t", 1): CommittedOffset(20, "")}),
+        ("gone", {("A.t", 0): CommittedOffset(100, "m"), ("A.t", 1): CommittedOffset(20, "")}),
+    ]
+
+
+async def test_heartbeat_connector_and_task() -> None:
+    props = {**BASE, "connector.class": "MirrorHeartbeatConnector", "emit.heartbeats.interval.seconds": "0"}
+    connector = MirrorHeartbeatConnector()
+    connector._config = MirrorHeartbeatConfig(props)
+    assert connector.task_configs(5) == [props]
+    connector._config = MirrorHeartbeatConfig({**props, "emit.heartbeats.enabled": "false"})
+    assert connector.task_configs(5) == []
+
+    heartbeat_task = MirrorHeartbeatTask()
+    await heartbeat_task.start(props)
+    records = await heartbeat_task.poll()
+    assert records is not None and len(records) == 1
+    record = records[0]
+    beat = Heartbeat.from_record(record.key, record.value)
+    assert (beat.source_cluster_alias, beat.target_cluster_alias, beat.timestamp) == (
+        "A",
+        "B",
+        record.timestamp,
+    )
+    assert (record.topic, record.kafka_partition, record.source_offset) == ("heartbeats", 0, {"offset": 0})
+    assert record.source_partition == {"sourceClusterAlias": "A", "targetClusterAlias": "B"}
+    await heartbeat_task.stop()
+    assert await heartbeat_task.poll() is None
+
+
+def test_alter_offsets_checks_java_formats() -> None:
+    checkpoint = {"partition": 0, "topic": "A.t", "group": "g"}
+    assert MirrorCheckpointConnector().alter_offsets({}, [(checkpoint, {"offset": 0}), (checkpoint, None)])
+    for bad_partition, bad_offset in (
+        ({"partition": -1, "topic": "A.t", "group": "g"}, {"offset": 0}),
+        ({"partition": 0, "group": "g"}, {"offset": 0}),
+        (checkpoint, {"offset": 5}),
+    ):
+        with pytest.raises(ConnectError):
+            MirrorCheckpointConnector().alter_offsets({}, [(bad_partition, bad_offset)])
+    beat = {"sourceClusterAlias": "A", "targetClusterAlias": "B"}
+    assert MirrorHeartbeatConnector().alter_offsets({}, [(beat, {"offset": 0})])
+    with pytest.raises(ConnectError):
+        MirrorHeartbeatConnector().alter_offsets({}, [({"sourceClusterAlias": 1}, {"offset": 0})])
