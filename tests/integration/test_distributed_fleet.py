@@ -214,7 +214,12 @@ def test_operations_through_any_worker(
         code, definitions = b.rest("GET", "/connector-plugins/MirrorSourceConnector/config")
         assert code == 200, "the Red Hat guide's call lists the mirror connector's config definitions"
         names = {d["name"] for d in definitions}
-        assert {"topics", "replication.policy.class", "offset-syncs.topic.location", "source.cluster.alias"} <= names
+        assert {
+            "topics",
+            "replication.policy.class",
+            "offset-syncs.topic.location",
+            "source.cluster.alias",
+        } <= names
 
         assert b.rest("DELETE", "/connectors/ops")[0] == 204
         wait_for(
