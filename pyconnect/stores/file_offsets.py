@@ -29,27 +29,22 @@ import base64
 import json
 import logging
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pyconnect.errors import ConnectError, DataError
+from pyconnect.errors import ConnectError
 from pyconnect.protocol.internal_records import (
     InternalRecordError,
     decode_offset_key,
-    decode_offset_value,
-    encode_offset_key,
-    encode_offset_value,
     freeze,
 )
+from pyconnect.stores.offset_index import OffsetIndex
 
 log = logging.getLogger(__name__)
 
 FORMAT = "pyconnect-offsets"
 VERSION = 1
-
-Partition = Mapping[str, Any]
-Offset = Mapping[str, Any]
 
 
 def _text(raw: bytes) -> Any:
@@ -102,7 +97,7 @@ def _write_atomically(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-class FileOffsetStore:
+class FileOffsetStore(OffsetIndex):
     """Offsets of every source connector of a standalone worker, persisted to ``path``."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
@@ -176,36 +171,6 @@ class FileOffsetStore:
             raise ConnectError(f"Cannot write offsets file {self.path}: {exc}") from exc
         self._dirty = False
 
-    def key_bytes(self, connector: str, partition: Partition) -> bytes:
-        """The key to use for ``partition``: the bytes already stored for it, else our encoding."""
-        try:
-            frozen = freeze(dict(partition))
-        except TypeError:
-            frozen = None
-        if frozen is not None:
-            existing = self._keys.get((connector, frozen))
-            if existing is not None:
-                return existing
-        return encode_offset_key(connector, partition)
-
-    async def get_raw(self, keys: Iterable[bytes]) -> dict[bytes, bytes | None]:
-        return {k: self._data.get(k) for k in keys}
-
-    async def get(self, connector: str, partitions: Sequence[Partition]) -> list[dict[str, Any] | None]:
-        """The offsets of ``partitions`` (same order; ``None`` = none stored)."""
-        try:
-            keys = [self.key_bytes(connector, p) for p in partitions]
-        except InternalRecordError as exc:
-            raise DataError(str(exc)) from None
-        result: list[dict[str, Any] | None] = []
-        for key in keys:
-            try:
-                result.append(decode_offset_value(self._data.get(key)))
-            except InternalRecordError as exc:
-                log.error("Failed to deserialize offset for connector %s: %s", connector, exc)
-                result.append(None)
-        return result
-
     async def set_raw(self, values: Mapping[bytes, bytes | None]) -> None:
         """Apply raw entries (``None`` deletes) and rewrite the file; raises ``ConnectError`` on failure."""
         if not self._started:
@@ -214,32 +179,3 @@ class FileOffsetStore:
             for key, value in values.items():
                 self._apply(key, value)
             await self._save()
-
-    async def set(self, connector: str, offsets: Iterable[tuple[Partition, Offset | None]]) -> None:
-        """Write ``(partition, offset)`` pairs of ``connector``; an offset ``None`` deletes it."""
-        values: dict[bytes, bytes | None] = {}
-        try:
-            for partition, offset in offsets:
-                values[self.key_bytes(connector, partition)] = encode_offset_value(offset)
-        except InternalRecordError as exc:
-            raise DataError(str(exc)) from None
-        await self.set_raw(values)
-
-    def connector_partitions(self, connector: str) -> list[dict[str, Any]]:
-        """Partitions of ``connector`` with a stored offset."""
-        return [dict(p) for p in self._partitions.get(connector, {}).values()]
-
-    async def connector_offsets(self, connector: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-        """``(partition, offset)`` for every partition of ``connector`` (``GET /connectors/C/offsets``)."""
-        result = []
-        for frozen, partition in self._partitions.get(connector, {}).items():
-            try:
-                offset = decode_offset_value(self._data.get(self._keys[(connector, frozen)]))
-            except InternalRecordError as exc:
-                log.error(
-                    "Failed to deserialize offset of connector %s partition %s: %s", connector, partition, exc
-                )
-                continue
-            if offset is not None:
-                result.append((dict(partition), offset))
-        return result

@@ -17,30 +17,25 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pyconnect.errors import ConnectError, DataError
+from pyconnect.errors import ConnectError
 from pyconnect.kafka.log import LogRecord
 from pyconnect.protocol.internal_records import (
     InternalRecordError,
     decode_offset_key,
-    decode_offset_value,
-    encode_offset_key,
-    encode_offset_value,
     freeze,
 )
 from pyconnect.stores.base import RecordLog, TopicSource
 from pyconnect.stores.kafka_topic import InternalTopic, client_config, client_id_base, producer_settings
 from pyconnect.stores.memory import MemoryTopic
+from pyconnect.stores.offset_index import OffsetIndex
 
 log = logging.getLogger(__name__)
 
-Partition = Mapping[str, Any]
-Offset = Mapping[str, Any]
 
-
-class OffsetStore:
+class OffsetStore(OffsetIndex):
     """Offsets of every source connector of the cluster; one per worker (plus per-connector topics)."""
 
     def __init__(self, topic: TopicSource, *, read_only: bool = False) -> None:
@@ -125,81 +120,11 @@ class OffsetStore:
             else:
                 known[frozen] = partition
 
-    def key_bytes(self, connector: str, partition: Partition) -> bytes:
-        """The key to use for ``partition``: the bytes already in the topic for it, else our encoding."""
-        try:
-            frozen = freeze(dict(partition))
-        except TypeError:
-            frozen = None
-        if frozen is not None:
-            existing = self._keys.get((connector, frozen))
-            if existing is not None:
-                return existing
-        return encode_offset_key(connector, partition)
-
-    async def get_raw(self, keys: Iterable[bytes]) -> dict[bytes, bytes | None]:
-        """Java's ``get``: read to the end, then the value bytes stored for each exact key."""
-        await self.read_to_end()
-        return {k: self._data.get(k) for k in keys}
-
-    async def get(self, connector: str, partitions: Sequence[Partition]) -> list[dict[str, Any] | None]:
-        """The offsets of ``partitions`` (same order; ``None`` = none stored) after reading to the end."""
-        try:
-            keys = [self.key_bytes(connector, p) for p in partitions]
-        except InternalRecordError as exc:
-            raise DataError(str(exc)) from None
-        await self.read_to_end()
-        result: list[dict[str, Any] | None] = []
-        for key in keys:
-            raw = self._data.get(key)
-            try:
-                result.append(decode_offset_value(raw))
-            except InternalRecordError as exc:
-                log.error("Failed to deserialize offset for connector %s: %s", connector, exc)
-                result.append(None)
-        return result
-
     async def set_raw(self, values: Mapping[bytes, bytes | None]) -> None:
         """Write raw records and wait for every acknowledgement (raises the first failure)."""
         current = self._require_log()
         acks = [await current.send(k, v) for k, v in values.items()]
         await asyncio.gather(*acks)
-
-    async def set(self, connector: str, offsets: Iterable[tuple[Partition, Offset | None]]) -> None:
-        """Write ``(partition, offset)`` pairs of ``connector``; an offset ``None`` deletes (tombstone).
-
-        Pairs rather than a dict because partitions are maps. Partitions and offsets must have string
-        keys and primitive values (Java ``OffsetUtils``), else ``DataError`` before anything is written.
-        """
-        pairs = list(offsets)
-        values: dict[bytes, bytes | None] = {}
-        try:
-            for partition, offset in pairs:
-                values[self.key_bytes(connector, partition)] = encode_offset_value(offset)
-        except InternalRecordError as exc:
-            raise DataError(str(exc)) from None
-        await self.set_raw(values)
-
-    def connector_partitions(self, connector: str) -> list[dict[str, Any]]:
-        """Partitions of ``connector`` with a (non-deleted) offset, as of the records read so far."""
-        return [dict(p) for p in self._partitions.get(connector, {}).values()]
-
-    async def connector_offsets(self, connector: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-        """``(partition, offset)`` for every partition of ``connector`` (``GET /connectors/C/offsets``)."""
-        await self.read_to_end()
-        result = []
-        for frozen, partition in self._partitions.get(connector, {}).items():
-            raw = self._data.get(self._keys[(connector, frozen)])
-            try:
-                offset = decode_offset_value(raw)
-            except InternalRecordError as exc:
-                log.error(
-                    "Failed to deserialize offset of connector %s partition %s: %s", connector, partition, exc
-                )
-                continue
-            if offset is not None:
-                result.append((dict(partition), offset))
-        return result
 
 
 class MemoryOffsetStore(OffsetStore):
