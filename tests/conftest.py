@@ -32,6 +32,13 @@ def cluster_b(kafka_clusters: dict[str, ClusterHandle]) -> ClusterHandle:
     return kafka_clusters["B"]
 
 
+@pytest.fixture(scope="session")
+def cluster_c(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterHandle]:
+    """A third cluster ``C`` for three-cluster topologies (A->B->C); started only when a test asks."""
+    with provide_clusters(tmp_path_factory.mktemp("kafka-c"), ("C",)) as handles:
+        yield handles["C"]
+
+
 @pytest.fixture
 def unique(request: pytest.FixtureRequest) -> Callable[[str], str]:
     """``unique("topic")`` -> a topic/group name no other test (or earlier run) uses."""

@@ -4,6 +4,7 @@ Chosen by environment variables:
 
 - ``PYCONNECT_TEST_BOOTSTRAP_A`` / ``PYCONNECT_TEST_BOOTSTRAP_B``: use these external clusters (setting
   only one of them is an error that names the other, not a silent fall-back to local clusters).
+  Tests of three-cluster topologies also ask for ``C`` (``PYCONNECT_TEST_BOOTSTRAP_C``).
 - ``PYCONNECT_TEST_BACKEND``: ``local`` (the default; brokers from the fetched jars on 127.0.0.1),
   ``external`` (requires the two variables above) or ``testcontainers`` (needs a Docker engine and
   the ``docker`` extra).
@@ -55,16 +56,19 @@ def chosen_backend() -> str:
 
 
 @contextmanager
-def provide_clusters(work_dir: Path) -> Iterator[dict[str, ClusterHandle]]:
-    """Provide clusters A and B for the duration of the context, then release what was started."""
+def provide_clusters(
+    work_dir: Path, aliases: tuple[str, ...] = ALIASES
+) -> Iterator[dict[str, ClusterHandle]]:
+    """Provide one cluster per alias (A and B unless told) for the duration of the context, then
+    release what was started."""
     backend = chosen_backend()
     if backend == "local":
-        with _local(work_dir) as handles:
+        with _local(work_dir, aliases) as handles:
             yield handles
     elif backend == "external":
-        yield _external()
+        yield _external(aliases)
     elif backend == "testcontainers":
-        with _testcontainers() as handles:
+        with _testcontainers(aliases) as handles:
             yield handles
     else:
         raise BackendUnavailable(
@@ -73,9 +77,9 @@ def provide_clusters(work_dir: Path) -> Iterator[dict[str, ClusterHandle]]:
 
 
 @contextmanager
-def _local(work_dir: Path) -> Iterator[dict[str, ClusterHandle]]:
+def _local(work_dir: Path, aliases: tuple[str, ...]) -> Iterator[dict[str, ClusterHandle]]:
     try:
-        clusters = start_clusters(ALIASES, work_dir, die_with_parent=True)
+        clusters = start_clusters(aliases, work_dir, die_with_parent=True)
     except Exception as exc:
         raise BackendUnavailable(f"could not start local Kafka clusters: {exc}") from exc
     try:
@@ -84,9 +88,9 @@ def _local(work_dir: Path) -> Iterator[dict[str, ClusterHandle]]:
         stop_clusters(clusters.values())
 
 
-def _external() -> dict[str, ClusterHandle]:
+def _external(aliases: tuple[str, ...]) -> dict[str, ClusterHandle]:
     handles = {}
-    for alias in ALIASES:
+    for alias in aliases:
         servers = os.environ.get(f"PYCONNECT_TEST_BOOTSTRAP_{alias}", "").strip()
         if not servers:
             raise BackendUnavailable(f"the external backend needs PYCONNECT_TEST_BOOTSTRAP_{alias}")
@@ -95,7 +99,7 @@ def _external() -> dict[str, ClusterHandle]:
 
 
 @contextmanager
-def _testcontainers() -> Iterator[dict[str, ClusterHandle]]:
+def _testcontainers(aliases: tuple[str, ...]) -> Iterator[dict[str, ClusterHandle]]:
     """One single-node KRaft container per alias from the official ``apache/kafka`` image of the pinned
     release. The PLAINTEXT listener is published on a free host port chosen up front and advertised
     as ``127.0.0.1:<that port>``, so clients outside the container reach the broker directly."""
@@ -119,7 +123,7 @@ def _testcontainers() -> Iterator[dict[str, ClusterHandle]]:
     containers = []
     try:
         handles = {}
-        for alias, port in zip(ALIASES, free_ports(len(ALIASES)), strict=True):
+        for alias, port in zip(aliases, free_ports(len(aliases)), strict=True):
             container = DockerContainer(f"apache/kafka:{KAFKA_VERSION}").with_bind_ports(9092, port)
             for key, value in _container_env(port).items():
                 container = container.with_env(key, value)
