@@ -1,19 +1,29 @@
-"""When MirrorSourceTask emits offset syncs: Java's ``OffsetSyncWriter`` rules (spec §3.1.1), without I/O.
+"""When MirrorSourceTask emits offset syncs: Java's ``OffsetSyncWriter`` rules (spec §3.1.1), without I/O,
+except that a triggered sync is never lost to back-pressure.
 
 Contract:
 
 * :meth:`OffsetSyncWriter.maybe_queue_offset_syncs` runs for every acknowledged record (the task's
   ``commit_record``), in acknowledgement order per partition. A sync is *triggered* by the first
   record of this writer's lifetime, by ``down - (last_sync_down + 1) >= offset.lag.max``, by an
-  upstream gap (``up - prev_up != 1``) or by the downstream offset going back. A triggered sync
-  replaces any unsent pending sync of the partition (keeping its queue position) and drops its
-  delayed one; otherwise the record becomes the partition's *delayed* sync (latest wins).
-* :meth:`promote_delayed_offset_syncs` (each Connect offset commit) moves every delayed sync into
-  the pending queue (KAFKA-15906: idle partitions still translate to their end).
-* :meth:`fire_pending_offset_syncs` hands pending syncs, oldest first, to ``send`` while fewer than
-  ``max_outstanding`` (Java: 10) sends are unfinished; the rest stay pending for the next call.
+  upstream gap (``up - prev_up != 1``) or by the downstream offset going back. A triggered sync drops
+  the partition's delayed one; otherwise the record becomes the partition's *delayed* sync (latest
+  wins).
+* :meth:`promote_delayed_offset_syncs` (each Connect offset commit) queues every delayed sync
+  (KAFKA-15906: idle partitions still translate to their end).
+* :meth:`fire_pending_offset_syncs` hands queued syncs, oldest first, to ``send`` while fewer than
+  ``max_outstanding`` (Java: 10) sends are unfinished; the rest stay queued for the next call.
   ``send(sync, done)`` must start sending and call ``done(error_or_None)`` exactly once when the
   send finished; that releases the permit. A failed sync is only logged, never retried (as Java).
+* **Where we differ from Java.** Java keeps one unsent sync per partition: under back-pressure a newer
+  sync replaces an unsent *triggered* one, and the gap it recorded vanishes from the stream. Exact
+  offset translation (``offset_sync_store``) relies on every triggered sync reaching the topic, so
+  here an unsent triggered sync is never replaced: a newer sync queues behind it. An unsent sync that
+  was not triggered (a promoted delayed one) only marks progress inside a run and is still replaced in
+  place by a newer one, as in Java. Memory stays bounded: past ``max_pending_per_partition`` unsent
+  syncs of one partition the newest is replaced as Java does, counted in ``syncs_dropped`` (and
+  logged once per writer). The stream is a superset of what Java emits for the same records, so
+  Java's checkpoint task reads it unchanged.
 * Single-threaded: call everything from one event loop. State lives in memory only; a new writer
   (task restart) starts over with "first record" syncs.
 """
@@ -21,6 +31,7 @@ Contract:
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Callable
 
 from connectors.mirror.records import OffsetSync, TopicPartition
@@ -28,6 +39,7 @@ from connectors.mirror.records import OffsetSync, TopicPartition
 log = logging.getLogger(__name__)
 
 MAX_OUTSTANDING_OFFSET_SYNCS = 10
+MAX_PENDING_PER_PARTITION = 10_000
 
 SendDone = Callable[[BaseException | None], None]
 SendOffsetSync = Callable[[OffsetSync, SendDone], None]
@@ -83,6 +95,16 @@ class PartitionState:
         )
 
 
+class QueuedSync:
+    """One unsent sync; ``triggered`` ones are never replaced (below the per-partition bound)."""
+
+    __slots__ = ("sync", "triggered")
+
+    def __init__(self, sync: OffsetSync, triggered: bool) -> None:
+        self.sync = sync
+        self.triggered = triggered
+
+
 class OffsetSyncWriter:
     """Decides which offset syncs to emit and hands them to ``send`` (see the module docstring)."""
 
@@ -92,18 +114,27 @@ class OffsetSyncWriter:
         max_offset_lag: int,
         *,
         max_outstanding: int = MAX_OUTSTANDING_OFFSET_SYNCS,
+        max_pending_per_partition: int = MAX_PENDING_PER_PARTITION,
         name: str = "",
     ) -> None:
         self._send = send
         self.max_offset_lag = max_offset_lag
         self.max_outstanding = max_outstanding
+        self.max_pending_per_partition = max(1, max_pending_per_partition)
         self._name = name
         self.partition_states: dict[TopicPartition, PartitionState] = {}
-        self.pending: dict[TopicPartition, OffsetSync] = {}
         self.delayed: dict[TopicPartition, OffsetSync] = {}
+        self._queue: deque[QueuedSync] = deque()
+        self._newest: dict[TopicPartition, QueuedSync] = {}
+        self._unsent: dict[TopicPartition, int] = {}
         self.outstanding = 0
         self.syncs_sent = 0
         self.syncs_failed = 0
+        self.syncs_dropped = 0
+
+    def pending_syncs(self) -> list[OffsetSync]:
+        """The queued, unsent syncs, oldest first."""
+        return [queued.sync for queued in self._queue]
 
     def maybe_queue_offset_syncs(
         self, topic_partition: TopicPartition, upstream: int, downstream: int
@@ -114,19 +145,55 @@ class OffsetSyncWriter:
         sync = OffsetSync(topic_partition.topic, topic_partition.partition, upstream, downstream)
         if state.update(upstream, downstream):
             self.delayed.pop(topic_partition, None)
-            self.pending[topic_partition] = sync
+            self._enqueue(topic_partition, sync, triggered=True)
             state.reset()
         else:
             self.delayed[topic_partition] = sync
 
     def promote_delayed_offset_syncs(self) -> None:
-        self.pending.update(self.delayed)
+        for topic_partition, sync in self.delayed.items():
+            self._enqueue(topic_partition, sync, triggered=False)
         self.delayed.clear()
 
+    def _enqueue(self, topic_partition: TopicPartition, sync: OffsetSync, *, triggered: bool) -> None:
+        newest = self._newest.get(topic_partition)
+        if newest is not None:
+            full = self._unsent[topic_partition] >= self.max_pending_per_partition
+            if not newest.triggered or full:
+                if newest.triggered:
+                    self._drop_warning(newest.sync)
+                newest.sync = sync
+                newest.triggered = newest.triggered or triggered
+                return
+        queued = QueuedSync(sync, triggered)
+        self._queue.append(queued)
+        self._newest[topic_partition] = queued
+        self._unsent[topic_partition] = self._unsent.get(topic_partition, 0) + 1
+
+    def _drop_warning(self, sync: OffsetSync) -> None:
+        self.syncs_dropped += 1
+        if self.syncs_dropped == 1:
+            log.warning(
+                "%s%d unsent offset syncs queued for %s-%d: replacing the newest one as Java does; "
+                "exact offset translation may fall back to Java's for this stretch",
+                self._name and f"{self._name}: ",
+                self.max_pending_per_partition,
+                sync.topic,
+                sync.partition,
+            )
+
     def fire_pending_offset_syncs(self) -> None:
-        while self.pending and self.outstanding < self.max_outstanding:
-            topic_partition = next(iter(self.pending))
-            sync = self.pending.pop(topic_partition)
+        while self._queue and self.outstanding < self.max_outstanding:
+            queued = self._queue.popleft()
+            sync = queued.sync
+            topic_partition = TopicPartition(sync.topic, sync.partition)
+            left = self._unsent[topic_partition] - 1
+            if left:
+                self._unsent[topic_partition] = left
+            else:
+                del self._unsent[topic_partition]
+            if self._newest.get(topic_partition) is queued:
+                del self._newest[topic_partition]
             self.outstanding += 1
             done = self._release_once(sync)
             try:

@@ -92,9 +92,9 @@ class KafkaLog:
             enable_auto_commit=False,
             auto_offset_reset="earliest",
         )
-        await consumer.start()
         self._consumer = consumer
         try:
+            await consumer.start()
             available = consumer.partitions_for_topic(self.topic)
             if not available:
                 await consumer._client.force_metadata_update()
@@ -106,9 +106,8 @@ class KafkaLog:
             consumer.assign(self._partitions)
             await consumer.seek_to_beginning(*self._partitions)
             if not self._read_only:
-                producer = create_producer({**self._client_config, **self._producer_config})
-                await producer.start()
-                self._producer = producer
+                self._producer = create_producer({**self._client_config, **self._producer_config})
+                await self._producer.start()
             barrier = self._barrier()
             self._tail = asyncio.create_task(self._run(), name=f"kafka-log-{self.topic}")
             await barrier
@@ -127,11 +126,13 @@ class KafkaLog:
                 fut.set_exception(RuntimeError(f"KafkaLog {self.topic} stopped"))
         self._waiting, self._next_round = [], []
         producer, self._producer = self._producer, None
-        if producer is not None:
-            await producer.stop()
         consumer, self._consumer = self._consumer, None
-        if consumer is not None:
-            await consumer.stop()
+        try:
+            if producer is not None:
+                await producer.stop()
+        finally:
+            if consumer is not None:
+                await consumer.stop()
 
     def _barrier(self) -> asyncio.Future[None]:
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()

@@ -17,8 +17,9 @@ Contract:
   whether the topic is new for the connector).
 - ``stop()`` asks the loop to end (a blocking ``poll`` is cancelled); ``wait_stopped(timeout)``
   waits for a clean end and otherwise cancels the loop: then no UNASSIGNED is reported and the final
-  commit may be skipped, as in Java. A failed task reports FAILED with its trace and leaves other
-  tasks alone.
+  commit may be skipped, as in Java. Either way the plugin's ``stop()`` runs exactly once when its
+  ``start()`` was called (even a failed or cancelled ``start``), so its clients are always closed. A
+  failed task reports FAILED with its trace and leaves other tasks alone.
 """
 
 from __future__ import annotations
@@ -88,6 +89,7 @@ class WorkerSourceTask:
         self._submitted = SubmittedRecords()
         self._unflushed: dict[str, tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]] = {}
         self._stopping = asyncio.Event()
+        self._plugin_started = False
         self._state_changed = asyncio.Event()
         self._send_error: BaseException | None = None
         self._run_task: asyncio.Task[None] | None = None
@@ -130,6 +132,8 @@ class WorkerSourceTask:
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await self._run_task
         with contextlib.suppress(Exception):
+            await self._stop_plugin()
+        with contextlib.suppress(Exception):
             await self._stop_producer()
         return False
 
@@ -141,6 +145,7 @@ class WorkerSourceTask:
             if await self._wait_while_paused():
                 return
             self.task.initialize(self._context)
+            self._plugin_started = True
             await self.task.start(self._config)
             started = True
             self._reporter.report(self.id, State.RUNNING, version=self._version())
@@ -177,13 +182,20 @@ class WorkerSourceTask:
         if started:
             await self._submitted.wait_all_acked(self._flush_timeout_s)
             await self._commit_offsets()
-            try:
-                await self.task.stop()
-            except Exception:
-                log.exception("Task %s: stop() failed", self.id)
+        await self._stop_plugin()
         await self._stop_producer()
         if not failed:
             self._reporter.report(self.id, State.UNASSIGNED)
+
+    async def _stop_plugin(self) -> None:
+        """``task.stop()`` once, if ``task.start()`` was entered; its errors are logged, not raised."""
+        if not self._plugin_started:
+            return
+        self._plugin_started = False
+        try:
+            await self.task.stop()
+        except Exception:
+            log.exception("Task %s: stop() failed", self.id)
 
     async def _stop_producer(self) -> None:
         closer, self._close_producer = self._close_producer, None

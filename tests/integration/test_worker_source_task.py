@@ -233,3 +233,25 @@ async def test_a_task_that_will_not_stop_is_cancelled_at_the_graceful_bound(
     assert State.UNASSIGNED not in reporter.states(ConnectorTaskId("c", 0)), (
         "no UNASSIGNED for a cancelled task"
     )
+
+
+class HangingStartTask(CountingTask):
+    async def start(self, props: Mapping[str, str]) -> None:
+        await asyncio.sleep(3600)
+
+
+async def test_a_task_cancelled_in_start_is_still_stopped(
+    cluster_a: ClusterHandle, unique: Callable[[str], str]
+) -> None:
+    """The plugin's stop() closes what a half-done start() opened, even when the loop is cancelled."""
+    topic = unique("src")
+    await make_topic(cluster_a.bootstrap_servers, topic)
+    task, reporter = HangingStartTask(topic, 10), RecordingReporter()
+    runner, producer = build(cluster_a, task, {}, reporter)
+    await producer.start()
+    runner.start()
+    await asyncio.sleep(0.2)
+    runner.stop()
+    assert not await runner.wait_stopped(0.5), "start() never returned, so the loop was cancelled"
+    assert task.stopped, "stop() ran after the cancelled start()"
+    assert not runner.running

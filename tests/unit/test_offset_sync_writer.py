@@ -1,4 +1,5 @@
-"""OffsetSyncWriter follows Java's rules: triggers, pending/delayed queues, the outstanding-send bound."""
+"""OffsetSyncWriter follows Java's rules (triggers, pending/delayed queues, the outstanding-send bound), except
+that an unsent triggered sync is never replaced below the per-partition bound."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ def writer(max_lag: int, max_outstanding: int = MAX_OUTSTANDING_OFFSET_SYNCS, au
 def test_first_record_is_pending_and_the_next_in_lag_is_delayed() -> None:
     w, _ = writer(2, max_outstanding=1)
     w.maybe_queue_offset_syncs(TP, 0, 1)
-    assert TP not in w.delayed and w.pending[TP] == OffsetSync("topic", 0, 0, 1)
+    assert TP not in w.delayed and w.pending_syncs() == [OffsetSync("topic", 0, 0, 1)]
     assert w.partition_states[TP].last_sync_downstream_offset == 1
     w.maybe_queue_offset_syncs(TP, 1, 2)
     assert w.delayed[TP] == OffsetSync("topic", 0, 1, 2)
@@ -60,21 +61,27 @@ def test_one_permit_sends_one_sync_until_it_completes() -> None:
     assert w.partition_states[TP].last_sync_downstream_offset == 102
     w.fire_pending_offset_syncs()
     assert len(sender.sent) == 1, "an in-flight sync holds the only permit"
-    assert w.pending[TP] == OffsetSync("topic", 0, 2, 102)
+    assert w.pending_syncs() == [OffsetSync("topic", 0, 2, 102)]
     sender.callbacks[0](None)
     sender.callbacks[0](None)  # a second completion must not free a second permit
     assert w.outstanding == 0
     w.fire_pending_offset_syncs()
-    assert sender.sent[-1] == OffsetSync("topic", 0, 2, 102) and not w.pending
+    assert sender.sent[-1] == OffsetSync("topic", 0, 2, 102) and not w.pending_syncs()
 
 
-def test_promote_moves_the_latest_delayed_sync_to_pending() -> None:
+def test_promote_queues_the_latest_delayed_sync_behind_an_unsent_triggered_one() -> None:
     w, _ = writer(50, max_outstanding=1)
     w.maybe_queue_offset_syncs(TP, 0, 100)
     w.maybe_queue_offset_syncs(TP, 1, 101)
     w.promote_delayed_offset_syncs()
     assert not w.delayed
-    assert w.pending == {TP: OffsetSync("topic", 0, 1, 101)}
+    # Java would replace the unsent first-record sync; here it stays and the promoted one follows it.
+    assert w.pending_syncs() == [OffsetSync("topic", 0, 0, 100), OffsetSync("topic", 0, 1, 101)]
+    w.maybe_queue_offset_syncs(TP, 2, 102)
+    w.promote_delayed_offset_syncs()
+    assert w.pending_syncs() == [OffsetSync("topic", 0, 0, 100), OffsetSync("topic", 0, 2, 102)], (
+        "an unsent promoted sync is replaced in place by a newer one"
+    )
 
 
 def test_lag_trigger_uses_the_plus_one_rule() -> None:
@@ -104,20 +111,47 @@ def test_upstream_gap_and_downstream_rewind_trigger() -> None:
     assert w.delayed[TP] == OffsetSync("topic", 0, 8, 2)
 
 
-def test_a_triggered_sync_replaces_an_unsent_one_in_place_and_drops_the_delayed_one() -> None:
+def test_a_triggered_sync_queues_behind_an_unsent_one_and_drops_the_delayed_one() -> None:
     w, sender = writer(100, max_outstanding=1)
     w.maybe_queue_offset_syncs(TP1, 0, 0)
     w.fire_pending_offset_syncs()  # TP1 in flight: the only permit is taken
     w.maybe_queue_offset_syncs(TP, 0, 0)
-    w.maybe_queue_offset_syncs(TP1, 5, 5)  # gap: pending behind TP
+    w.maybe_queue_offset_syncs(TP1, 5, 5)  # gap: queued behind TP
     w.maybe_queue_offset_syncs(TP, 1, 1)  # delayed
-    w.maybe_queue_offset_syncs(TP, 3, 3)  # gap: replaces TP's pending sync, keeps its place
-    assert list(w.pending) == [TP, TP1]
-    assert w.pending[TP] == OffsetSync("topic", 0, 3, 3) and TP not in w.delayed
-    sender.callbacks[0](None)
-    w.fire_pending_offset_syncs()
-    assert sender.sent[1] == OffsetSync("topic", 0, 3, 3)
-    assert w.pending == {TP1: OffsetSync("topic", 1, 5, 5)}
+    w.maybe_queue_offset_syncs(TP, 3, 3)  # gap: queued behind TP's first sync (Java would replace it)
+    assert w.pending_syncs() == [
+        OffsetSync("topic", 0, 0, 0),
+        OffsetSync("topic", 1, 5, 5),
+        OffsetSync("topic", 0, 3, 3),
+    ]
+    assert TP not in w.delayed
+    for _ in range(3):
+        sender.callbacks[-1](None)
+        w.fire_pending_offset_syncs()
+    assert [(s.partition, s.upstream_offset) for s in sender.sent] == [(1, 0), (0, 0), (1, 5), (0, 3)]
+    assert not w.pending_syncs() and w.syncs_dropped == 0
+
+
+def test_a_triggered_sync_replaces_a_promoted_unsent_one_in_place() -> None:
+    w, _ = writer(100, max_outstanding=0)
+    w.maybe_queue_offset_syncs(TP, 0, 0)
+    w.maybe_queue_offset_syncs(TP, 1, 1)
+    w.promote_delayed_offset_syncs()
+    w.maybe_queue_offset_syncs(TP1, 0, 0)
+    w.maybe_queue_offset_syncs(TP, 7, 2)  # gap: the promoted (1, 1) only marked progress
+    assert w.pending_syncs() == [
+        OffsetSync("topic", 0, 0, 0),
+        OffsetSync("topic", 0, 7, 2),
+        OffsetSync("topic", 1, 0, 0),
+    ]
+
+
+def test_past_the_per_partition_bound_the_newest_is_replaced_as_java_does() -> None:
+    w = OffsetSyncWriter(FakeSender(), 100, max_outstanding=0, max_pending_per_partition=2)
+    for up in (0, 2, 4, 6):  # every record is a gap
+        w.maybe_queue_offset_syncs(TP, up, up // 2)
+    assert w.pending_syncs() == [OffsetSync("topic", 0, 0, 0), OffsetSync("topic", 0, 6, 3)]
+    assert w.syncs_dropped == 2
 
 
 def test_at_most_ten_sends_in_flight_by_default() -> None:
@@ -126,7 +160,7 @@ def test_at_most_ten_sends_in_flight_by_default() -> None:
     for tp in partitions:
         w.maybe_queue_offset_syncs(tp, 0, 0)
     w.fire_pending_offset_syncs()
-    assert len(sender.sent) == 10 and len(w.pending) == 5
+    assert len(sender.sent) == 10 and len(w.pending_syncs()) == 5
     assert [s.partition for s in sender.sent] == list(range(10))
     for done in sender.callbacks[:3]:
         done(RuntimeError("broker down"))  # failures release permits too and are not retried
@@ -143,7 +177,7 @@ def test_a_send_that_raises_releases_its_permit() -> None:
     w.maybe_queue_offset_syncs(TP, 0, 0)
     w.maybe_queue_offset_syncs(TP1, 0, 0)
     w.fire_pending_offset_syncs()
-    assert w.outstanding == 0 and w.syncs_failed == 2 and not w.pending
+    assert w.outstanding == 0 and w.syncs_failed == 2 and not w.pending_syncs()
 
 
 def test_partition_state_matches_java_fields() -> None:
@@ -168,9 +202,53 @@ def test_delayed_or_pending_always_holds_the_latest_record(steps: list[tuple[int
         up, down = up + up_step, down + down_step
         w.maybe_queue_offset_syncs(TP, up, down)
         latest = OffsetSync("topic", 0, up, down)
-        assert w.pending.get(TP) == latest or w.delayed.get(TP) == latest
+        assert w.pending_syncs()[-1:] == [latest] or w.delayed.get(TP) == latest
         w.fire_pending_offset_syncs()
     w.promote_delayed_offset_syncs()
     w.fire_pending_offset_syncs()
     assert sender.sent[-1] == OffsetSync("topic", 0, up, down)
     assert all(b.downstream_offset - a.downstream_offset >= 0 for a, b in itertools.pairwise(sender.sent))
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.tuples(st.just("record"), st.integers(1, 3), st.integers(0, 2)),
+            st.tuples(st.just("ack"), st.integers(0, 12), st.just(0)),
+            st.tuples(st.just("commit"), st.just(0), st.just(0)),
+        ),
+        max_size=300,
+    ),
+    st.integers(0, 20),
+    st.integers(1, 3),
+)
+def test_every_triggered_sync_reaches_the_stream_under_back_pressure(
+    steps: list[tuple[str, int, int]], lag: int, permits: int
+) -> None:
+    """Whatever the order of acknowledgements, every sync Java's trigger rule fires is sent, in order."""
+    w, sender = writer(lag, max_outstanding=permits)
+    model = PartitionState(lag)
+    triggered: list[OffsetSync] = []
+    up = down = -1
+    for kind, a, b in steps:
+        if kind == "record":
+            up, down = up + a, down + b
+            if model.update(up, down):
+                triggered.append(OffsetSync("topic", 0, up, down))
+                model.reset()
+            w.maybe_queue_offset_syncs(TP, up, down)
+        elif kind == "ack":
+            for done in sender.callbacks[:a]:
+                done(None)
+            del sender.callbacks[:a]
+        else:
+            w.promote_delayed_offset_syncs()
+        w.fire_pending_offset_syncs()
+    while w.pending_syncs():
+        for done in sender.callbacks:
+            done(None)
+        sender.callbacks.clear()
+        w.fire_pending_offset_syncs()
+    sent = sender.sent
+    assert [s for s in sent if s in triggered] == triggered
+    assert all(b.upstream_offset > a.upstream_offset for a, b in itertools.pairwise(sent)), "in order"
