@@ -42,7 +42,8 @@ from pyconnect.config.connector_keys import CONNECTOR_KEYS
 from pyconnect.config.definition import ConfigDef, ConfigKey
 from pyconnect.config.security_keys import SECURITY_KEYS
 from pyconnect.config.types import Importance, Type
-from pyconnect.config.validators import CaseInsensitiveValidString, ValidList, ValidString
+from pyconnect.config.validators import ValidList, ValidString
+from pyconnect.config.worker_keys import WORKER_KEYS
 
 _ANY_LIST = ValidList.any_non_duplicate_values(allow_empty=True, allow_null=False)
 
@@ -68,6 +69,9 @@ _TOPIC_FILTER_CLASS = ConfigKey(
     importance=Importance.LOW,
     documentation="TopicFilter to use. Selects topics to replicate.",
 )
+
+# Keys the mirror connectors share with the worker, declared once in the worker table.
+_WORKER_KEY = {key.name: key for key in WORKER_KEYS}
 
 BASE_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey(
@@ -125,30 +129,9 @@ BASE_KEYS: tuple[ConfigKey, ...] = (
         importance=Importance.LOW,
         documentation="Class which extends ForwardingAdmin to define custom cluster resource management (topics, configs, etc). The class must have a constructor with signature <code>(Map<String, Object> config)</code> that is used to configure a KafkaAdminClient and may also be used to configure clients for external systems if necessary.",
     ),
-    ConfigKey(
-        "metric.reporters",
-        Type.LIST,
-        default=["org.apache.kafka.common.metrics.JmxReporter"],
-        importance=Importance.LOW,
-        documentation="A list of classes to use as metrics reporters. Implementing the <code>org.apache.kafka.common.metrics.MetricsReporter</code> interface allows plugging in classes that will be notified of new metric creation. When custom reporters are set and <code>org.apache.kafka.common.metrics.JmxReporter</code> is needed, it has to be explicitly added to the list.",
-        validator=_ANY_LIST,
-    ),
-    ConfigKey(
-        "security.protocol",
-        Type.STRING,
-        default="PLAINTEXT",
-        importance=Importance.MEDIUM,
-        documentation="Protocol used to communicate with brokers.",
-        validator=CaseInsensitiveValidString("SASL_SSL", "PLAINTEXT", "SSL", "SASL_PLAINTEXT"),
-    ),
-    ConfigKey(
-        "config.providers",
-        Type.LIST,
-        default=[],
-        importance=Importance.LOW,
-        documentation='Comma-separated alias names for classes implementing the <code>ConfigProvider</code> interface. This enables loading configuration data (such as passwords, API keys, and other credentials) from external sources. For example, see <a href="https://kafka.apache.org/documentation/#config_providers">Configuration Providers</a>.',
-        validator=_ANY_LIST,
-    ),
+    _WORKER_KEY["metric.reporters"],
+    _WORKER_KEY["security.protocol"],
+    _WORKER_KEY["config.providers"],
     *SECURITY_KEYS,
 )
 
