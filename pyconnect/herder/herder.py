@@ -29,20 +29,17 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from pyconnect.config.definition import ConfigValue
-from pyconnect.config.info import config_infos
 from pyconnect.config.providers import VARIABLE_PATTERN
 from pyconnect.errors import (
     AlreadyExistsError,
     BadRequestError,
     ConnectError,
-    DataError,
-    ForbiddenError,
     NotAssignedError,
     NotFoundError,
     NotLeaderError,
     RebalanceNeededError,
 )
+from pyconnect.herder.abstract import AbstractHerder
 from pyconnect.herder.entities import (
     ConnectorInfo,
     ConnectorState,
@@ -65,12 +62,10 @@ from pyconnect.protocol.internal_records import (
     TaskStatus,
     TopicStatus,
 )
-from pyconnect.protocol.javahash import default_hash_order, hash_order, java_string_hash
+from pyconnect.protocol.javahash import default_hash_order, java_string_hash
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.stores.config import ClusterConfigState, ConfigStore
 from pyconnect.stores.status import StatusStore
-from pyconnect.worker.maybe_await import maybe_await
-from pyconnect.worker.plugins import PluginType
 from pyconnect.worker.status import Item
 from pyconnect.worker.worker import Worker
 
@@ -83,7 +78,7 @@ REQUEST_TIMEOUT_S = 90.0
 RECONFIGURE_BACKOFF_S = (0.25, 60.0)
 
 
-class DistributedHerder:
+class DistributedHerder(AbstractHerder):
     def __init__(
         self,
         config: Any,
@@ -323,15 +318,6 @@ class DistributedHerder:
         )
 
     # -- starting and stopping work ------------------------------------------------------------
-
-    def _resolved(self, config: Mapping[str, str | None]) -> dict[str, str]:
-        raw = {k: v for k, v in config.items() if v is not None}
-        providers = self.config.providers()
-        if not providers:
-            return raw
-        from pyconnect.config.providers import ConfigTransformer
-
-        return {k: v for k, v in ConfigTransformer(providers).transform(raw).data.items() if v is not None}
 
     async def _start_connector(self, name: str, snapshot: ClusterConfigState) -> None:
         config = snapshot.connector_config(name)
@@ -648,16 +634,6 @@ class DistributedHerder:
             raise NotFoundError(f"No status found for task {task.connector}-{task.task}")
         return TaskState(status.state.value, status.worker_id, status.trace, status.version, id=task.task)
 
-    def _validate(self, name: str, config: Mapping[str, str]) -> None:
-        """Java's create/update validation (``validateConnectorConfig``), then our name rule.
-
-        Names Java's ConfigDef rejects (empty, control characters) fail the validation with Java's
-        message; a ``/`` (which Java accepts but then cannot route) is refused here.
-        """
-        self._check_connector_config(config)
-        if "/" in name:
-            raise BadRequestError(f"Connector name {name!r} contains characters that are not allowed ('/')")
-
     async def put_connector_config(
         self,
         name: str,
@@ -788,93 +764,6 @@ class DistributedHerder:
         except NotFoundError:
             raise NotFoundError(message.format(name)) from None
 
-    def connector_plugins(self, connectors_only: bool = True) -> list[dict[str, str]]:
-        return self.worker.plugins.connector_plugins(connectors_only)
-
-    def connector_plugin_config(self, plugin: str) -> list[dict[str, Any]]:
-        keys = self.worker.plugins.plugin_config(plugin)
-        version = self.worker.plugins.resolve(plugin).version
-        for key in keys:
-            if key["name"] == CONNECTOR_VERSION_KEY:
-                key["default_value"] = version
-        return keys
-
-    def _config_infos(self, config: Mapping[str, str | None]) -> dict[str, Any]:
-        """``AbstractHerder.validateConnectorConfig``: framework keys, then the connector's own.
-
-        Raises ``_InvalidConnectorRequest`` (no ``connector.class``) or ``ConnectError`` (unknown
-        class); callers word those as Java does on their path.
-        """
-        connector_class = config.get("connector.class")
-        if not connector_class:
-            # Java renders a presized ``new HashMap<>(props)`` copy: its iteration order, not ours.
-            order = hash_order(list(config), java_string_hash, int(len(config) / 0.75 + 1))
-            rendered = ", ".join(f"{k}={config[k]}" for k in order)
-            raise _InvalidConnectorRequest(f"Connector config {{{rendered}}} contains no connector type")
-        plugins = self.worker.plugins
-        connector = plugins.resolve_connector(connector_class)()
-        kind = PluginType(plugins.connector_type(connector_class))
-        framework = plugins.connector_config_def(kind)
-        own = connector.config()
-        nulls = [k for k, v in config.items() if v is None]
-        present = {k: v for k, v in config.items() if v is not None}
-        framework_values = framework.validate(present)
-        own_values = connector.validate(present)
-        for key in nulls:
-            target = framework_values.get(key) or own_values.get(key)
-            if target is None:
-                target = own_values.setdefault(key, ConfigValue(key))
-            target.errors.append("Null value can not be supplied as the configuration value.")
-        version = plugins.resolve(plugins.connector_class_name(connector_class)).version
-        pinned = framework_values.get(CONNECTOR_VERSION_KEY)
-        if pinned is not None:
-            pinned.recommended_values = [version]
-            if pinned.value is None:
-                pinned.value = version
-        merged = config_infos(connector_class, framework, framework_values.values())
-        for entry in merged["configs"]:
-            if entry["definition"] and entry["definition"]["name"] == CONNECTOR_VERSION_KEY:
-                entry["definition"]["default_value"] = version
-        extra = config_infos(connector_class, own, own_values.values())
-        merged["error_count"] += extra["error_count"]
-        merged["groups"] += [g for g in extra["groups"] if g not in merged["groups"]]
-        merged["configs"] += extra["configs"]
-        return merged
-
-    def _check_connector_config(self, config: Mapping[str, str | None]) -> None:
-        """Create/update: Java's 400 listing every validation error."""
-        try:
-            infos = self._config_infos(config)
-        except _InvalidConnectorRequest as exc:
-            raise BadRequestError(str(exc)) from None
-        except ConnectError as exc:
-            raise BadRequestError(f"org.apache.kafka.connect.errors.ConnectException: {exc}") from None
-        if infos["error_count"] == 0:
-            return
-        messages = [m for entry in infos["configs"] if entry["value"] for m in entry["value"]["errors"]]
-        raise BadRequestError(
-            f"Connector configuration is invalid and contains the following {infos['error_count']} error(s):\n"
-            + "".join(f"{m}\n" for m in messages)
-            + "You can also find the above list of errors at the endpoint "
-            "`/connector-plugins/{connectorType}/config/validate`"
-        )
-
-    def validate_connector_config(self, plugin: str, config: Mapping[str, str | None]) -> dict[str, Any]:
-        """``PUT /connector-plugins/{plugin}/config/validate``: ConfigInfos, errors included (200).
-
-        Java words a missing or unknown class as a wrapped ``BadRequestException`` and answers 500;
-        we keep its message and answer 400.
-        """
-        included = config.get("connector.class")
-        if included is not None and not _normalized_plugin(included).endswith(_normalized_plugin(plugin)):
-            raise BadRequestError(f"Included connector type {included} does not match request type {plugin}")
-        try:
-            return self._config_infos(config)
-        except ConnectError as exc:
-            raise BadRequestError(
-                f"org.apache.kafka.connect.runtime.rest.errors.BadRequestException: {exc}"
-            ) from None
-
     async def patch_connector_config(self, name: str, patch: Mapping[str, str | None]) -> ConnectorInfo:
         """KIP-477: merge ``patch`` into the current config (``None`` removes a key), validate, write."""
         if "name" in patch and patch["name"] != name:
@@ -897,10 +786,6 @@ class DistributedHerder:
 
         return await self._submit(write)
 
-    @property
-    def _offset_store(self) -> Any:
-        return self.worker.offset_store
-
     async def connector_offsets(self, name: str) -> dict[str, Any]:
         """``GET /connectors/{c}/offsets``: every source partition with a committed offset."""
         self._known_config(name)
@@ -917,63 +802,6 @@ class DistributedHerder:
                 f"'/connectors/{name}/stop' endpoint"
             )
         return config
-
-    async def _modify_offsets(
-        self, name: str, offsets: Sequence[tuple[Mapping[str, Any], Mapping[str, Any] | None]] | None
-    ) -> str:
-        verb = "altered" if offsets is not None else "reset"
-
-        async def modify() -> str:
-            self._require_leader()
-            config = self._require_stopped_without_tasks(name)
-            connector = self.worker.plugins.resolve_connector(config["connector.class"])()
-            pairs: list[tuple[dict[str, Any], dict[str, Any] | None]]
-            if offsets is None:
-                await self._offset_store.read_to_end()
-                pairs = [(p, None) for p in self._offset_store.connector_partitions(name)]
-            else:
-                pairs = [(dict(p), None if o is None else dict(o)) for p, o in offsets]
-            alter = getattr(connector, "alter_offsets", None)
-            handled = False
-            if alter is not None:
-                try:
-                    handled = bool(await maybe_await(alter(self._resolved(config), list(pairs))))
-                except ConnectError:
-                    raise
-                except Exception as exc:
-                    raise BadRequestError(
-                        f"Failed to {'alter' if offsets is not None else 'reset'} offsets for connector "
-                        f"{name} because it threw an error: {exc}"
-                    ) from None
-            try:
-                await self._offset_store.set(name, pairs)
-            except DataError as exc:
-                raise BadRequestError(str(exc)) from None
-            if handled:
-                return f"The offsets for this connector have been {verb} successfully"
-            return (
-                f"The Connect framework-managed offsets for this connector have been {verb} successfully. "
-                "However, if this connector manages offsets externally, they will need to be manually "
-                f"{verb} in the system that the connector uses."
-            )
-
-        return await self._submit(modify)
-
-    async def alter_connector_offsets(
-        self, name: str, offsets: Sequence[tuple[Mapping[str, Any], Mapping[str, Any] | None]]
-    ) -> str:
-        """KIP-875 ``PATCH``: write the given pairs (``None`` offset = tombstone); STOPPED, 0 tasks."""
-        return await self._modify_offsets(name, offsets)
-
-    async def reset_connector_offsets(self, name: str) -> str:
-        """KIP-875 ``DELETE``: a tombstone for every known partition of the connector."""
-        return await self._modify_offsets(name, None)
-
-    def _topic_tracking(self, *, reset: bool = False) -> None:
-        if not bool(self.config["topic.tracking.enable"]):
-            raise ForbiddenError("Topic tracking is disabled.")
-        if reset and not bool(self.config["topic.tracking.allow.reset"]):
-            raise ForbiddenError("Topic tracking reset is disabled.")
 
     def connector_active_topics(self, name: str) -> dict[str, Any]:
         """KIP-558: ``{"c": {"topics": [...]}}`` from the status store (unknown connector: empty)."""
@@ -1010,18 +838,6 @@ class DistributedHerder:
         self._recorded_topics[key] = now
         with contextlib.suppress(ConnectError):
             self.status_store.put_topic(TopicStatus(topic, task.connector, task.task, int(now * 1000)))
-
-    def logger_levels(self) -> dict[str, dict[str, Any]]:
-        return LOGGERS.levels()
-
-    def logger_level(self, name: str) -> dict[str, Any]:
-        level = LOGGERS.level(name)
-        if level is None:
-            raise NotFoundError(f"Logger {name} not found.")
-        return level
-
-    def set_worker_logger_level(self, namespace: str, level: str) -> list[str]:
-        return LOGGERS.set_level(namespace, level)
 
     async def set_cluster_logger_level(self, namespace: str, level: str) -> None:
         """KIP-976: write ``logger-cluster-<namespace>``; every worker applies it when read back."""
@@ -1088,17 +904,7 @@ class DistributedHerder:
             log.warning("Ignoring cluster-wide level %r for logger %s: not a log level", level, namespace)
 
 
-class _InvalidConnectorRequest(ConnectError):
-    """A connector config without ``connector.class`` (worded per REST path by the caller)."""
-
-
 TOPIC_RECORD_RETRY_S = 5.0
-CONNECTOR_VERSION_KEY = "connector.plugin.version"
-
-
-def _normalized_plugin(name: str) -> str:
-    suffix = "Connector"
-    return name[: -len(suffix)] if name.endswith(suffix) and len(name) > len(suffix) else name
 
 
 def reverse_transform(

@@ -12,7 +12,7 @@ Contract:
 - Statuses live in :class:`StandaloneStatus` (Java's ``MemoryStatusBackingStore``): DESTROYED removes
   an entry; the worker reports through it directly.
 - Plugin listing, validation and the KIP-875 offset modification are the same code as the
-  distributed herder's (Java's ``AbstractHerder``), borrowed from :class:`DistributedHerder`.
+  distributed herder's: both inherit :class:`~pyconnect.herder.abstract.AbstractHerder`.
 
 :class:`StandaloneConfig` is Java's StandaloneConfig: the common worker keys (``WorkerConfig``'s base
 ConfigDef with client SSL keys) plus the required ``offset.storage.file.filename``; no group or
@@ -36,6 +36,7 @@ from pyconnect.config.types import Importance, Type
 from pyconnect.config.worker import REMOVED_KEYS, WorkerConfig
 from pyconnect.config.worker_keys import WORKER_KEYS
 from pyconnect.errors import AlreadyExistsError, BadRequestError, ConnectError, NotFoundError
+from pyconnect.herder.abstract import AbstractHerder
 from pyconnect.herder.entities import (
     ConnectorInfo,
     ConnectorState,
@@ -44,7 +45,7 @@ from pyconnect.herder.entities import (
     TaskInfo,
     TaskState,
 )
-from pyconnect.herder.herder import DistributedHerder, reverse_transform
+from pyconnect.herder.herder import reverse_transform
 from pyconnect.herder.loggers import LOGGERS, parse_level
 from pyconnect.protocol.internal_records import (
     ConnectorStatus,
@@ -156,7 +157,7 @@ class _ConnectorEntry:
         self.applied_config: dict[str, str] | None = None
 
 
-class StandaloneHerder:
+class StandaloneHerder(AbstractHerder):
     """The :class:`~pyconnect.herder.interface.HerderApi` of a standalone worker."""
 
     def __init__(
@@ -229,9 +230,6 @@ class StandaloneHerder:
             return ConnectorType(self.worker.plugins.connector_type(config.get("connector.class", "")))
         except Exception:
             return ConnectorType.UNKNOWN
-
-    def _resolved(self, config: Mapping[str, str | None]) -> dict[str, str]:
-        return DistributedHerder._resolved(cast(Any, self), config)
 
     async def connector_info(self, name: str) -> ConnectorInfo:
         entry = self._entry(name)
@@ -336,15 +334,6 @@ class StandaloneHerder:
             return await operation()
 
     # -- writes ------------------------------------------------------------------------------------
-
-    def _validate(self, name: str, config: Mapping[str, str]) -> None:
-        DistributedHerder._validate(cast(Any, self), name, config)
-
-    def _config_infos(self, config: Mapping[str, str | None]) -> dict[str, Any]:
-        return DistributedHerder._config_infos(cast(Any, self), config)
-
-    def _check_connector_config(self, config: Mapping[str, str | None]) -> None:
-        DistributedHerder._check_connector_config(cast(Any, self), config)
 
     async def put_connector_config(
         self,
@@ -492,20 +481,7 @@ class StandaloneHerder:
 
     # -- plugins and validation (Java's AbstractHerder) -------------------------------------------
 
-    def connector_plugins(self, connectors_only: bool = True) -> list[dict[str, str]]:
-        return self.worker.plugins.connector_plugins(connectors_only)
-
-    def connector_plugin_config(self, plugin: str) -> list[dict[str, Any]]:
-        return DistributedHerder.connector_plugin_config(cast(Any, self), plugin)
-
-    def validate_connector_config(self, plugin: str, config: Mapping[str, str | None]) -> dict[str, Any]:
-        return DistributedHerder.validate_connector_config(cast(Any, self), plugin, config)
-
     # -- offsets (KIP-875) -------------------------------------------------------------------------
-
-    @property
-    def _offset_store(self) -> Any:
-        return self.worker.offset_store
 
     def _require_leader(self) -> None:
         """Standalone: this worker is always the leader."""
@@ -525,18 +501,7 @@ class StandaloneHerder:
         pairs = await self._offset_store.connector_offsets(name)
         return {"offsets": [{"partition": p, "offset": o} for p, o in pairs]}
 
-    async def alter_connector_offsets(
-        self, name: str, offsets: Sequence[tuple[Mapping[str, Any], Mapping[str, Any] | None]]
-    ) -> str:
-        return await DistributedHerder._modify_offsets(cast(Any, self), name, offsets)
-
-    async def reset_connector_offsets(self, name: str) -> str:
-        return await DistributedHerder._modify_offsets(cast(Any, self), name, None)
-
     # -- active topics (KIP-558) -------------------------------------------------------------------
-
-    def _topic_tracking(self, *, reset: bool = False) -> None:
-        DistributedHerder._topic_tracking(cast(Any, self), reset=reset)
 
     def connector_active_topics(self, name: str) -> dict[str, Any]:
         self._topic_tracking()
@@ -554,15 +519,6 @@ class StandaloneHerder:
             self.status_store.put_topic(TopicStatus(topic, task.connector, task.task, now_ms))
 
     # -- loggers (KIP-495, KIP-976) ---------------------------------------------------------------
-
-    def logger_levels(self) -> dict[str, dict[str, Any]]:
-        return LOGGERS.levels()
-
-    def logger_level(self, name: str) -> dict[str, Any]:
-        return DistributedHerder.logger_level(cast(Any, self), name)
-
-    def set_worker_logger_level(self, namespace: str, level: str) -> list[str]:
-        return LOGGERS.set_level(namespace, level)
 
     async def set_cluster_logger_level(self, namespace: str, level: str) -> None:
         """Standalone: this single worker is the entire cluster."""

@@ -1,0 +1,232 @@
+"""AbstractHerder: what every herder does the same way (Java's ``AbstractHerder``).
+
+Plugin listing and config validation (create/update 400s, ``/config/validate``), config-provider
+resolution, KIP-875 offset modification, the KIP-558 topic-tracking switches and the logger reads.
+Subclasses provide ``config`` (the worker config), ``worker``, and for offset modification
+``_submit(operation)`` (run a write where the herder runs writes), ``_require_leader()`` and
+``_require_stopped_without_tasks(name) -> connector config``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from pyconnect.config.definition import ConfigValue
+from pyconnect.config.info import config_infos
+from pyconnect.errors import BadRequestError, ConnectError, DataError, ForbiddenError, NotFoundError
+from pyconnect.herder.loggers import LOGGERS
+from pyconnect.protocol.javahash import hash_order, java_string_hash
+from pyconnect.worker.maybe_await import maybe_await
+from pyconnect.worker.plugins import PluginType
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+CONNECTOR_VERSION_KEY = "connector.plugin.version"
+
+
+class _InvalidConnectorRequest(ConnectError):
+    """A connector config without ``connector.class`` (worded per REST path by the caller)."""
+
+
+def _normalized_plugin(name: str) -> str:
+    suffix = "Connector"
+    return name[: -len(suffix)] if name.endswith(suffix) and len(name) > len(suffix) else name
+
+
+class AbstractHerder:
+    """The shared half of the distributed and standalone herders; see the module docstring."""
+
+    config: Any
+    worker: Any
+
+    async def _submit(self, operation: Callable[[], Awaitable[T]]) -> T:
+        raise NotImplementedError
+
+    def _require_leader(self) -> None:
+        raise NotImplementedError
+
+    def _require_stopped_without_tasks(self, name: str) -> dict[str, str]:
+        raise NotImplementedError
+
+    def _resolved(self, config: Mapping[str, str | None]) -> dict[str, str]:
+        raw = {k: v for k, v in config.items() if v is not None}
+        providers = self.config.providers()
+        if not providers:
+            return raw
+        from pyconnect.config.providers import ConfigTransformer
+
+        return {k: v for k, v in ConfigTransformer(providers).transform(raw).data.items() if v is not None}
+
+    def _validate(self, name: str, config: Mapping[str, str]) -> None:
+        """Java's create/update validation (``validateConnectorConfig``), then our name rule.
+
+        Names Java's ConfigDef rejects (empty, control characters) fail the validation with Java's
+        message; a ``/`` (which Java accepts but then cannot route) is refused here.
+        """
+        self._check_connector_config(config)
+        if "/" in name:
+            raise BadRequestError(f"Connector name {name!r} contains characters that are not allowed ('/')")
+
+    def connector_plugins(self, connectors_only: bool = True) -> list[dict[str, str]]:
+        return self.worker.plugins.connector_plugins(connectors_only)
+
+    def connector_plugin_config(self, plugin: str) -> list[dict[str, Any]]:
+        keys = self.worker.plugins.plugin_config(plugin)
+        version = self.worker.plugins.resolve(plugin).version
+        for key in keys:
+            if key["name"] == CONNECTOR_VERSION_KEY:
+                key["default_value"] = version
+        return keys
+
+    def _config_infos(self, config: Mapping[str, str | None]) -> dict[str, Any]:
+        """``AbstractHerder.validateConnectorConfig``: framework keys, then the connector's own.
+
+        Raises ``_InvalidConnectorRequest`` (no ``connector.class``) or ``ConnectError`` (unknown
+        class); callers word those as Java does on their path.
+        """
+        connector_class = config.get("connector.class")
+        if not connector_class:
+            # Java renders a presized ``new HashMap<>(props)`` copy: its iteration order, not ours.
+            order = hash_order(list(config), java_string_hash, int(len(config) / 0.75 + 1))
+            rendered = ", ".join(f"{k}={config[k]}" for k in order)
+            raise _InvalidConnectorRequest(f"Connector config {{{rendered}}} contains no connector type")
+        plugins = self.worker.plugins
+        connector = plugins.resolve_connector(connector_class)()
+        kind = PluginType(plugins.connector_type(connector_class))
+        framework = plugins.connector_config_def(kind)
+        own = connector.config()
+        nulls = [k for k, v in config.items() if v is None]
+        present = {k: v for k, v in config.items() if v is not None}
+        framework_values = framework.validate(present)
+        own_values = connector.validate(present)
+        for key in nulls:
+            target = framework_values.get(key) or own_values.get(key)
+            if target is None:
+                target = own_values.setdefault(key, ConfigValue(key))
+            target.errors.append("Null value can not be supplied as the configuration value.")
+        version = plugins.resolve(plugins.connector_class_name(connector_class)).version
+        pinned = framework_values.get(CONNECTOR_VERSION_KEY)
+        if pinned is not None:
+            pinned.recommended_values = [version]
+            if pinned.value is None:
+                pinned.value = version
+        merged = config_infos(connector_class, framework, framework_values.values())
+        for entry in merged["configs"]:
+            if entry["definition"] and entry["definition"]["name"] == CONNECTOR_VERSION_KEY:
+                entry["definition"]["default_value"] = version
+        extra = config_infos(connector_class, own, own_values.values())
+        merged["error_count"] += extra["error_count"]
+        merged["groups"] += [g for g in extra["groups"] if g not in merged["groups"]]
+        merged["configs"] += extra["configs"]
+        return merged
+
+    def _check_connector_config(self, config: Mapping[str, str | None]) -> None:
+        """Create/update: Java's 400 listing every validation error."""
+        try:
+            infos = self._config_infos(config)
+        except _InvalidConnectorRequest as exc:
+            raise BadRequestError(str(exc)) from None
+        except ConnectError as exc:
+            raise BadRequestError(f"org.apache.kafka.connect.errors.ConnectException: {exc}") from None
+        if infos["error_count"] == 0:
+            return
+        messages = [m for entry in infos["configs"] if entry["value"] for m in entry["value"]["errors"]]
+        raise BadRequestError(
+            f"Connector configuration is invalid and contains the following {infos['error_count']} error(s):\n"
+            + "".join(f"{m}\n" for m in messages)
+            + "You can also find the above list of errors at the endpoint "
+            "`/connector-plugins/{connectorType}/config/validate`"
+        )
+
+    def validate_connector_config(self, plugin: str, config: Mapping[str, str | None]) -> dict[str, Any]:
+        """``PUT /connector-plugins/{plugin}/config/validate``: ConfigInfos, errors included (200).
+
+        Java words a missing or unknown class as a wrapped ``BadRequestException`` and answers 500;
+        we keep its message and answer 400.
+        """
+        included = config.get("connector.class")
+        if included is not None and not _normalized_plugin(included).endswith(_normalized_plugin(plugin)):
+            raise BadRequestError(f"Included connector type {included} does not match request type {plugin}")
+        try:
+            return self._config_infos(config)
+        except ConnectError as exc:
+            raise BadRequestError(
+                f"org.apache.kafka.connect.runtime.rest.errors.BadRequestException: {exc}"
+            ) from None
+
+    @property
+    def _offset_store(self) -> Any:
+        return self.worker.offset_store
+
+    async def _modify_offsets(
+        self, name: str, offsets: Sequence[tuple[Mapping[str, Any], Mapping[str, Any] | None]] | None
+    ) -> str:
+        verb = "altered" if offsets is not None else "reset"
+
+        async def modify() -> str:
+            self._require_leader()
+            config = self._require_stopped_without_tasks(name)
+            connector = self.worker.plugins.resolve_connector(config["connector.class"])()
+            pairs: list[tuple[dict[str, Any], dict[str, Any] | None]]
+            if offsets is None:
+                await self._offset_store.read_to_end()
+                pairs = [(p, None) for p in self._offset_store.connector_partitions(name)]
+            else:
+                pairs = [(dict(p), None if o is None else dict(o)) for p, o in offsets]
+            alter = getattr(connector, "alter_offsets", None)
+            handled = False
+            if alter is not None:
+                try:
+                    handled = bool(await maybe_await(alter(self._resolved(config), list(pairs))))
+                except ConnectError:
+                    raise
+                except Exception as exc:
+                    raise BadRequestError(
+                        f"Failed to {'alter' if offsets is not None else 'reset'} offsets for connector "
+                        f"{name} because it threw an error: {exc}"
+                    ) from None
+            try:
+                await self._offset_store.set(name, pairs)
+            except DataError as exc:
+                raise BadRequestError(str(exc)) from None
+            if handled:
+                return f"The offsets for this connector have been {verb} successfully"
+            return (
+                f"The Connect framework-managed offsets for this connector have been {verb} successfully. "
+                "However, if this connector manages offsets externally, they will need to be manually "
+                f"{verb} in the system that the connector uses."
+            )
+
+        return await self._submit(modify)
+
+    async def alter_connector_offsets(
+        self, name: str, offsets: Sequence[tuple[Mapping[str, Any], Mapping[str, Any] | None]]
+    ) -> str:
+        """KIP-875 ``PATCH``: write the given pairs (``None`` offset = tombstone); STOPPED, 0 tasks."""
+        return await self._modify_offsets(name, offsets)
+
+    async def reset_connector_offsets(self, name: str) -> str:
+        """KIP-875 ``DELETE``: a tombstone for every known partition of the connector."""
+        return await self._modify_offsets(name, None)
+
+    def _topic_tracking(self, *, reset: bool = False) -> None:
+        if not bool(self.config["topic.tracking.enable"]):
+            raise ForbiddenError("Topic tracking is disabled.")
+        if reset and not bool(self.config["topic.tracking.allow.reset"]):
+            raise ForbiddenError("Topic tracking reset is disabled.")
+
+    def logger_levels(self) -> dict[str, dict[str, Any]]:
+        return LOGGERS.levels()
+
+    def logger_level(self, name: str) -> dict[str, Any]:
+        level = LOGGERS.level(name)
+        if level is None:
+            raise NotFoundError(f"Logger {name} not found.")
+        return level
+
+    def set_worker_logger_level(self, namespace: str, level: str) -> list[str]:
+        return LOGGERS.set_level(namespace, level)
