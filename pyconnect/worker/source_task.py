@@ -340,6 +340,11 @@ class WorkerSourceTask:
                 await asyncio.wait_for(self._write_offsets(pending), self._flush_timeout_s)
                 self.commits += 1
                 self.last_commit_error = None
+            except asyncio.CancelledError:
+                # Stopping: the final commit in _finish writes these again (newer offsets win).
+                for key, value in pending.items():
+                    self._unflushed.setdefault(key, value)
+                raise
             except Exception as exc:
                 self.last_commit_error = exc
                 log.error(
