@@ -6,14 +6,19 @@ Connector contract (Java's ``MirrorSourceConnector``):
   ``Scheduler.execute``): create the offset-syncs topic (1 partition, compacted) on its location
   cluster, load the source and target topic-partitions, create missing remote topics (source partition
   count, ``replication.factor``, the source's non-default replicable configs) and grow remote topics
-  with fewer partitions. Then, on one serialized scheduler: topic config sync at once and every
+  with fewer partitions. Then, on one serialized scheduler: topic ACL sync at once and every
+  ``sync.topic.acls.interval.seconds``, topic config sync at once and every
   ``sync.topic.configs.interval.seconds``, topic discovery after one and every
   ``refresh.topics.interval.seconds``. A change in the source partitions, or partitions missing on the
   target, re-runs creation and asks the runtime for new task configs.
 * ``task_configs`` deals the known partitions round robin (element ``i`` to task ``i mod n``) in
   Java's order (the ``HashMap`` order of Java's describe-topics result), each task config being the
   connector config plus ``task.assigned.partitions`` and ``task.index``.
-* ACL sync (``sync.topic.acls.*``) is not ported yet: it is logged once and skipped.
+* ACL sync (Java's ``syncTopicAcls``): the source's topic ACLs (any name, any pattern type) are read;
+  literal-pattern ones whose topic is replicated, except ``ALLOW WRITE``, are created on the target for
+  the remote topic name, ``ALLOW ALL`` downgraded to ``ALLOW READ`` (``DENY`` kept as is). ACLs are
+  only ever added, never removed. A source without an authorizer is logged once at INFO (then at DEBUG
+  on each later try) and the sync skipped; the connector keeps running.
 
 Task contract (Java's ``MirrorSourceTask``):
 
@@ -71,9 +76,15 @@ from pyconnect.kafka.mirror_clients import (
     OP_DELETE,
     OP_SET,
     STATIC_BROKER_CONFIG,
+    AclBinding,
+    AclOperation,
+    AclPermissionType,
     ConfigEntry,
     MirrorAdmin,
     NewTopicSpec,
+    PatternType,
+    ResourceType,
+    SecurityDisabled,
     SourceConsumer,
     new_producer,
 )
@@ -173,6 +184,7 @@ class MirrorSourceConnector(SourceConnector):
         self._target_admin: MirrorAdmin | None = None
         self.known_source_partitions: list[TopicPartition] = []
         self.known_target_partitions: list[TopicPartition] = []
+        self._no_acl_authorizer = False
 
     def version(self) -> str:
         return pyconnect.COMPATIBLE_KAFKA_VERSION
@@ -247,8 +259,9 @@ class MirrorSourceConnector(SourceConnector):
             self.compute_and_create_topic_partitions, "creating downstream topic-partitions"
         )
         await scheduler.execute(self._refresh_known_target_topics, "refreshing known target topics")
-        if config.sync_topic_acls_interval_s is not None:
-            log.info("%s: topic ACL sync is not supported by this port yet; skipping it", self._name)
+        scheduler.schedule_repeating(
+            self.sync_topic_acls, config.sync_topic_acls_interval_s, "syncing topic ACLs"
+        )
         scheduler.schedule_repeating(
             self.sync_topic_configs, config.sync_topic_configs_interval_s, "syncing topic configs"
         )
@@ -486,6 +499,73 @@ class MirrorSourceConnector(SourceConnector):
                     )
                 return
             log.warning("%s: could not alter configuration of topic %s: %s", self._name, topic, error)
+
+    # -- topic ACLs ----------------------------------------------------------------------------
+
+    @staticmethod
+    def should_replicate_acl(binding: AclBinding) -> bool:
+        """Java's ``shouldReplicateAcl``: every entry but ``ALLOW WRITE`` (only MirrorMaker writes to
+        remote topics)."""
+        return not (
+            binding.permission_type == AclPermissionType.ALLOW and binding.operation == AclOperation.WRITE
+        )
+
+    def target_acl_binding(self, source: AclBinding) -> AclBinding:
+        """Java's ``targetAclBinding``: the literal ACL on the remote topic; ``ALLOW ALL`` becomes
+        ``ALLOW READ``, principal, host and every other entry are kept."""
+        operation = source.operation
+        if source.permission_type == AclPermissionType.ALLOW and operation == AclOperation.ALL:
+            operation = AclOperation.READ
+        return AclBinding(
+            ResourceType.TOPIC,
+            self._remote(source.name or ""),
+            PatternType.LITERAL,
+            source.principal,
+            source.host,
+            operation,
+            source.permission_type,
+        )
+
+    def target_acl_bindings(self, source: Iterable[AclBinding]) -> list[AclBinding]:
+        """The bindings ``sync_topic_acls`` creates on the target for the source's ``source`` ACLs, in
+        their order: literal topic ACLs that pass :meth:`should_replicate_acl` and whose topic is
+        replicated (:meth:`should_replicate_topic`), mapped by :meth:`target_acl_binding`."""
+        return [
+            self.target_acl_binding(b)
+            for b in source
+            if b.resource_type == ResourceType.TOPIC
+            and b.pattern_type == PatternType.LITERAL
+            and self.should_replicate_acl(b)
+            and self.should_replicate_topic(b.name or "")
+        ]
+
+    async def sync_topic_acls(self) -> None:
+        """Java's ``syncTopicAcls``: read the source's topic ACLs and create their remote counterparts
+        on the target. Per-ACL failures are logged; a source without an authorizer skips the sync."""
+        try:
+            source = await (await self._admin(self._source_admin)).describe_topic_acls()
+        except SecurityDisabled:
+            if not self._no_acl_authorizer:
+                self._no_acl_authorizer = True
+                log.info(
+                    "%s: No ACL authorizer is configured on the source Kafka cluster, so no topic ACL "
+                    "syncing will take place. Consider disabling topic ACL syncing by setting "
+                    "sync.topic.acls.enabled to 'false'.",
+                    self._name,
+                )
+            else:
+                log.debug(
+                    "%s: source-side ACL authorizer still not found; skipping topic ACL sync", self._name
+                )
+            return
+        bindings = self.target_acl_bindings(source)
+        log.debug("%s: syncing %d topic ACL bindings.", self._name, len(bindings))
+        if not bindings:
+            return
+        results = await (await self._admin(self._target_admin)).create_acls(bindings)
+        for binding, error in results.items():
+            if error is not None:
+                log.warning("%s: could not sync ACL of topic %s: %s", self._name, binding.name, error)
 
     async def _create_offset_syncs_topic(self) -> None:
         cfg = self._cfg

@@ -11,6 +11,12 @@ Contract:
   failures raise. Replication factor or partition count ``-1`` mean the broker default (resolved
   from the broker's configs, because aiokafka speaks CreateTopics only up to v3).
 - ``describe_topic_configs`` returns :class:`ConfigEntry` lists with Java's ``ConfigSource`` codes.
+- ``describe_topic_acls`` is Java's ``describeAcls`` with the any-topic filter (any name, any pattern
+  type, any principal/host/operation/permission): DescribeAcls v1, whose answer carries the pattern
+  type. A cluster without an authorizer raises :class:`SecurityDisabled`; other errors raise
+  :class:`AclRequestError`. ``create_acls`` is Java's ``createAcls``: duplicates dropped (first one
+  kept), bindings with an indefinite field refused without a request, the rest in one CreateAcls v1
+  request; it returns one error message (``None`` = created or already there) per distinct binding.
 - :class:`SourceConsumer` is the task's assign/seek/poll consumer (no group, no commits). ``poll``
   turns transient Kafka errors into an empty batch (Java's MirrorSourceTask logs and returns null).
 """
@@ -20,12 +26,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from enum import IntEnum
+from typing import Any, Self
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewPartitions, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.errors import KafkaError
+from aiokafka.protocol.admin import CreateAclsRequest_v1, DescribeAclsRequest_v1
 from aiokafka.protocol.api import Request, RequestStruct, Response
 from aiokafka.protocol.commit import OffsetCommitRequest
 from aiokafka.protocol.types import Array, Boolean, Int8, Int16, Int32, Schema, String
@@ -121,6 +129,150 @@ class NewTopicSpec:
     partitions: int
     replication_factor: int
     configs: Mapping[str, str]
+
+
+# -- ACLs (MirrorSourceConnector.syncTopicAcls) ------------------------------------------------------
+
+SECURITY_DISABLED = 54
+"""Error code of ``SecurityDisabledException``: the broker runs without an authorizer."""
+
+
+class _JavaEnum(IntEnum):
+    """A Java ACL enum by its wire code; codes this client does not know read as ``UNKNOWN`` (Java's
+    ``fromCode``)."""
+
+    @classmethod
+    def from_code(cls, code: int) -> Self:
+        try:
+            return cls(code)
+        except ValueError:
+            return cls(0)
+
+
+class ResourceType(_JavaEnum):
+    UNKNOWN = 0
+    ANY = 1
+    TOPIC = 2
+    GROUP = 3
+    CLUSTER = 4
+    TRANSACTIONAL_ID = 5
+    DELEGATION_TOKEN = 6
+    USER = 7
+
+
+class PatternType(_JavaEnum):
+    UNKNOWN = 0
+    ANY = 1
+    MATCH = 2
+    LITERAL = 3
+    PREFIXED = 4
+
+
+class AclOperation(_JavaEnum):
+    UNKNOWN = 0
+    ANY = 1
+    ALL = 2
+    READ = 3
+    WRITE = 4
+    CREATE = 5
+    DELETE = 6
+    ALTER = 7
+    DESCRIBE = 8
+    CLUSTER_ACTION = 9
+    DESCRIBE_CONFIGS = 10
+    ALTER_CONFIGS = 11
+    IDEMPOTENT_WRITE = 12
+    CREATE_TOKENS = 13
+    DESCRIBE_TOKENS = 14
+    TWO_PHASE_COMMIT = 15
+
+
+class AclPermissionType(_JavaEnum):
+    UNKNOWN = 0
+    ANY = 1
+    DENY = 2
+    ALLOW = 3
+
+
+@dataclass(frozen=True, slots=True)
+class AclBinding:
+    """One ACL: a resource pattern and an access control entry (Java's ``AclBinding``)."""
+
+    resource_type: ResourceType
+    name: str | None
+    pattern_type: PatternType
+    principal: str | None
+    host: str | None
+    operation: AclOperation
+    permission_type: AclPermissionType
+
+    def indefinite_field(self) -> str | None:
+        """Why this binding cannot be created (Java's ``findIndefiniteField``), or ``None``."""
+        if self.resource_type in (ResourceType.ANY, ResourceType.UNKNOWN):
+            return f"Resource type is {self.resource_type.name}."
+        if self.name is None:
+            return "Resource name is NULL."
+        if self.pattern_type in (PatternType.ANY, PatternType.MATCH, PatternType.UNKNOWN):
+            return f"Resource pattern type is {self.pattern_type.name}."
+        if self.principal is None:
+            return "Principal is NULL"
+        if self.host is None:
+            return "Host is NULL"
+        if self.operation in (AclOperation.ANY, AclOperation.UNKNOWN):
+            return f"Operation is {self.operation.name}"
+        if self.permission_type in (AclPermissionType.ANY, AclPermissionType.UNKNOWN):
+            return f"Permission type is {self.permission_type.name}"
+        return None
+
+
+class SecurityDisabled(Exception):
+    """The cluster has no authorizer configured (Java's ``SecurityDisabledException``)."""
+
+
+class AclRequestError(Exception):
+    """DescribeAcls failed as a whole (authorization, unsupported version ...)."""
+
+
+class _DescribeTopicAclsRequest(Request[DescribeAclsRequest_v1]):
+    """DescribeAcls v1 with Java's ``ANY_TOPIC_ACL`` filter (v0 cannot filter or report pattern types)."""
+
+    API_KEY = 29
+
+    def build(self, request_struct_class: type[DescribeAclsRequest_v1]) -> DescribeAclsRequest_v1:
+        return request_struct_class(
+            ResourceType.TOPIC,
+            None,
+            PatternType.ANY,
+            None,
+            None,
+            AclOperation.ANY,
+            AclPermissionType.ANY,
+        )
+
+
+class _CreateAclsRequest(Request[CreateAclsRequest_v1]):
+    """CreateAcls v1 carrying many creations (aiokafka's request builder sends one)."""
+
+    API_KEY = 30
+
+    def __init__(self, bindings: Sequence[AclBinding]) -> None:
+        self._bindings = bindings
+
+    def build(self, request_struct_class: type[CreateAclsRequest_v1]) -> CreateAclsRequest_v1:
+        return request_struct_class(
+            [
+                (
+                    b.resource_type,
+                    b.name,
+                    b.pattern_type,
+                    b.principal,
+                    b.host,
+                    b.operation,
+                    b.permission_type,
+                )
+                for b in self._bindings
+            ]
+        )
 
 
 class MirrorAdmin:
@@ -240,6 +392,52 @@ class MirrorAdmin:
         results: dict[str, str | None] = {}
         for code, message, _type, name in response.responses:
             results[name] = None if code == 0 else (message or f"error code {code}")
+        return results
+
+    async def describe_topic_acls(self) -> list[AclBinding]:
+        """Every topic ACL of the cluster, in the broker's order (raises :class:`SecurityDisabled`
+        without an authorizer, :class:`AclRequestError` on any other error)."""
+        response = await self._admin._send_request(_DescribeTopicAclsRequest())
+        if response.error_code == SECURITY_DISABLED:
+            raise SecurityDisabled(response.error_message or "No Authorizer is configured.")
+        if response.error_code != 0:
+            raise AclRequestError(
+                f"DescribeAcls failed with error code {response.error_code}: {response.error_message}"
+            )
+        return [
+            AclBinding(
+                ResourceType.from_code(resource_type),
+                name,
+                PatternType.from_code(pattern_type),
+                principal,
+                host,
+                AclOperation.from_code(operation),
+                AclPermissionType.from_code(permission),
+            )
+            for resource_type, name, pattern_type, acls in response.resources
+            for principal, host, operation, permission in acls
+        ]
+
+    async def create_acls(self, bindings: Iterable[AclBinding]) -> dict[AclBinding, str | None]:
+        """Create the distinct ``bindings`` in one request; per binding ``None`` (created, or already
+        there) or the error message. Bindings with an indefinite field fail without being sent."""
+        results: dict[AclBinding, str | None] = {}
+        sent: list[AclBinding] = []
+        for binding in bindings:
+            if binding in results:
+                continue
+            indefinite = binding.indefinite_field()
+            results[binding] = None if indefinite is None else f"Invalid ACL creation: {indefinite}"
+            if indefinite is None:
+                sent.append(binding)
+        if not sent:
+            return results
+        response = await self._admin._send_request(_CreateAclsRequest(sent))
+        answers = list(response.creation_responses)
+        if len(answers) != len(sent):
+            raise AclRequestError(f"CreateAcls answered {len(answers)} results for {len(sent)} ACL creations")
+        for binding, (code, message) in zip(sent, answers, strict=True):
+            results[binding] = None if code == 0 else (message or f"error code {code}")
         return results
 
 

@@ -4,7 +4,9 @@ One worker process whose Connect group lives on B runs the connector with ByteAr
 remote topic naming (default and identity policies), partition/order/key/value/header/timestamp
 equality, creation-time and periodic topic config sync, partition growth, discovery of a topic created
 after start, the offset syncs on A (decoded with our codec, against the replicated offsets) and the
-Connect source offsets under Java's key bytes.
+Connect source offsets under Java's key bytes. The disaster-recovery connector JSON of Red Hat's
+MirrorMaker 2 guide (identity policy, offset syncs on the target, ``replication.factor: -1``, heartbeats
+off, JSON numbers and booleans as values) is POSTed as written and must work.
 """
 
 from __future__ import annotations
@@ -146,17 +148,17 @@ async def read_all(bootstrap: str, topic: str, timeout: float) -> dict[int, list
     return rows
 
 
-async def read_offset_syncs(bootstrap: str, topics: set[str], timeout: float = 5.0) -> list[OffsetSync]:
+async def read_offset_syncs(
+    bootstrap: str, topics: set[str], timeout: float = 5.0, syncs_topic: str = OFFSET_SYNCS_TOPIC
+) -> list[OffsetSync]:
     consumer = AIOKafkaConsumer(
         bootstrap_servers=bootstrap, enable_auto_commit=False, auto_offset_reset="earliest"
     )
     await consumer.start()
     found = []
     try:
-        consumer.assign([TopicPartition(OFFSET_SYNCS_TOPIC, 0)])
-        end = (await consumer.end_offsets([TopicPartition(OFFSET_SYNCS_TOPIC, 0)]))[
-            TopicPartition(OFFSET_SYNCS_TOPIC, 0)
-        ]
+        consumer.assign([TopicPartition(syncs_topic, 0)])
+        end = (await consumer.end_offsets([TopicPartition(syncs_topic, 0)]))[TopicPartition(syncs_topic, 0)]
         deadline = time.monotonic() + timeout
         position = 0
         while position < end and time.monotonic() < deadline:
@@ -362,3 +364,97 @@ def test_identity_policy_keeps_topic_names(
         worker.start()
         worker.wait_ready()
         wait_mirrored(b, topic, source_rows(a, topic, 120), 60)
+
+
+async def replication_factors(bootstrap: str, topics: list[str]) -> dict[str, int]:
+    """Replicas of partition 0 of each topic that exists; the cluster's ``default.replication.factor``
+    under the key ``"<broker default>"``."""
+    admin = await _admin(bootstrap)
+    try:
+        existing = set(await admin.list_topics())
+        found = {
+            d["topic"]: len(d["partitions"][0]["replicas"])
+            for d in await admin.describe_topics([t for t in topics if t in existing])
+            if d["error_code"] == 0 and d["partitions"]
+        }
+        broker = str((await admin.describe_cluster())["brokers"][0]["node_id"])
+        for response in await admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, broker)]):
+            for resource in response.to_object()["resources"]:
+                for entry in resource["config_entries"]:
+                    if entry["config_names"] == "default.replication.factor":
+                        found["<broker default>"] = int(entry["config_value"])
+        return found
+    finally:
+        await admin.close()
+
+
+def test_red_hat_disaster_recovery_connector_json(
+    cluster_a: ClusterHandle, cluster_b: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
+) -> None:
+    """The MirrorSourceConnector of Red Hat's "Disaster recovery using MirrorMaker 2" guide, through REST.
+
+    JSON numbers and booleans are kept as the guide writes them (Java's REST layer binds them to
+    strings); keys only the heartbeat connector knows are accepted and ignored, as in Java.
+    """
+    a, b = cluster_a.bootstrap_servers, cluster_b.bootstrap_servers
+    topic = unique("redhat")
+    syncs_topic = "mm2-offset-syncs.A.internal"
+    asyncio.run(create_and_fill(a, topic, 3, 120))
+    expected = source_rows(a, topic, 120)
+    workers = python_workers(b, tmp_path, unique("mm-group"), 1)
+    with fleet(workers) as (worker,):
+        request = {
+            "name": "dr-source",
+            "config": {
+                "connector.class": "org.apache.kafka.connect.mirror.MirrorSourceConnector",
+                "tasks.max": 2,
+                "source.cluster.alias": "A",
+                "target.cluster.alias": "B",
+                "source.cluster.bootstrap.servers": a,
+                "target.cluster.bootstrap.servers": b,
+                "topics": topic,
+                "replication.policy.class": IDENTITY,
+                "offset-syncs.topic.location": "target",
+                "offset-syncs.topic.replication.factor": -1,
+                "replication.factor": -1,
+                "heartbeats.replication.enabled": False,
+                "emit.heartbeats.enabled": False,
+                "key.converter": BYTES,
+                "value.converter": BYTES,
+                "header.converter": BYTES,
+            },
+        }
+        code, body = worker.rest("POST", "/connectors", request)
+        assert code == 201, body
+        stored = body["config"]
+        assert (stored["tasks.max"], stored["replication.factor"], stored["emit.heartbeats.enabled"]) == (
+            "2",
+            "-1",
+            "false",
+        )
+        wait_for("2 RUNNING tasks", lambda: running_tasks(worker, "dr-source", 2), 60)
+
+        # Target topics keep their names; nothing carries the alias.
+        wait_mirrored(b, topic, expected, 60)
+        assert asyncio.run(topic_state(b, f"A.{topic}", None))[0] == 0
+
+        # The tasks replicate exactly the topic's partitions: heartbeats topics do not bypass the filter.
+        code, tasks = worker.rest("GET", "/connectors/dr-source/tasks")
+        assert code == 200, tasks
+        assigned = {p for t in tasks for p in t["config"]["task.assigned.partitions"].split(",")}
+        assert assigned == {f"{topic}-{p}" for p in range(3)}
+
+        # replication.factor -1: the remote topic and the offset-syncs topic get B's broker default.
+        factors = asyncio.run(replication_factors(b, [topic, syncs_topic]))
+        assert factors[topic] == factors[syncs_topic] == factors["<broker default>"], factors
+
+        # Offset syncs live on the target (B), named after the source alias; none on A.
+        syncs = wait_for(
+            "offset syncs on B",
+            lambda: asyncio.run(read_offset_syncs(b, {topic}, syncs_topic=syncs_topic)) or None,
+            30,
+        )
+        assert {s.partition for s in syncs} <= {0, 1, 2}
+        assert all(s.upstream_offset == s.downstream_offset for s in syncs), "fresh identity copy"
+        assert asyncio.run(topic_state(a, syncs_topic, "cleanup.policy"))[0] == 0
+        assert asyncio.run(topic_state(b, syncs_topic, "cleanup.policy")) == (1, "compact")
