@@ -16,6 +16,11 @@ from pyconnect.testing.connect_worker import ConnectWorkerProcess
 from pyconnect.testing.worker_process import PyconnectWorker
 
 T = TypeVar("T")
+
+# Record timestamps for test data: an hour ago, fixed for the session. Never a constant date: a broker
+# rolls a segment whose newest timestamp is older than segment.ms and deletes it once it passes
+# retention.ms (7 days by default), so records stamped in the distant past vanish mid-test.
+RECENT_MS = (int(time.time()) - 3600) * 1000
 Worker = ConnectWorkerProcess
 
 FAST_GROUP = {

@@ -12,6 +12,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from pyconnect.kafka.batch_sender import BatchSender, OutgoingRecord, RecordTooLargeError, java_partition
 from pyconnect.testing.backends import ClusterHandle
+from tests.integration.fleet import RECENT_MS
 
 pytestmark = pytest.mark.kafka
 
@@ -42,7 +43,7 @@ async def test_batches_land_where_and_as_promised(
                 key=None if kind == 2 else f"key-{i % 50}".encode(),
                 value=f"value-{i}".encode() * 3,
                 partition=i % 4 if kind == 0 else None,
-                timestamp_ms=1_700_000_000_000 + i,
+                timestamp_ms=RECENT_MS + i,
                 headers=[("i", str(i).encode())],
             )
         )

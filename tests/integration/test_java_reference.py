@@ -19,6 +19,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from pyconnect.testing.backends import ClusterHandle
 from pyconnect.testing.distribution import KAFKA_VERSION
 from pyconnect.testing.java_reference import JavaConnectWorker, JavaMirrorMaker
+from tests.integration.fleet import RECENT_MS
 
 pytestmark = [pytest.mark.kafka, pytest.mark.java]
 
@@ -66,7 +67,7 @@ async def produce(bootstrap: str, topic: str, count: int) -> None:
     try:
         for i in range(count):
             await producer.send_and_wait(
-                topic, key=f"k{i}".encode(), value=f"v{i}".encode(), timestamp_ms=1_700_000_000_000 + i
+                topic, key=f"k{i}".encode(), value=f"v{i}".encode(), timestamp_ms=RECENT_MS + i
             )
     finally:
         await producer.stop()
@@ -142,5 +143,5 @@ def test_java_mirror_maker_mirrors_a_to_b(
         mm2.stop()
     assert not mm2.running
     assert [(r.key, r.value, r.timestamp) for r in mirrored] == [
-        (f"k{i}".encode(), f"v{i}".encode(), 1_700_000_000_000 + i) for i in range(5)
+        (f"k{i}".encode(), f"v{i}".encode(), RECENT_MS + i) for i in range(5)
     ]

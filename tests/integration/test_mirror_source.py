@@ -26,7 +26,7 @@ from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from connectors.mirror.records import OffsetSync
 from pyconnect.protocol.internal_records import encode_offset_key
 from pyconnect.testing.backends import ClusterHandle
-from tests.integration.fleet import fleet, python_workers, running_tasks, wait_for
+from tests.integration.fleet import RECENT_MS, fleet, python_workers, running_tasks, wait_for
 
 pytestmark = pytest.mark.kafka
 
@@ -89,7 +89,7 @@ async def produce(bootstrap: str, topic: str, partitions: int, count: int, first
                 value,
                 key=key,
                 partition=i % partitions,
-                timestamp_ms=1_700_000_000_000 + i,
+                timestamp_ms=RECENT_MS + i,
                 headers=headers,
             )
         await producer.flush()

@@ -25,6 +25,7 @@ from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.testing.backends import ClusterHandle
 from pyconnect.worker.source_task import WorkerSourceTask
 from pyconnect.worker.status import RecordingReporter
+from tests.integration.fleet import RECENT_MS
 
 pytestmark = pytest.mark.kafka
 
@@ -63,7 +64,7 @@ class CountingTask(SourceTask):
                     f"k{n}",
                     STRING_SCHEMA,
                     f"{self.prefix}-{n}",
-                    1_700_000_000_000 + n,
+                    RECENT_MS + n,
                     [Header("h", STRING_SCHEMA, f"v{n}"), Header("n", OPTIONAL_STRING_SCHEMA, None)],
                 )
             )
@@ -158,7 +159,7 @@ async def test_records_land_and_acknowledged_offsets_commit(
     assert (m.key, m.partition, m.timestamp, list(m.headers)) == (
         b"k7",
         7 % 3,
-        1_700_000_000_007,
+        RECENT_MS + 7,
         [("h", b"v7"), ("n", None)],
     ), "a null header value stays null"
     assert sorted(o["n"] for o in committed.values()) == [998, 999], "last offset of each source partition"
