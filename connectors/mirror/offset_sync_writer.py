@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from connectors.mirror.records import OffsetSync, TopicPartition
 
@@ -149,6 +149,39 @@ class OffsetSyncWriter:
             state.reset()
         else:
             self.delayed[topic_partition] = sync
+
+    def queue_batch(
+        self, topic_partition: TopicPartition, upstream_offsets: Sequence[int], base: int
+    ) -> None:
+        """:meth:`maybe_queue_offset_syncs` for records written contiguously downstream at ``base``,
+        ``base + 1``, ...; same outcome, without an ``OffsetSync`` per record."""
+        if not upstream_offsets:
+            return
+        state = self.partition_states.get(topic_partition)
+        if state is None:
+            state = self.partition_states[topic_partition] = PartitionState(self.max_offset_lag)
+        topic, partition = topic_partition.topic, topic_partition.partition
+        lag = self.max_offset_lag
+        last_sync = state.last_sync_downstream_offset
+        prev_up, prev_down = state.previous_upstream_offset, state.previous_downstream_offset
+        triggered_last = False
+        down = base
+        for up in upstream_offsets:
+            if last_sync == -1 or down - (last_sync + 1) >= lag or up - prev_up != 1 or down < prev_down:
+                last_sync = down
+                self._enqueue(topic_partition, OffsetSync(topic, partition, up, down), triggered=True)
+                triggered_last = True
+            else:
+                triggered_last = False
+            prev_up, prev_down = up, down
+            down += 1
+        state.last_sync_downstream_offset = last_sync
+        state.previous_upstream_offset, state.previous_downstream_offset = prev_up, prev_down
+        state.should_sync_offsets = False
+        if triggered_last:
+            self.delayed.pop(topic_partition, None)
+        else:
+            self.delayed[topic_partition] = OffsetSync(topic, partition, prev_up, prev_down)
 
     def promote_delayed_offset_syncs(self) -> None:
         for topic_partition, sync in self.delayed.items():

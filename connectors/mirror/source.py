@@ -42,7 +42,7 @@ import contextlib
 import logging
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import pyconnect
@@ -694,6 +694,35 @@ class MirrorSourceTask(SourceTask):
             metadata.offset,
         )
         writer.fire_pending_offset_syncs()
+
+    def commit_record_batch(
+        self, records: Sequence[SourceRecord], topic: str, partition: int, base_offset: int
+    ) -> None:
+        """The batch form of ``commit_record``: one acknowledged producer batch holds records of one
+        source partition (a remote partition has one source partition), copied to consecutive offsets."""
+        writer = self._writer
+        if self._stopping or writer is None or not records:
+            return
+        source = records[0].source_partition
+        if source is None:
+            return
+        if any(r.source_partition is not source for r in records):
+            for position, record in enumerate(records):
+                self._queue_one(record, base_offset + position)
+        else:
+            writer.queue_batch(
+                TopicPartition(source[TOPIC_KEY], source[PARTITION_KEY]),
+                [r.source_offset[OFFSET_KEY] for r in records],  # type: ignore[index]
+                base_offset,
+            )
+        writer.fire_pending_offset_syncs()
+
+    def _queue_one(self, record: SourceRecord, downstream: int) -> None:
+        partition, offset = record.source_partition, record.source_offset
+        if partition is not None and offset is not None and self._writer is not None:
+            self._writer.maybe_queue_offset_syncs(
+                TopicPartition(partition[TOPIC_KEY], partition[PARTITION_KEY]), offset[OFFSET_KEY], downstream
+            )
 
     async def commit(self) -> None:
         writer = self._writer

@@ -12,6 +12,11 @@ Calling contract for :class:`SourceTask` (all calls on the worker's event loop):
 * ``commit_record(record, metadata)`` runs after each record is acknowledged by Kafka (``metadata``
   ``None`` if it was filtered or dropped); ``commit()`` after each offset flush. Both may run while
   ``poll`` is pending; exceptions from them are logged and ignored.
+* A task that overrides ``commit_record_batch(records, topic, partition, base_offset)`` gets it instead
+  of ``commit_record`` for acknowledged records: one synchronous call per acknowledged producer batch,
+  whose ``records`` (in send order) were written to ``topic``/``partition`` at ``base_offset``,
+  ``base_offset + 1``, ... (no per-record metadata objects or coroutines: the batch-first data path).
+  Records dropped before sending still go to ``commit_record(record, None)``.
 
 Offsets: ``source_partition``/``source_offset`` are maps with ``str`` keys and ``str``/``int``/
 ``float``/``bool``/``None`` values, stored as JSON in the offsets topic (integers read back as ``int``).
@@ -171,6 +176,13 @@ class SourceTask:
         return None
 
     async def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
+        return None
+
+    def commit_record_batch(
+        self, records: Sequence[SourceRecord], topic: str, partition: int, base_offset: int
+    ) -> None:
+        """Acknowledged records of one producer batch (see the module docstring); overriding it
+        replaces ``commit_record`` for acknowledged records."""
         return None
 
     async def stop(self) -> None:

@@ -94,6 +94,7 @@ class WorkerSourceTask:
         self._send_error: BaseException | None = None
         self._run_task: asyncio.Task[None] | None = None
         self._hooks: set[asyncio.Future[None]] = set()
+        self._hooks_commit_batch = type(task).commit_record_batch is not SourceTask.commit_record_batch
         self._hooks_commit_record = type(task).commit_record is not SourceTask.commit_record
         self.records_polled = 0
         self.records_written = 0
@@ -304,7 +305,14 @@ class WorkerSourceTask:
                 self._on_topic(self.id, batch.topic)
             except Exception:
                 log.exception("Task %s: recording active topic %s failed", self.id, batch.topic)
-        if self._hooks_commit_record:
+        if self._hooks_commit_batch:
+            try:
+                self.task.commit_record_batch(
+                    [kept[i] for i in batch.indices], batch.topic, batch.partition, meta.offset
+                )
+            except Exception:
+                log.exception("Task %s: commit_record_batch() failed", self.id)
+        elif self._hooks_commit_record:
             acked = [
                 (
                     kept[i],

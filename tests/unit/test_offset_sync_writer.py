@@ -252,3 +252,40 @@ def test_every_triggered_sync_reaches_the_stream_under_back_pressure(
     sent = sender.sent
     assert [s for s in sent if s in triggered] == triggered
     assert all(b.upstream_offset > a.upstream_offset for a, b in itertools.pairwise(sent)), "in order"
+
+
+@given(
+    st.lists(
+        st.tuples(st.lists(st.integers(1, 3), min_size=0, max_size=20), st.integers(0, 3), st.booleans()),
+        max_size=30,
+    ),
+    st.integers(0, 10),
+)
+def test_queue_batch_matches_record_by_record(batches: list[tuple[list[int], int, bool]], lag: int) -> None:
+    """``queue_batch`` leaves the writer exactly as ``maybe_queue_offset_syncs`` per record would."""
+    one, one_sender = writer(lag, max_outstanding=2)
+    many, many_sender = writer(lag, max_outstanding=2)
+    up, down = -1, -1
+    for steps, down_jump, commit in batches:
+        ups = []
+        for step in steps:
+            up += step
+            ups.append(up)
+        base = max(0, down + 1 - down_jump)  # a jump back models a downstream rewind
+        for position, u in enumerate(ups):
+            one.maybe_queue_offset_syncs(TP, u, base + position)
+        many.queue_batch(TP, ups, base)
+        if ups:
+            down = base + len(ups) - 1
+        if commit:
+            one.promote_delayed_offset_syncs()
+            many.promote_delayed_offset_syncs()
+        for w, sender in ((one, one_sender), (many, many_sender)):
+            w.fire_pending_offset_syncs()
+            for done in sender.callbacks:
+                done(None)
+            sender.callbacks.clear()
+        assert many.pending_syncs() == one.pending_syncs()
+        assert many.delayed == one.delayed
+        assert many.partition_states == one.partition_states
+    assert many_sender.sent == one_sender.sent
