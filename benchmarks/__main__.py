@@ -1,7 +1,8 @@
 """``python -m benchmarks [--quick] [--out DIR] [--scenario NAME ...]``: pyconnect beside Java MirrorMaker 2.
 
 Starts two local clusters, runs the selected scenarios for every system (see ``benchmarks.scenarios``)
-and writes ``DIR/results.json``, ``DIR/report.md`` and ``DIR/chart.png``. Exit status 0 when the run
+and writes ``DIR/results.json``, ``DIR/report.md``, ``DIR/chart.png`` and the raw profiles
+(``DIR/profile-*.folded.txt``). Exit status 0 when the run
 completed (even if a system could not run: that is recorded with its reason), 1 when it could not.
 """
 
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import report, settings
+from benchmarks.procstats import LoadSampler, load_average
 from benchmarks.scenarios import Bench
 from pyconnect.testing.distribution import (
     KAFKA_VERSION,
@@ -75,7 +77,7 @@ def machine_info() -> dict[str, Any]:
         "kafka_version": KAFKA_VERSION,
         "pyconnect_version": version("pyconnect"),
         "aiokafka_version": version("aiokafka"),
-        "load_average_at_start": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+        "load_average_at_start": load_average(),
     }
 
 
@@ -139,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     machine = machine_info()
     bench = Bench(bench_settings, selected, work_dir, dist, systems)
     failed = False
+    load = LoadSampler(interval=10.0).start()
     try:
         scenarios = bench.run()
     except Exception as exc:
@@ -150,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if not args.keep_work_dir and args.work_dir is None:
             shutil.rmtree(work_dir, ignore_errors=True)
-    machine["load_average_at_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
+    machine["load_average_at_end"] = load_average()
+    machine["load_average_during_run"] = load.stop()
     notes = [SHARED_NOTE]
     revision = machine.get("source_revision")
     if revision and revision.endswith("+uncommitted"):
@@ -191,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     problems = report.validate_results(results)
     if problems:
         results["notes"].append("Schema problems: " + "; ".join(problems))
-    paths = report.write_results(results, out)
+    paths = report.write_results(results, out, bench.artifacts)
     print(f"results: {paths['json']}\nreport:  {paths['markdown']}\nchart:   {paths['chart']}")
     return 1 if failed else 0
 

@@ -1,4 +1,4 @@
-"""CPU time and RSS of processes read from /proc by PID (Linux), and a bounded background sampler.
+"""CPU time and RSS of processes read from /proc by PID (Linux), the load average, and bounded samplers.
 
 CPU is ``utime + stime`` of the process (children not included: every process measured here is one
 JVM or one Python interpreter). RSS is ``VmRSS`` from ``/proc/<pid>/status``. A PID that has exited
@@ -83,3 +83,54 @@ class RssSampler:
             self._thread.join(timeout=5)
         self.sample()
         return dict(self.peak)
+
+
+def load_average() -> list[float] | None:
+    """The 1, 5 and 15 minute load averages of the machine, or None where the OS has none."""
+    try:
+        return [round(v, 2) for v in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
+
+
+@dataclass
+class LoadSampler:
+    """Samples the 1-minute load average every ``interval`` seconds on a daemon thread (bounded).
+
+    ``summary()`` gives min/mean/max and the samples as ``[seconds since start, load]``: the load of
+    the whole machine, this benchmark's own brokers and workers included.
+    """
+
+    interval: float = 10.0
+    max_seconds: float = 6 * 3600.0
+    samples: list[tuple[float, float]] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
+    _thread: threading.Thread | None = field(default=None, init=False, repr=False)
+
+    def start(self) -> LoadSampler:
+        self._thread = threading.Thread(target=self._run, name="load-sampler", daemon=True)
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        started = time.monotonic()
+        while not self._stop.is_set() and time.monotonic() - started < self.max_seconds:
+            load = load_average()
+            if load is not None:
+                self.samples.append((round(time.monotonic() - started, 1), load[0]))
+            self._stop.wait(self.interval)
+
+    def stop(self) -> dict[str, object] | None:
+        self._stop.set()
+        if self._thread:
+            self._thread.join(timeout=5)
+        if not self.samples:
+            return None
+        loads = [load for _, load in self.samples]
+        return {
+            "interval_s": self.interval,
+            "min": min(loads),
+            "mean": round(sum(loads) / len(loads), 2),
+            "max": max(loads),
+            "samples": [list(s) for s in self.samples],
+        }

@@ -7,10 +7,11 @@ The results document (``SCHEMA``)::
      "scenarios": {name: {"description", "status", "reason", "systems": {system: {"status", "reason", "metrics"}}}},
      "ratios": {"throughput_100b", "throughput_1kb", "p99_latency", "rss", "startup": float | null},
      "ratio_directions": {...}, "ratio_notes": {name: why the ratio is null, or what it compares},
-     "notes": [str]}
+     "goals": {name: {"goal", "met", "factor"}}, "notes": [str]}
 
 A ratio is pyconnect's figure divided by Java's (the MirrorSourceConnector on a Java Connect worker,
-``JAVA_REFERENCE``); it is null, never estimated, when either side did not run.
+``JAVA_REFERENCE``); it is null, never estimated, when either side did not run. ``goals`` compares
+each ratio with its goal (``stats.GOALS``). Raw profiles (``artifacts``) are written beside the JSON.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from benchmarks.stats import RATIO_DIRECTIONS, ratio
+from benchmarks.stats import GOALS, HIGHER_IS_BETTER, RATIO_DIRECTIONS, goal_check, ratio
 
 SCHEMA = "pyconnect-bench/1"
 JAVA_REFERENCE = "java-connect"
@@ -157,6 +158,7 @@ def build_results(
         "ratios": ratios,
         "ratio_directions": dict(RATIO_DIRECTIONS),
         "ratio_notes": ratio_notes,
+        "goals": {name: goal_check(name, ratios.get(name)) for name in GOALS},
         "notes": list(notes),
     }
 
@@ -238,6 +240,8 @@ def render_markdown(results: Mapping[str, Any], chart_name: str | None = "chart.
         f"({machine.get('cpus')} CPUs, {machine.get('memory_mb')} MB), Kafka {machine.get('kafka_version')}, "
         f"{machine.get('java_version')}, Python {machine.get('python_version')}.",
         "",
+        _load_line(machine),
+        "",
     ]
     for note in results.get("notes", []):
         out.append(f"> {note}")
@@ -252,10 +256,12 @@ def render_markdown(results: Mapping[str, Any], chart_name: str | None = "chart.
                 f"`{name}`",
                 _fmt(value, 3),
                 f"{direction} is better",
+                _goal_text(name, direction),
+                _met_text(results.get("goals", {}).get(name)),
                 str(results.get("ratio_notes", {}).get(name, "")).replace("|", "/"),
             ]
         )
-    out += _table(["ratio", "value", "direction", "what / why null"], rows)
+    out += _table(["ratio", "value", "direction", "goal", "met", "what / why null"], rows)
     if chart_name:
         out += [f"![benchmark chart]({chart_name})", ""]
     scenarios = results.get("scenarios", {})
@@ -305,7 +311,20 @@ def render_markdown(results: Mapping[str, Any], chart_name: str | None = "chart.
             ("killed worker was the leader", lambda m: m.get("killed_worker_was_leader")),
         ],
     )
-    out += _section(scenarios.get("checkpoint_lag"), "Checkpoint lag", [])
+    out += _section(
+        scenarios.get("checkpoint_lag"),
+        "Checkpoint lag (source group commit to translated offset on the target)",
+        [
+            ("samples", lambda m: m.get("samples")),
+            ("checkpoint p50 ms", lambda m: (m.get("checkpoint_lag") or {}).get("p50_ms")),
+            ("checkpoint max ms", lambda m: (m.get("checkpoint_lag") or {}).get("max_ms")),
+            ("group offset on target p50 ms", lambda m: (m.get("group_offset_lag") or {}).get("p50_ms")),
+            ("group offset on target max ms", lambda m: (m.get("group_offset_lag") or {}).get("max_ms")),
+            ("first checkpoint after creation (s)", lambda m: m.get("first_checkpoint_after_create_s")),
+            ("translation mismatches", lambda m: m.get("downstream_mismatches")),
+        ],
+    )
+    out += _profile_section(results)
     out.append("## Settings")
     out.append("")
     out.append("```json")
@@ -313,6 +332,153 @@ def render_markdown(results: Mapping[str, Any], chart_name: str | None = "chart.
     out.append("```")
     out.append("")
     return "\n".join(out)
+
+
+def _load_line(machine: Mapping[str, Any]) -> str:
+    """The machine's load: what a reader needs to judge figures taken on a shared machine."""
+
+    def triple(value: Any) -> str:
+        return "/".join(f"{v:.2f}" for v in value) if value else "n/a"
+
+    during = machine.get("load_average_during_run") or {}
+    text = (
+        f"Machine load (1/5/15-minute load average, this benchmark's own brokers and workers included): "
+        f"{triple(machine.get('load_average_at_start'))} at the start, "
+        f"{triple(machine.get('load_average_at_end'))} at the end"
+    )
+    if during:
+        text += (
+            f"; 1-minute load during the run min {during.get('min'):.2f}, mean {during.get('mean'):.2f}, "
+            f"max {during.get('max'):.2f} (sampled every {during.get('interval_s'):.0f} s)"
+        )
+    return text + f" on {machine.get('cpus')} CPUs."
+
+
+def _goal_text(name: str, direction: str) -> str:
+    if name not in GOALS:
+        return "n/a"
+    return ("at least " if direction == HIGHER_IS_BETTER else "at most ") + f"{GOALS[name]:g}"
+
+
+def _met_text(check: Mapping[str, Any] | None) -> str:
+    if not check or check.get("met") is None:
+        return "n/a"
+    if check["met"]:
+        return "yes"
+    return f"no: {check['factor']:.2f}x short"
+
+
+def _split_frame(frame: str) -> tuple[str, str]:
+    """``("name", "file:line")`` of a py-spy frame ``name (file:line)``."""
+    name, _, where = frame.rpartition(" (")
+    return (name, where.rstrip(")")) if name else (frame, "")
+
+
+def _profile_section(results: Mapping[str, Any], rows: int = 12) -> list[str]:
+    """ "Where the time goes": the missed goals, then per backlog the top functions of pyconnect's profile."""
+    scenario = (results.get("scenarios") or {}).get("profile")
+    if scenario is None:
+        return []
+    lines = _header(scenario, "Where the time goes (pyconnect worker profile)")
+    missed = [
+        (name, check)
+        for name, check in (results.get("goals") or {}).items()
+        if check and check.get("met") is False
+    ]
+    if missed:
+        lines.append("Goals missed in this run:")
+        lines.append("")
+        for name, check in missed:
+            value = (results.get("ratios") or {}).get(name)
+            direction = RATIO_DIRECTIONS.get(name, HIGHER_IS_BETTER)
+            lines.append(
+                f"- `{name}` = {_fmt(value, 3)} against a goal of {_goal_text(name, direction)}: "
+                f"pyconnect's figure must improve {check['factor']:.2f}x"
+            )
+        lines.append("")
+    elif any(check and check.get("met") for check in (results.get("goals") or {}).values()):
+        lines += ["Every goal with a figure is met in this run; the profile is kept for reference.", ""]
+    else:
+        lines += ["No goal could be checked in this run (no ratio has a figure).", ""]
+    entry = (scenario.get("systems") or {}).get(PYCONNECT)
+    if not entry or entry.get("status") != "ok":
+        if entry:
+            lines += [f"- profile **{entry.get('status')}**: {entry.get('reason')}", ""]
+        return lines
+    metrics = entry.get("metrics") or {}
+    throughput = (results.get("scenarios") or {}).get("throughput")
+    for size, prof in (metrics.get("sizes") or {}).items():
+        drain = prof.get("drain") or {}
+        lines += [
+            f"### {size.upper()} backlog",
+            "",
+            f"{_fmt(prof.get('samples'))} samples at {metrics.get('rate_hz')} Hz while the worker drained "
+            f"{_fmt(drain.get('records'))} records at "
+            f"{_fmt(prof.get('records_per_s_under_profiler'))} records/s under the profiler, using "
+            f"{_fmt(prof.get('cpu_percent_of_one_core'))} % of one core. Raw folded stacks: "
+            f"[{prof.get('file')}]({prof.get('file')}).",
+            "",
+        ]
+        lines += _cpu_lines(prof, drain, metrics.get("rate_hz"), throughput, size)
+        lines += [
+            "Self share by package: "
+            + ", ".join(f"{p['package']} {p['self_pct']:.1f} %" for p in prof.get("by_package", [])[:8])
+            + ".",
+            "",
+        ]
+        self_rows = [
+            [f"`{n}`", f"`{w}`", _fmt(f["self_pct"]), _fmt(f["cumulative_pct"])]
+            for f in prof.get("top_self", [])[:rows]
+            for n, w in [_split_frame(f["function"])]
+        ]
+        lines += _table(["top by self", "where", "self %", "cumulative %"], self_rows)
+        cumulative_rows = [
+            [f"`{n}`", f"`{w}`", _fmt(f["cumulative_pct"]), _fmt(f["self_pct"])]
+            for f in prof.get("top_cumulative", [])[:rows]
+            for n, w in [_split_frame(f["function"])]
+        ]
+        lines += _table(["top by cumulative", "where", "cumulative %", "self %"], cumulative_rows)
+    return lines
+
+
+def _cpu_lines(
+    prof: Mapping[str, Any],
+    drain: Mapping[str, Any],
+    rate_hz: Any,
+    throughput: Mapping[str, Any] | None,
+    size: str,
+) -> list[str]:
+    """Whether the worker was short of CPU, and its CPU per record beside Java's in the measured drain.
+
+    py-spy counts a sample when the thread is running or runnable (waiting for a core); a thread
+    that is runnable far more often than it runs was starved by the machine's load, and its
+    records/s say more about its share of the CPU than about its code.
+    """
+    lines: list[str] = []
+    samples, wall, used = prof.get("samples"), drain.get("wall_s"), prof.get("cpu_percent_of_one_core")
+    if isinstance(samples, int) and isinstance(rate_hz, int) and wall and used is not None:
+        active = min(100.0, 100.0 * samples / (rate_hz * wall))
+        lines.append(
+            f"The worker's thread was running or waiting for a core in about {active:.0f} % of the drain's "
+            f"wall time and used {used:.0f} % of one core"
+            + (
+                ": it was short of CPU (machine load), so its records/s reflect its share of the cores."
+                if active > 1.5 * used
+                else "."
+            )
+        )
+    cpu = {
+        system: ((entry.get("metrics") or {}).get(size) or {}).get("cpu_s_per_million")
+        for system, entry in ((throughput or {}).get("systems") or {}).items()
+        if entry.get("status") == "ok"
+    }
+    py, java = cpu.get(PYCONNECT), cpu.get(JAVA_REFERENCE)
+    if py is not None and java is not None:
+        lines.append(
+            f"CPU per million records in the measured drain: pyconnect {py:.1f} s, "
+            f"{SYSTEM_LABELS[JAVA_REFERENCE]} {java:.1f} s (ratio {ratio(py, java):.2f}, lower is better)."
+        )
+    return [*lines, ""] if lines else []
 
 
 def _header(scenario: Mapping[str, Any] | None, title: str) -> list[str]:
@@ -434,6 +600,13 @@ def chart_series(results: Mapping[str, Any]) -> list[tuple[str, str, dict[str, f
             values("resources", lambda m: m.get("idle_fleet_cpu_percent")),
         )
     )
+    panels.append(
+        (
+            "Checkpoint lag p50",
+            "ms",
+            values("checkpoint_lag", lambda m: (m.get("checkpoint_lag") or {}).get("p50_ms")),
+        )
+    )
     return panels
 
 
@@ -456,7 +629,10 @@ def render_chart(results: Mapping[str, Any], path: Path) -> None:
         "pyconnect": "pyconnect",
     }
     panels = chart_series(results)
-    fig, axes = plt.subplots(2, 4, figsize=(16, 7.5))
+    columns = 3
+    fig, axes = plt.subplots(
+        -(-len(panels) // columns), columns, figsize=(13, 3.6 * -(-len(panels) // columns))
+    )
     for ax, (title, unit, values) in zip(axes.flat, panels, strict=False):
         names = list(values)
         heights = [values[n] or 0.0 for n in names]
@@ -491,9 +667,17 @@ def render_chart(results: Mapping[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
-def write_results(results: Mapping[str, Any], out_dir: Path) -> dict[str, Path]:
-    """Write results.json, report.md and chart.png into ``out_dir``; return their paths."""
+def write_results(
+    results: Mapping[str, Any], out_dir: Path, artifacts: Mapping[str, str] | None = None
+) -> dict[str, Path]:
+    """Write results.json, report.md, chart.png and each artifact (file name -> text) into ``out_dir``;
+    return the paths of the first three. Profiles of an earlier run in ``out_dir`` are removed."""
     out_dir.mkdir(parents=True, exist_ok=True)
+    for stale in out_dir.glob("profile-*.folded.txt"):
+        if stale.name not in (artifacts or {}):
+            stale.unlink()
+    for name, text in (artifacts or {}).items():
+        (out_dir / Path(name).name).write_text(text)
     paths = {
         "json": out_dir / "results.json",
         "markdown": out_dir / "report.md",

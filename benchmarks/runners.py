@@ -27,12 +27,14 @@ from pyconnect.testing.java_reference import JavaConnectWorker, JavaMirrorMaker
 from pyconnect.testing.worker_process import PyconnectWorker
 
 MIRROR_SOURCE = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
+MIRROR_CHECKPOINT = "org.apache.kafka.connect.mirror.MirrorCheckpointConnector"
 BYTE_ARRAY = "org.apache.kafka.connect.converters.ByteArrayConverter"
 MIRROR_UNAVAILABLE = "MirrorSourceConnector is not available in this build"
 TARGET_ALIAS = "B"
 JAVA_HEAP = "512m"
 
 ALIASES = {"java-connect": "jc", "java-dedicated": "jd", "pyconnect": "py"}
+PROFILE_ALIAS = "pp"
 
 
 def pyconnect_mirror_available() -> tuple[bool, str | None]:
@@ -66,17 +68,62 @@ def flow_settings(tasks_max: int) -> dict[str, str]:
 
 
 def connector_config(
-    system: str, source: str, target: str, topics: Sequence[str], tasks_max: int
+    system: str,
+    source: str,
+    target: str,
+    topics: Sequence[str],
+    tasks_max: int,
+    *,
+    alias: str | None = None,
 ) -> dict[str, str]:
-    """The connector JSON posted to ``/connectors`` (identical but for the alias across Connect systems)."""
+    """The connector JSON posted to ``/connectors`` (identical but for the alias across Connect systems).
+
+    ``alias`` overrides the system's source alias (the profiled drains mirror under ``PROFILE_ALIAS``).
+    """
     return {
         "connector.class": MIRROR_SOURCE,
-        "source.cluster.alias": ALIASES[system],
+        "source.cluster.alias": alias or ALIASES[system],
         "target.cluster.alias": TARGET_ALIAS,
         "source.cluster.bootstrap.servers": source,
         "target.cluster.bootstrap.servers": target,
         "topics": ",".join(topics),
         **flow_settings(tasks_max),
+    }
+
+
+def checkpoint_connector_config(
+    system: str,
+    source: str,
+    target: str,
+    topics: Sequence[str],
+    groups: Sequence[str],
+    *,
+    emit_interval_s: int,
+    sync_interval_s: int,
+) -> dict[str, str]:
+    """MirrorCheckpointConnector JSON for the checkpoint-lag scenario (identical but for the alias).
+
+    One task; checkpoints every ``emit_interval_s``; group offsets synced to the target every
+    ``sync_interval_s``. The checkpoints topic ``<alias>.checkpoints.internal`` is created by the
+    benchmark beforehand (LogAppendTime), so ``checkpoints.topic.replication.factor`` only matters
+    if it were missing.
+    """
+    return {
+        "connector.class": MIRROR_CHECKPOINT,
+        "tasks.max": "1",
+        "source.cluster.alias": ALIASES[system],
+        "target.cluster.alias": TARGET_ALIAS,
+        "source.cluster.bootstrap.servers": source,
+        "target.cluster.bootstrap.servers": target,
+        "topics": ",".join(topics),
+        "groups": ",".join(groups),
+        "key.converter": BYTE_ARRAY,
+        "value.converter": BYTE_ARRAY,
+        "header.converter": BYTE_ARRAY,
+        "emit.checkpoints.interval.seconds": str(emit_interval_s),
+        "sync.group.offsets.enabled": "true",
+        "sync.group.offsets.interval.seconds": str(sync_interval_s),
+        "checkpoints.topic.replication.factor": "1",
     }
 
 

@@ -6,7 +6,14 @@ physical limit is measured on separate topics; then each system in turn runs
 
 - a *single-worker session*: one fresh worker (start-up timeline, then the 100 B and 1 KB backlog
   drains, then latency at fixed input rates), its RSS sampled throughout;
-- a *fleet session*: three fresh workers with one connector (idle CPU and RSS, then failover).
+- a *fleet session*: three fresh workers with one connector (idle CPU and RSS, then failover);
+- a *checkpoint session*: one fresh worker with a source and a checkpoint connector
+  (``benchmarks.checkpoint_lag``).
+
+pyconnect's single-worker session ends with the *profile*: the backlogs drained once more under
+another alias with py-spy attached (``benchmarks.profiler``), after the peak RSS is taken, so the
+measured figures are not perturbed. The folded stacks are kept in ``artifacts`` (file name -> text)
+for the caller to write beside results.json.
 
 Systems run one after the other, never at once, on the same brokers. A system that cannot run is
 recorded with its reason and no figure. Every wait is bounded; every process is stopped by PID.
@@ -20,7 +27,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from benchmarks import perftools, runners, workload
+from benchmarks import checkpoint_lag, perftools, profiler, runners, workload
 from benchmarks.procstats import RssSampler, rss_mb, total_cpu_seconds
 from benchmarks.settings import BenchSettings
 from benchmarks.stats import cpu_seconds_per_million, latency_summary, rate
@@ -50,7 +57,17 @@ DESCRIPTIONS = {
     "failover": "Three workers, input at a fixed rate; kill -9 of the follower (not the group leader) hosting most "
     "tasks, so the scheduled rebalance delay applies; time to all tasks RUNNING on the survivors. "
     "Records lost = source sequence numbers absent from the target.",
-    "checkpoint_lag": "Time from a consumer-group commit on the source to the translated checkpoint on the target.",
+    "checkpoint_lag": "One worker runs MirrorSourceConnector (offset.lag.max=0) and MirrorCheckpointConnector "
+    "(emit.checkpoints.interval.seconds=1, sync.group.offsets.enabled=true, sync.group.offsets.interval.seconds=1, "
+    "one group, one task each) with the same JSON on both systems. Each sample: a few records mirrored and their "
+    "offset sync written, a random pause within the emit interval, then the group's offset is committed on the "
+    "source. Checkpoint lag = LogAppendTime of the checkpoint for that offset in <alias>.checkpoints.internal on "
+    "the target minus the commit's acknowledgement; group-offset lag = when the group's committed offset on the "
+    "target first holds the translated offset (polled every 50 ms) minus the same.",
+    "profile": "pyconnect's worker drains the throughput backlogs once more (under another alias, after the measured "
+    "drains) with py-spy attached (sampling at the rate in the settings, idle samples excluded, frames per "
+    "function): shares are of the worker's CPU samples from connector creation to the last record. The folded "
+    "stacks are stored beside results.json.",
 }
 
 
@@ -75,6 +92,7 @@ class Bench:
         }
         self.systems: dict[str, dict[str, Any]] = {}
         self.clusters: dict[str, KafkaCluster] = {}
+        self.artifacts: dict[str, str] = {}
 
     # ---- bookkeeping ---------------------------------------------------------------------------
 
@@ -113,13 +131,6 @@ class Bench:
         finally:
             log.info("stopping clusters")
             stop_clusters(self.clusters.values(), timeout=20)
-        if "checkpoint_lag" in self.scenarios:
-            sc = self.scenarios["checkpoint_lag"]
-            sc["status"] = "not_implemented"
-            sc["reason"] = (
-                "needs MirrorCheckpointConnector on both sides; the harness does not measure it yet "
-                "(the pyconnect checkpoint port does not exist yet)"
-            )
         for sc in self.scenarios.values():
             statuses = {e["status"] for e in sc["systems"].values()}
             if sc["status"] == "ok" and statuses and statuses != {"ok"}:
@@ -131,13 +142,13 @@ class Bench:
     def _prepare(self) -> None:
         p = self.s.partitions
         sources = []
-        if self.wants("throughput", "resources", "startup", "latency"):
+        if self.wants("throughput", "resources", "startup", "latency", "profile"):
             sources += [f"bench-tp-{size}" for size in self.s.backlog]
             sources.append("bench-startup")
         workload.create_topics(self.a, sources, p)
         targets = [runners.remote_topic(sys, t) for sys in self.system_names for t in sources]
         workload.create_topics(self.b, targets, p)
-        if self.wants("throughput", "resources"):
+        if self.wants("throughput", "resources", "profile"):
             for size, n in self.s.backlog.items():
                 log.info("writing the %s backlog: %d records", size, n)
                 perftools.produce(
@@ -191,7 +202,9 @@ class Bench:
         self.systems[system] = {"available": available, "reason": reason}
         scenario_names = ["throughput", "startup", "resources"]
         if system != "java-dedicated":
-            scenario_names += ["latency", "failover"]
+            scenario_names += ["latency", "failover", "checkpoint_lag"]
+        if system == "pyconnect":
+            scenario_names.append("profile")
         if not available:
             for name in scenario_names:
                 self.put(name, system, "unavailable", reason=reason)
@@ -204,10 +217,14 @@ class Bench:
                 return
             self._dedicated()
             return
-        if self.wants("throughput", "latency", "resources", "startup"):
+        if self.wants("throughput", "latency", "resources", "startup") or (
+            system == "pyconnect" and self.wants("profile")
+        ):
             self._single_worker(system)
         if self.wants("failover", "resources"):
             self._fleet(system)
+        if self.wants("checkpoint_lag"):
+            self._checkpoint_lag(system)
 
     # ---- single worker: start-up, throughput, latency, peak RSS --------------------------------
 
@@ -280,6 +297,8 @@ class Bench:
             peak = sampler.stop()
             if peak:
                 self._resources(system, peak_rss_mb=round(max(peak.values()), 1))
+            if system == "pyconnect" and self.wants("profile"):
+                self._profile(system, worker)
         except Exception as exc:
             log.exception("%s single-worker session failed in %s", system, current)
             order = ["startup", "throughput", "latency"]
@@ -344,6 +363,97 @@ class Bench:
             entry["status"] = "failed"
             entry["reason"] = failed
         entry["metrics"] = {**(entry["metrics"] or {}), **fields}
+
+    def _profile(self, system: str, worker: ConnectWorkerProcess) -> None:
+        """Drain each backlog again under ``PROFILE_ALIAS`` with py-spy attached to the worker."""
+        executable = profiler.py_spy_executable()
+        if executable is None or worker.pid is None:
+            reason = (
+                "py-spy is not installed (pip install -e '.[bench]')" if executable is None else "no worker"
+            )
+            self.put("profile", system, "skipped", reason=reason)
+            return
+        metrics: dict[str, Any] = {
+            "rate_hz": self.s.profile_rate_hz,
+            "alias": runners.PROFILE_ALIAS,
+            "sizes": {},
+        }
+        try:
+            for size in self.s.backlog:
+                topic = f"bench-tp-{size}"
+                name = f"bench-prof-{size}"
+                workload.create_topics(self.b, [f"{runners.PROFILE_ALIAS}.{topic}"], self.s.partitions)
+                recorder = profiler.PySpyRecorder(
+                    worker.pid, self.work_dir / "profiles" / f"{size}.txt", self.s.profile_rate_hz, executable
+                )
+                log.info("%s profile: draining the %s backlog under py-spy", system, size)
+                recorder.start()
+                try:
+                    t_create = time.monotonic()
+                    runners.create_connector(
+                        worker,
+                        name,
+                        runners.connector_config(
+                            system, self.a, self.b, [topic], self.s.tasks_max, alias=runners.PROFILE_ALIAS
+                        ),
+                    )
+                    drained = _drain(
+                        lambda: [worker.pid] if worker.pid else [],
+                        self.b,
+                        f"{runners.PROFILE_ALIAS}.{topic}",
+                        self.s.backlog[size],
+                        self.s.record_size[size],
+                        t_create,
+                        self.s.drain_timeout_s,
+                        worker.check_alive,
+                    )
+                finally:
+                    raw = recorder.stop()
+                runners.delete_connector(worker, name)
+                stacks = profiler.parse_folded(raw)
+                file_name = f"profile-{system}-{size}.folded.txt"
+                self.artifacts[file_name] = profiler.render_folded(stacks)
+                rps, cpu = drained.get("records_per_s"), drained.get("cpu_s_per_million")
+                metrics["sizes"][size] = {
+                    "file": file_name,
+                    "records_per_s_under_profiler": rps,
+                    "cpu_percent_of_one_core": None
+                    if rps is None or cpu is None
+                    else round(rps * cpu / 1e4, 1),
+                    "drain": drained,
+                    **profiler.summarize(stacks),
+                }
+                log.info("%s profile %s: %d samples", system, size, metrics["sizes"][size]["samples"])
+            self.put("profile", system, "ok", metrics)
+        except Exception as exc:
+            log.exception("%s profile failed", system)
+            self.put("profile", system, "failed", metrics if metrics["sizes"] else None, _short(exc))
+
+    # ---- checkpoint lag ------------------------------------------------------------------------
+
+    def _checkpoint_lag(self, system: str) -> None:
+        worker = runners.make_workers(system, self.b, self.work_dir / "checkpoint", 1)[0]
+        try:
+            worker.start()
+            worker.wait_ready(READY_TIMEOUT_S)
+            metrics = checkpoint_lag.measure(system, worker, self.a, self.b, self.s)
+            log.info(
+                "%s checkpoint lag: checkpoint %s, group offset %s",
+                system,
+                metrics["checkpoint_lag"],
+                metrics["group_offset_lag"],
+            )
+            self.put("checkpoint_lag", system, "ok", metrics)
+        except Exception as exc:
+            log.exception("%s checkpoint session failed", system)
+            self.put(
+                "checkpoint_lag",
+                system,
+                "failed",
+                reason=f"{_short(exc)}; worker log tail: {worker.log_tail(8)}",
+            )
+        finally:
+            worker.stop(20)
 
     # ---- fleet: idle CPU, failover -------------------------------------------------------------
 

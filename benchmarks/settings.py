@@ -1,11 +1,25 @@
-"""The sizes of one benchmark run: ``quick`` (a few minutes on a small machine) or ``full``."""
+"""The sizes of one benchmark run: ``quick`` (about ten minutes on a 2-core machine) or ``full``.
+
+Checkpoint lag: ``checkpoint_samples`` commits, each after ``checkpoint_records_per_sample`` new
+records, with the emit and group-offset sync intervals given to both systems' checkpoint connectors.
+Profile: py-spy's sampling rate.
+"""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-SCENARIOS = ("limit", "throughput", "latency", "resources", "startup", "failover", "checkpoint_lag")
+SCENARIOS = (
+    "limit",
+    "throughput",
+    "latency",
+    "resources",
+    "startup",
+    "failover",
+    "checkpoint_lag",
+    "profile",
+)
 
 
 @dataclass(frozen=True)
@@ -29,6 +43,11 @@ class BenchSettings:
     idle_window_s: float = 30.0
     drain_timeout_s: float = 900.0
     java_dedicated: bool = True
+    checkpoint_samples: int = 10
+    checkpoint_records_per_sample: int = 5
+    emit_checkpoints_interval_s: int = 1
+    sync_group_offsets_interval_s: int = 1
+    profile_rate_hz: int = 100
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -45,6 +64,7 @@ def quick() -> BenchSettings:
         rebalance_delay_ms=10000,
         idle_window_s=10.0,
         drain_timeout_s=240.0,
+        checkpoint_samples=8,
     )
 
 
@@ -60,4 +80,5 @@ def full() -> BenchSettings:
         rebalance_delay_ms=30000,
         idle_window_s=60.0,
         drain_timeout_s=1800.0,
+        checkpoint_samples=20,
     )

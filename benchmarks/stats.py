@@ -19,6 +19,27 @@ RATIO_DIRECTIONS: dict[str, str] = {
     "startup": LOWER_IS_BETTER,
 }
 
+# The goals set for each ratio: pyconnect / Java at least this (higher is better) or at most this
+# (lower is better). The report says for each whether it is met and, if not, by what factor.
+GOALS: dict[str, float] = {
+    "throughput_100b": 1.0,
+    "throughput_1kb": 1.5,
+    "p99_latency": 1.0,
+    "rss": 0.25,
+    "startup": 0.2,
+}
+
+
+def goal_check(name: str, value: float | None) -> dict[str, float | bool | None]:
+    """``{"goal", "met", "factor"}`` of ratio ``name``: ``factor`` is how many times pyconnect's figure must
+    improve to reach the goal (goal / value when higher is better, value / goal when lower is better),
+    so above 1 when the goal is missed; ``met`` and ``factor`` are None when the ratio is."""
+    goal = GOALS[name]
+    if value is None or value <= 0:
+        return {"goal": goal, "met": None, "factor": None}
+    factor = goal / value if RATIO_DIRECTIONS[name] == HIGHER_IS_BETTER else value / goal
+    return {"goal": goal, "met": factor <= 1.0, "factor": round(factor, 2)}
+
 
 def percentile(values: Sequence[float], q: float) -> float:
     """The ``q``-th percentile (0..100) by linear interpolation between closest ranks (numpy's default).
@@ -48,6 +69,19 @@ def latency_summary(latencies_ms: Sequence[float]) -> dict[str, float | int]:
         "p99_ms": round(percentile(latencies_ms, 99), 3),
         "max_ms": round(float(max(latencies_ms)), 3),
         "mean_ms": round(sum(latencies_ms) / len(latencies_ms), 3),
+    }
+
+
+def lag_summary(lags_ms: Sequence[float]) -> dict[str, float | int]:
+    """``{"count", "p50_ms", "max_ms", "min_ms", "mean_ms"}`` of a few lag samples (no p99: too few)."""
+    if not lags_ms:
+        raise ValueError("no lags to summarise")
+    return {
+        "count": len(lags_ms),
+        "p50_ms": round(percentile(lags_ms, 50), 1),
+        "max_ms": round(float(max(lags_ms)), 1),
+        "min_ms": round(float(min(lags_ms)), 1),
+        "mean_ms": round(sum(lags_ms) / len(lags_ms), 1),
     }
 
 
