@@ -241,6 +241,19 @@ class WorkerSourceTask:
         return records
 
     async def _dispatch(self, records: list[SourceRecord]) -> None:
+        try:
+            outgoing = self._convert_batch(records)
+        except Exception:
+            if not self._tolerate:
+                raise
+            await self._dispatch_one_by_one(records)
+            return
+        submit = self._submitted.submit
+        tracked = [submit(r.source_partition, r.source_offset) for r in records]
+        await self._send(outgoing, records, tracked)
+
+    async def _dispatch_one_by_one(self, records: list[SourceRecord]) -> None:
+        """Convert record by record so that, with ``errors.tolerance=all``, only bad ones are skipped."""
         outgoing: list[OutgoingRecord] = []
         kept: list[SourceRecord] = []
         tracked: list[SubmittedRecord] = []
@@ -260,12 +273,64 @@ class WorkerSourceTask:
             outgoing.append(out)
             kept.append(record)
             tracked.append(self._submitted.submit(record.source_partition, record.source_offset))
+        await self._send(outgoing, kept, tracked)
+
+    async def _send(
+        self, outgoing: list[OutgoingRecord], kept: list[SourceRecord], tracked: list[SubmittedRecord]
+    ) -> None:
         if not outgoing:
             return
         for batch in await self._sender.send(outgoing):
             batch.future.add_done_callback(
                 functools.partial(self._on_batch_done, batch=batch, kept=kept, tracked=tracked)
             )
+
+    def _convert_batch(self, records: list[SourceRecord]) -> list[OutgoingRecord]:
+        """Keys and values through ``from_connect_batch``, one call per run of records sharing topic and
+        schemas (the batch-first converter contract); headers per record, only where there are any."""
+        count = len(records)
+        keys: list[bytes | None] = [None] * count
+        values: list[bytes | None] = [None] * count
+        start = 0
+        while start < count:
+            first = records[start]
+            topic, key_schema, value_schema = first.topic, first.key_schema, first.value_schema
+            end = start + 1
+            while (
+                end < count
+                and records[end].topic == topic
+                and records[end].key_schema is key_schema
+                and records[end].value_schema is value_schema
+            ):
+                end += 1
+            run = records[start:end]
+            keys[start:end] = _batch(self._key_converter, topic, key_schema, [r.key for r in run])
+            values[start:end] = _batch(self._value_converter, topic, value_schema, [r.value for r in run])
+            start = end
+        header_converter = self._header_converter
+        outgoing = []
+        for record, key, value in zip(records, keys, values, strict=True):
+            topic = record.topic
+            headers = (
+                [
+                    (h.key, header_converter.from_connect_header(topic, h.key, h.schema, h.value))
+                    for h in record.headers
+                ]
+                if record.headers
+                else []
+            )
+            timestamp = record.timestamp
+            outgoing.append(
+                OutgoingRecord(
+                    topic,
+                    key,
+                    value,
+                    record.kafka_partition,
+                    timestamp if timestamp is not None and timestamp >= 0 else None,
+                    headers,
+                )
+            )
+        return outgoing
 
     def _convert(self, record: SourceRecord) -> OutgoingRecord:
         topic = record.topic
@@ -369,3 +434,11 @@ class WorkerSourceTask:
             await self.task.commit()
         except Exception:
             log.exception("Task %s: commit() failed", self.id)
+
+
+def _batch(converter: Any, topic: str, schema: Any, items: list[Any]) -> list[bytes | None]:
+    """``converter.from_connect_batch``, or a loop over ``from_connect_data`` for converters without it."""
+    batch = getattr(converter, "from_connect_batch", None)
+    if batch is not None:
+        return list(batch(topic, schema, items))
+    return [converter.from_connect_data(topic, None, schema, item) for item in items]

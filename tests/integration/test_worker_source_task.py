@@ -10,6 +10,7 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
+from pyconnect.api.converters.bytearray import ByteArrayConverter
 from pyconnect.api.converters.header import SimpleHeaderConverter
 from pyconnect.api.converters.string import StringConverter
 from pyconnect.api.data import OPTIONAL_STRING_SCHEMA, STRING_SCHEMA
@@ -112,7 +113,7 @@ def build(
         SourceTaskContext({"prefix": "val"}, MemoryOffsetStorageReader()),
         producer=producer,
         key_converter=converter,
-        value_converter=converter,
+        value_converter=kw.pop("value_converter", converter),
         header_converter=header_converter,
         write_offsets=write,
         reporter=reporter,
@@ -256,3 +257,32 @@ async def test_a_task_cancelled_in_start_is_still_stopped(
     assert not await runner.wait_stopped(0.5), "start() never returned, so the loop was cancelled"
     assert task.stopped, "stop() ran after the cancelled start()"
     assert not runner.running
+
+
+class SometimesBadValueTask(CountingTask):
+    """Every seventh record carries a value the ByteArrayConverter refuses (a ``str``)."""
+
+    async def poll(self) -> list[SourceRecord] | None:
+        records = await super().poll()
+        for record in records or ():
+            record.value_schema = None
+            record.value = record.value if record.source_offset["n"] % 7 == 3 else record.value.encode()
+        return records
+
+
+async def test_tolerance_all_skips_only_the_records_that_fail_conversion(
+    cluster_a: ClusterHandle, unique: Callable[[str], str]
+) -> None:
+    topic = unique("src")
+    await make_topic(cluster_a.bootstrap_servers, topic)
+    task, committed, reporter = SometimesBadValueTask(topic, 70, batch=35), {}, RecordingReporter()
+    runner, producer = build(
+        cluster_a, task, committed, reporter, tolerate_errors=True, value_converter=ByteArrayConverter()
+    )
+    await producer.start()
+    runner.start()
+    seen = await consume_all(cluster_a.bootstrap_servers, topic, 60)
+    runner.stop()
+    assert await runner.wait_stopped(30)
+    assert sorted(int(m.value.decode().split("-")[1]) for m in seen) == [n for n in range(70) if n % 7 != 3]
+    assert runner.records_skipped == 10 and runner.records_written == 60
