@@ -6,7 +6,7 @@ EXTRAS ?= test,docker,spark,bench
 STAMP  := $(VENV)/.installed-$(shell echo '$(EXTRAS)' | tr ',' '-')
 CLUSTERS_DIR ?= run/clusters
 
-.PHONY: test unit lint typecheck kafka clusters clusters-down demo bench clean
+.PHONY: test unit lint typecheck kafka spark-kafka clusters clusters-down demo bench clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required")'
@@ -19,8 +19,12 @@ $(STAMP): pyproject.toml
 kafka: $(STAMP)
 	$(PY) -m pyconnect.testing.kafka fetch
 
+## spark-kafka: fetch Spark's Kafka source jars with mvn into .cache/ (idempotent; offline once cached)
+spark-kafka: $(STAMP)
+	$(PY) -m spark_analytics.packages fetch
+
 ## test: the whole suite, unit and integration, against two real local Kafka clusters
-test: kafka
+test: kafka spark-kafka
 	$(PY) -m pytest
 
 ## unit: only the tests that need no Kafka

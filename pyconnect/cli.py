@@ -12,6 +12,20 @@ reads it (tried in this order): a JSON object of string keys and values (the con
 ``{"name": ..., "config": {...}[, "initial_state": ...]}`` (``CreateConnectorRequest``), or a Java
 ``.properties`` file. Files are read before the worker starts (an error there is a one-line message
 and exit code 1); a connector the herder refuses stops the worker with exit code 3, as Java does.
+
+``pyconnect mirror-maker mm2.properties [--clusters A [B ...]]`` runs MirrorMaker 2 in dedicated mode
+(the ``connect-mirror-maker.sh`` equivalent, see pyconnect.mirror_maker): one herder per replication
+flow whose target is listed (all when ``--clusters`` is left out). A file that cannot run (unreadable,
+invalid, no flow) is a one-line error and exit code 1; a valid file that cannot start (a cluster out of
+reach) a one-line error and exit code 3, as Java; SIGTERM and Ctrl-C stop every herder gracefully.
+
+``pyconnect audit replication|translation ...`` audits a MirrorMaker 2 flow with Spark (see
+spark_analytics.audit_cli): pyspark is imported only when an audit runs. Exit code 1 when the audit
+finds missing records or violations.
+
+``pyconnect offsets translate --group G --from A --to B (--config mm2.properties | --bootstrap ...)``
+prints the failover plan of group G from the checkpoints on B, and with ``--execute`` commits it there
+(see connectors.mirror.failover). Exit codes: 1 error (one line), 3 refused (G has members on B).
 """
 
 from __future__ import annotations
@@ -63,7 +77,106 @@ def build_parser() -> argparse.ArgumentParser:
         "connector_configs", nargs="*", help="connector configs: .properties or JSON files"
     )
     standalone.add_argument("--log-level", default="INFO", help="root log level (default INFO)")
+    mirror_maker = sub.add_parser(
+        "mirror-maker",
+        help="run MirrorMaker 2 in dedicated mode (the connect-mirror-maker.sh equivalent)",
+        description="Run the MirrorMaker 2 herders of mm2.properties: one Connect group per replication "
+        "flow, on the flow's target cluster.",
+    )
+    mirror_maker.add_argument("mm2_properties", metavar="mm2.properties", help="MM2 configuration file")
+    mirror_maker.add_argument(
+        "--clusters",
+        nargs="+",
+        metavar="CLUSTER",
+        help="target cluster aliases this node serves (default: every cluster of the file)",
+    )
+    mirror_maker.add_argument("--log-level", default="INFO", help="root log level (default INFO)")
+    add_offsets_parser(sub)
+    from spark_analytics.audit_cli import add_audit_parser
+
+    add_audit_parser(sub)
     return parser
+
+
+def add_offsets_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``pyconnect offsets translate``: the failover plan of a consumer group (connectors.mirror.failover)."""
+    offsets = sub.add_parser(
+        "offsets",
+        help="consumer-group offsets across mirrored clusters (failover)",
+        description="Consumer-group offsets across clusters mirrored by MirrorMaker 2.",
+    )
+    actions = offsets.add_subparsers(dest="offsets_command", metavar="ACTION", required=True)
+    translate = actions.add_parser(
+        "translate",
+        help="plan (and with --execute commit) a group's offsets on the cluster you fail over to",
+        description="Translate the committed offsets of GROUP on cluster FROM to cluster TO from the "
+        "checkpoints on TO, print the plan with the expected re-read per partition, and with --execute "
+        "commit it to GROUP on TO (only when the group has no members there). Exit codes: 0 done, "
+        "1 error, 2 usage, 3 refused (the group is active on TO).",
+    )
+    translate.add_argument("--group", required=True, help="consumer group id (the same on both clusters)")
+    translate.add_argument("--from", dest="source", required=True, metavar="ALIAS", help="source cluster")
+    translate.add_argument("--to", dest="target", required=True, metavar="ALIAS", help="target cluster")
+    clusters = translate.add_mutually_exclusive_group(required=True)
+    clusters.add_argument("--config", metavar="MM2_PROPERTIES", help="mm2.properties naming both clusters")
+    clusters.add_argument(
+        "--bootstrap",
+        action="append",
+        metavar="ALIAS=HOST:PORT",
+        help="bootstrap servers of a cluster (repeat for FROM and TO; FROM may be left out when it is down)",
+    )
+    translate.add_argument("--execute", action="store_true", help="commit the translated offsets on TO")
+    translate.add_argument(
+        "--allow-rewind",
+        action="store_true",
+        help="with --execute, also move offsets the group already has on TO backwards",
+    )
+    translate.add_argument(
+        "--export", choices=("json", "csv"), help="print the plan as machine-readable rows, nothing else"
+    )
+    translate.add_argument(
+        "--offset-syncs-location",
+        choices=("source", "target"),
+        help="where the offset-syncs topic lives (default: the flow's offset-syncs.topic.location, or source)",
+    )
+    translate.add_argument(
+        "--timeout", type=float, default=30.0, help="seconds allowed for each cluster call (default 30)"
+    )
+    translate.add_argument("--log-level", default="WARNING", help="root log level (default WARNING)")
+
+
+def run_offsets(args: argparse.Namespace) -> int:
+    from connectors.mirror import failover
+
+    if args.log_level.upper() != "DEBUG":
+        logging.getLogger("aiokafka").setLevel(logging.CRITICAL)
+    try:
+        if args.source == args.target:
+            raise failover.FailoverError(f"--from and --to name the same cluster {args.source}")
+        if args.config is not None:
+            request = failover.request_from_mm2(
+                args.config, args.group, args.source, args.target, args.timeout, args.offset_syncs_location
+            )
+        else:
+            request = failover.request_from_bootstrap(
+                args.bootstrap, args.group, args.source, args.target, args.timeout, args.offset_syncs_location
+            )
+        return asyncio.run(
+            failover.run_translate(
+                request,
+                execute=args.execute,
+                allow_rewind=args.allow_rewind,
+                export=args.export,
+                stdout=sys.stdout,
+                stderr=sys.stderr,
+            )
+        )
+    except failover.FailoverRefused as exc:
+        print(f"pyconnect: {exc}".splitlines()[0], file=sys.stderr)
+        return failover.EXIT_REFUSED
+    except (failover.FailoverError, ConnectError, ValueError, OSError) as exc:
+        print(f"pyconnect: {exc}".splitlines()[0], file=sys.stderr)
+        return failover.EXIT_ERROR
 
 
 GC_THRESHOLDS = (100_000, 50, 100)
@@ -106,6 +219,10 @@ async def run_distributed(path: str) -> int:
 
 class ConnectorCreationError(Exception):
     """A connector from the command line could not be created (Java exits with 3)."""
+
+
+class StartFailed(Exception):
+    """A valid configuration could not be started, e.g. a cluster is unreachable (Java exits with 3)."""
 
 
 def _config_value(path: str, key: str, value: object) -> str:
@@ -205,6 +322,31 @@ async def run_standalone(path: str, connector_files: list[str]) -> int:
     return 0
 
 
+async def run_mirror_maker(path: str, clusters: list[str] | None) -> int:
+    from pyconnect.mirror_maker import MirrorMaker
+
+    mirror_maker = MirrorMaker.from_file(path, clusters)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    logger = logging.getLogger("pyconnect")
+    try:
+        try:
+            await mirror_maker.start()
+        except ConnectError as exc:
+            raise StartFailed(f"Failed to start MirrorMaker: {exc}") from None
+        tune_garbage_collector()
+        await stop.wait()
+    finally:
+        await mirror_maker.stop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(Exception):
+                loop.remove_signal_handler(sig)
+    logger.info("MirrorMaker exited")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -213,11 +355,19 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     logging.basicConfig(level=args.log_level.upper(), format=LOG_FORMAT)
     logging.getLogger("aiokafka").setLevel(logging.WARNING)
+    if args.command == "offsets":
+        return run_offsets(args)
+    if args.command == "audit":
+        from spark_analytics.audit_cli import run_audit
+
+        return run_audit(args)
     try:
+        if args.command == "mirror-maker":
+            return asyncio.run(run_mirror_maker(args.mm2_properties, args.clusters))
         if args.command == "standalone":
             return asyncio.run(run_standalone(args.worker_properties, list(args.connector_configs)))
         return asyncio.run(run_distributed(args.worker_properties))
-    except ConnectorCreationError as exc:
+    except (ConnectorCreationError, StartFailed) as exc:
         print(f"pyconnect: {exc}".splitlines()[0], file=sys.stderr)
         return 3
     except (ConnectError, ValueError, OSError) as exc:

@@ -13,11 +13,16 @@ Semantics, as in Java:
   are ignored here too.
 
 A pattern Python cannot run faithfully raises :class:`~pyconnect.errors.ConfigError` naming the key and the
-pattern. Filters are immutable and cheap to call; results are not cached.
+pattern.
+
+One deliberate difference: an item that is exactly ``*`` (the glob many guides write, e.g. ``groups = *``)
+is read as ``.*`` with a warning. Java compiles it as a regex and fails the connector with a
+``PatternSyntaxException``, so no file that works in Java changes meaning. Filters are immutable and cheap to call; results are not cached.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping
 from typing import Protocol, runtime_checkable
@@ -26,6 +31,8 @@ from connectors.mirror.java_regex import JavaRegexError, compile_java_regex
 from pyconnect.config.types import Type, parse_type
 from pyconnect.config.validators import ValidList
 from pyconnect.errors import ConfigError
+
+log = logging.getLogger(__name__)
 
 TOPICS = "topics"
 TOPICS_DEFAULT = ".*"
@@ -82,6 +89,11 @@ def pattern_list(config: Mapping[str, object], key: str, default: str) -> re.Pat
     assert isinstance(items, list)
     items = list(dict.fromkeys(items))
     _LIST_VALIDATOR(key, items)
+    if "*" in items:
+        log.warning(
+            "%s contains '*', which is not a regex (Java's MirrorMaker fails on it); reading it as '.*'", key
+        )
+        items = list(dict.fromkeys(".*" if item == "*" else item for item in items))
     if not items:
         return None
     joined = "|".join(str(item) for item in items)

@@ -588,6 +588,9 @@ class MirrorSourceConnector(SourceConnector):
             await admin.close()
 
 
+STOP_SYNC_DRAIN_S = 5.0
+
+
 class MirrorSourceTask(SourceTask):
     """Replicates the source partitions of ``task.assigned.partitions``; see the module docstring."""
 
@@ -749,6 +752,22 @@ class MirrorSourceTask(SourceTask):
         else:
             done(None)
 
+    async def _drain_offset_syncs(self, timeout_s: float) -> None:
+        """Send the queued offset syncs (the final commit promoted the delayed ones) as permits free up,
+        for at most ``timeout_s``: unlike Java, a stopping task does not drop the syncs it still holds."""
+        writer = self._writer
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if writer is not None:
+                writer.fire_pending_offset_syncs()
+            remaining = deadline - time.monotonic()
+            if not self._sends or remaining <= 0:
+                break
+            await asyncio.wait(set(self._sends), timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
+        left = len(writer.pending_syncs()) if writer is not None else 0
+        if left:
+            log.warning("%s: %d offset syncs not sent before stopping", self._name, left)
+
     async def stop(self) -> None:
         started = time.monotonic()
         self._stopping = True
@@ -756,12 +775,14 @@ class MirrorSourceTask(SourceTask):
         if consumer is not None:
             with contextlib.suppress(Exception):
                 await consumer.close()
-        producer, self._producer = self._producer, None
-        if producer is not None:
-            if self._sends:
-                await asyncio.wait(set(self._sends), timeout=5)
-            with contextlib.suppress(Exception):
-                await producer.stop()
+        try:
+            if self._producer is not None:
+                await self._drain_offset_syncs(STOP_SYNC_DRAIN_S)
+        finally:  # even when the runtime cancels a stop that overran its graceful bound
+            producer, self._producer = self._producer, None
+            if producer is not None:
+                with contextlib.suppress(Exception):
+                    await producer.stop()
         for task in list(self._sends):
             task.cancel()
         log.info(

@@ -16,6 +16,7 @@ Contract:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -163,6 +164,7 @@ class Worker:
     ) -> bool:
         if task_id in self.tasks:
             raise RuntimeError(f"task {task_id} is already running on this worker")
+        producer = None
         try:
             connector_class = self.plugins.resolve_connector(connector_config["connector.class"])
             task = connector_class().task_class()()
@@ -184,6 +186,9 @@ class Worker:
             producer = create_producer(producer_config)
             await producer.start()
         except Exception as exc:
+            if producer is not None:
+                with contextlib.suppress(Exception):
+                    await producer.stop()
             log.error("Task %s could not be created: %s", task_id, exc)
             self.reporter.report(task_id, State.FAILED, "".join(traceback.format_exception(exc)))
             return False

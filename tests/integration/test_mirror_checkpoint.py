@@ -189,9 +189,7 @@ def test_checkpoints_group_offset_sync_and_heartbeats(
     workers = python_workers(b, tmp_path, unique("cp-worker"), 1)
     with fleet(workers) as (worker,):
         connectors = {
-            "mirror-source": mirror_config(
-                cluster_a, cluster_b, f"{prefix}-.*", **{"tasks.max": "1"}
-            ),
+            "mirror-source": mirror_config(cluster_a, cluster_b, f"{prefix}-.*", **{"tasks.max": "1"}),
             "mirror-checkpoint": flow(
                 cluster_a,
                 cluster_b,

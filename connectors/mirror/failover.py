@@ -1,0 +1,749 @@
+"""Failover of a consumer group from cluster A to cluster B: the plan, and committing it.
+
+What ``pyconnect offsets translate --group G --from A --to B`` does (see ``pyconnect.cli``):
+
+1. On B (required): read the checkpoints of G for source A from partition 0 of
+   ``policy.checkpoints_topic(A)`` (default ``A.checkpoints.internal``), the latest per target partition,
+   exactly what Java's ``RemoteClusterUtils.translateOffsets`` reads; G's state and committed offsets on B.
+2. On A, when it can be reached: G's committed offsets (the *source position*). A is allowed to be down
+   (a disaster): the plan then says so and uses the checkpoints' upstream offsets as the source position.
+3. The offset-syncs topic, when it can be read (on A for ``offset-syncs.topic.location=source``, the
+   default; on B for ``target``), indexed with an exact-mode
+   :class:`~connectors.mirror.offset_sync_store.OffsetSyncStore` to prove where the source position lies
+   on B.
+
+One row per partition: source topic and partition, target topic, source offset, translated offset (the
+checkpoint's downstream offset: what Java's ``translateOffsets`` answers and what ``--execute``
+commits), G's committed offset on B, the expected re-read, its upper bound, and the action. Partitions
+G committed on A without a checkpoint get a row with action ``no-checkpoint`` (nothing to commit).
+
+**Expected re-read** of a partition: ``P - translated_offset``, where ``P`` is the offset on B of the
+copy of the first record G had not consumed on A (the copy of upstream offset ``source_offset``, or of
+the first record after it). It counts the target-partition offsets a consumer of G resuming at the
+translated offset reads although G had consumed their originals on A. That is the number of records
+re-read unless B's partition is compacted or holds transaction markers (then it is an upper bound).
+It is known only where the offset syncs prove ``P`` (a sync at the source offset, or a chain of syncs
+proving a contiguous copy through it; see :mod:`connectors.mirror.offset_sync_store` for the proof and
+its one assumption, that no sync the writer triggered was lost); otherwise it is empty. A negative value
+means the translated offset lies that many records *past* ``P``: the consumer would skip them (G was
+rewound on A after its last checkpoint). **Max re-read** is an upper bound that needs no contiguity
+proof: the distance to the copy of the nearest sync at or above the source offset (empty past the
+newest sync, where nothing bounds it). Both need the syncs around the source offset: a compacted
+offset-syncs topic keeps only the latest sync per partition, so older positions stay unknown. When A
+is down and the offset syncs live on A, neither can be computed from checkpoints alone.
+
+**Actions** (what ``--execute`` does per partition): ``commit`` when G has no offset on B or a smaller
+one; ``keep`` when it already has the translated offset; ``skip-rewind`` when G's offset on B is ahead
+of the translated one (a consumer already ran on B, or group offset sync got there first); with
+``allow_rewind`` that becomes ``rewind`` and is committed too. Committing never happens while G has
+members on B: it is refused unless the group is ``Empty`` or unknown (``Dead``) there, checked again
+right before the commit; the broker also rejects a commit without a member id for a group with members.
+
+Errors are :class:`FailoverError` (one line: unknown alias, B unreachable, no checkpoints) or
+:class:`FailoverRefused` (G active on B). Every network step is bounded by ``timeout_s``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+import json
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, TextIO, TypeVar
+
+from connectors.mirror.checkpoint_records import Checkpoint
+from connectors.mirror.mirror_client import (
+    MirrorClient,
+    MirrorClientError,
+    client_config,
+    read_offset_syncs,
+)
+from connectors.mirror.offset_sync_store import OffsetSyncStore
+from connectors.mirror.policy import SOURCE_CLUSTER_ALIAS_CONFIG, ReplicationPolicy, replication_policy
+from connectors.mirror.records import TopicPartition
+from pyconnect.kafka.mirror_clients import CommittedOffset, GroupAdmin
+
+__all__ = [
+    "ACTIVE_GROUP_REJECTIONS",
+    "EXIT_ERROR",
+    "EXIT_REFUSED",
+    "EXPORT_FIELDS",
+    "ExecuteResult",
+    "FailoverError",
+    "FailoverPlan",
+    "FailoverRefused",
+    "PlanRow",
+    "TranslateRequest",
+    "build_plan",
+    "execute_plan",
+    "parse_bootstrap",
+    "plan_rows",
+    "render_csv",
+    "render_json",
+    "render_text",
+    "request_from_bootstrap",
+    "request_from_mm2",
+    "run_translate",
+]
+
+T = TypeVar("T")
+Location = Literal["source", "target"]
+Action = Literal["commit", "keep", "skip-rewind", "rewind", "no-checkpoint"]
+
+EMPTY = "Empty"
+DEAD = "Dead"
+COMMITTABLE_STATES = (EMPTY, DEAD)
+RETRY_BACKOFF_S = 0.5
+COORDINATOR_NOT_READY = frozenset({14, 15, 16})
+"""COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR: retried."""
+ACTIVE_GROUP_REJECTIONS = {22: "ILLEGAL_GENERATION", 25: "UNKNOWN_MEMBER_ID", 27: "REBALANCE_IN_PROGRESS"}
+"""OffsetCommit errors the coordinator answers to a member-less commit while the group has members."""
+
+EXPORT_FIELDS = (
+    "group",
+    "source_cluster",
+    "target_cluster",
+    "topic",
+    "partition",
+    "target_topic",
+    "source_offset",
+    "source_offset_from",
+    "checkpoint_upstream_offset",
+    "translated_offset",
+    "target_committed_offset",
+    "expected_reread",
+    "max_reread",
+    "action",
+    "metadata",
+)
+
+
+class FailoverError(RuntimeError):
+    """The plan cannot be made or committed; the message is one line."""
+
+
+class FailoverRefused(FailoverError):
+    """``--execute`` refused: the group has members on the target cluster. Nothing was committed."""
+
+
+@dataclass(frozen=True)
+class TranslateRequest:
+    """What to plan. ``source_config`` is ``None`` when A is not configured (planning from checkpoints
+    alone). Configs are ``MirrorClientConfig`` maps (connectivity keys, ``replication.policy.*``)."""
+
+    group: str
+    source: str
+    target: str
+    target_config: Mapping[str, str]
+    source_config: Mapping[str, str] | None
+    policy_config: Mapping[str, str] = field(default_factory=dict)
+    offset_syncs_location: Location = "source"
+    timeout_s: float = 30.0
+
+    def policy(self) -> ReplicationPolicy:
+        """The replication policy of the flow (``source.cluster.alias`` set, as in connector configs)."""
+        return replication_policy({**self.policy_config, SOURCE_CLUSTER_ALIAS_CONFIG: self.source})
+
+
+@dataclass(frozen=True)
+class PlanRow:
+    """One partition of the plan; see the module docstring for the meaning of each value."""
+
+    topic: str
+    partition: int
+    target_topic: str
+    source_offset: int | None
+    source_offset_from: Literal["source", "checkpoint", "none"]
+    checkpoint_upstream_offset: int | None
+    translated_offset: int | None
+    target_committed_offset: int | None
+    expected_reread: int | None
+    max_reread: int | None
+    action: Action
+    metadata: str = ""
+
+
+@dataclass
+class FailoverPlan:
+    group: str
+    source: str
+    target: str
+    checkpoints_topic: str
+    rows: list[PlanRow]
+    target_group_state: str
+    source_reachable: bool
+    offset_syncs_topic: str | None
+    """The offset-syncs topic read for the re-read column, ``None`` when it could not be read."""
+    notes: list[str] = field(default_factory=list)
+    """One-line remarks for the operator (A unreachable, offset syncs unreadable, skipped records)."""
+
+    @property
+    def to_commit(self) -> dict[tuple[str, int], CommittedOffset]:
+        """Target partition -> offset and metadata that ``--execute`` commits."""
+        return {
+            (row.target_topic, row.partition): CommittedOffset(row.translated_offset, row.metadata)
+            for row in self.rows
+            if row.action in ("commit", "rewind") and row.translated_offset is not None
+        }
+
+    @property
+    def total_expected_reread(self) -> int | None:
+        values = [r.expected_reread for r in self.rows if r.translated_offset is not None]
+        if not values or any(v is None for v in values):
+            return None
+        return sum(v for v in values if v is not None)
+
+    def export_rows(self) -> list[dict[str, Any]]:
+        common = {"group": self.group, "source_cluster": self.source, "target_cluster": self.target}
+        return [{k: {**common, **asdict(row)}[k] for k in EXPORT_FIELDS} for row in self.rows]
+
+
+@dataclass(frozen=True)
+class ExecuteResult:
+    committed: dict[tuple[str, int], CommittedOffset]
+    group_state: str
+
+
+# -- planning --------------------------------------------------------------------------------------------
+
+
+def _rename(policy: ReplicationPolicy, source: str, target: str, topic: str) -> str:
+    """The checkpoint task's rename of a source topic to the target-side name (spec §3.3)."""
+    if policy.topic_source(topic) == target:
+        return policy.original_topic(topic)
+    return policy.format_remote_topic(source, topic)
+
+
+def _source_topic_guess(policy: ReplicationPolicy, source: str, target: str, target_topic: str) -> str:
+    """Inverse of :func:`_rename` when A's own topic list is unknown (A down)."""
+    if policy.topic_source(target_topic) == source:
+        upstream = policy.upstream_topic(target_topic)
+        if upstream is not None:
+            return upstream
+    return policy.format_remote_topic(target, target_topic)
+
+
+def _action(translated: int | None, current: int | None, allow_rewind: bool) -> Action:
+    if translated is None:
+        return "no-checkpoint"
+    if current is None or current < translated:
+        return "commit"
+    if current == translated:
+        return "keep"
+    return "rewind" if allow_rewind else "skip-rewind"
+
+
+def _reread(
+    store: OffsetSyncStore | None, source_tp: tuple[str, int], source_offset: int | None, translated: int
+) -> tuple[int | None, int | None]:
+    """(expected, max) re-read for a consumer resuming at ``translated``; see the module docstring."""
+    if store is None or source_offset is None:
+        return None, None
+    proven = store.translate(source_tp, source_offset, mode="exact")
+    if proven is None or proven.downstream_offset < 0:
+        return None, None
+    expected = None
+    if proven.reread is not None:
+        expected = proven.downstream_offset + proven.reread - translated
+    maximum = None
+    if proven.reread_bound is not None:
+        maximum = proven.downstream_offset + proven.reread_bound - translated
+        if expected is not None:
+            maximum = max(maximum, expected)
+    return expected, maximum
+
+
+async def _target_side(
+    request: TranslateRequest, policy: ReplicationPolicy
+) -> tuple[dict[TopicPartition, Checkpoint], int, str, dict[tuple[str, int], CommittedOffset]]:
+    target = MirrorClient(
+        request.target_config, alias=request.target, timeout_s=request.timeout_s, policy=policy
+    )
+    topic = policy.checkpoints_topic(request.source)
+    try:
+        topics = await target.list_topics()
+        if topic not in topics:
+            raise FailoverError(
+                f"no checkpoints topic {topic} on cluster {request.target}: is a checkpoint connector "
+                f"{request.source}->{request.target} running?"
+            )
+        checkpoints, skipped = await target.latest_checkpoints(request.group, request.source)
+    except MirrorClientError as exc:
+        raise FailoverError(str(exc)) from None
+    finally:
+        await target.close()
+    if not checkpoints:
+        raise FailoverError(
+            f"no checkpoints for group {request.group} in {topic} on cluster {request.target}"
+        )
+    admin = GroupAdmin(client_config(request.target_config, "admin"))
+    try:
+        await _bounded(admin.start(), request, request.target)
+        states = await _retrying(lambda: admin.group_states([request.group]), request, request.target)
+        current = await _retrying(lambda: admin.committed_offsets(request.group), request, request.target)
+    except FailoverError:
+        raise
+    except Exception as exc:
+        raise FailoverError(
+            f"cannot read group {request.group} on cluster {request.target}: {_line(exc)}"
+        ) from None
+    finally:
+        await _close(admin)
+    return checkpoints, skipped, states.get(request.group, DEAD), current
+
+
+async def _source_offsets(
+    request: TranslateRequest, notes: list[str]
+) -> dict[tuple[str, int], CommittedOffset] | None:
+    if request.source_config is None or not client_config(request.source_config, "admin"):
+        notes.append(f"cluster {request.source} is not configured: source offsets are the checkpointed ones")
+        return None
+    admin = GroupAdmin(client_config(request.source_config, "admin"))
+    try:
+        await _bounded(admin.start(), request, request.source)
+        return await _retrying(lambda: admin.committed_offsets(request.group), request, request.source)
+    except Exception as exc:
+        notes.append(
+            f"cluster {request.source} is unreachable ({_line(exc)}): plan from the checkpoints alone, "
+            "source offsets are the checkpointed ones"
+        )
+        return None
+    finally:
+        await _close(admin)
+
+
+async def _offset_syncs(
+    request: TranslateRequest, policy: ReplicationPolicy, notes: list[str], source_reachable: bool
+) -> tuple[OffsetSyncStore | None, str | None]:
+    if request.offset_syncs_location == "source":
+        topic, alias, config = (
+            policy.offset_syncs_topic(request.target),
+            request.source,
+            request.source_config,
+        )
+        if config is None or not source_reachable:
+            notes.append(
+                f"offset syncs {topic} live on cluster {request.source}, which cannot be read: "
+                "re-reads are unknown"
+            )
+            return None, None
+    else:
+        topic, alias, config = (
+            policy.offset_syncs_topic(request.source),
+            request.target,
+            request.target_config,
+        )
+    try:
+        syncs, skipped = await read_offset_syncs(
+            client_config(config, "consumer"), topic, request.timeout_s, cluster=f"cluster {alias}"
+        )
+    except MirrorClientError as exc:
+        notes.append(f"offset syncs not read ({exc}): re-reads are unknown")
+        return None, None
+    if skipped:
+        notes.append(f"skipped {skipped} undecodable records in {topic}")
+    store = OffsetSyncStore("exact")
+    store.start(must_read_to_end=False)
+    store.handle_syncs(syncs)
+    store.mark_read_to_end()
+    return store, topic
+
+
+def plan_rows(
+    request: TranslateRequest,
+    checkpoints: Mapping[TopicPartition, Checkpoint],
+    source_offsets: Mapping[tuple[str, int], CommittedOffset] | None,
+    current: Mapping[tuple[str, int], CommittedOffset],
+    store: OffsetSyncStore | None,
+    *,
+    allow_rewind: bool = False,
+) -> list[PlanRow]:
+    """The plan's rows from what was read, sorted by source topic and partition (no I/O).
+
+    ``checkpoints``: the group's latest checkpoint per target partition; ``source_offsets``: its committed
+    offsets on A by source partition (``None`` when A could not be read); ``current``: its committed
+    offsets on B; ``store``: the offset syncs, ready (``None`` when not read).
+    """
+    policy = request.policy()
+    source_topic_of: dict[str, str] = {}
+    for topic, _ in source_offsets or {}:
+        source_topic_of.setdefault(_rename(policy, request.source, request.target, topic), topic)
+    rows: list[PlanRow] = []
+    covered: set[tuple[str, int]] = set()
+    for tp, checkpoint in checkpoints.items():
+        source_topic = source_topic_of.get(tp.topic) or _source_topic_guess(
+            policy, request.source, request.target, tp.topic
+        )
+        covered.add((source_topic, tp.partition))
+        committed = (source_offsets or {}).get((source_topic, tp.partition))
+        source_offset = committed.offset if committed is not None else checkpoint.upstream_offset
+        on_target = current.get((tp.topic, tp.partition))
+        current_offset = None if on_target is None else on_target.offset
+        expected, maximum = _reread(
+            store, (source_topic, tp.partition), source_offset, checkpoint.downstream_offset
+        )
+        rows.append(
+            PlanRow(
+                source_topic,
+                tp.partition,
+                tp.topic,
+                source_offset,
+                "source" if committed is not None else "checkpoint",
+                checkpoint.upstream_offset,
+                checkpoint.downstream_offset,
+                current_offset,
+                expected,
+                maximum,
+                _action(checkpoint.downstream_offset, current_offset, allow_rewind),
+                checkpoint.metadata,
+            )
+        )
+    for (topic, partition), committed in (source_offsets or {}).items():
+        if (topic, partition) in covered:
+            continue
+        target_topic = _rename(policy, request.source, request.target, topic)
+        on_target = current.get((target_topic, partition))
+        rows.append(
+            PlanRow(
+                topic,
+                partition,
+                target_topic,
+                committed.offset,
+                "source",
+                None,
+                None,
+                None if on_target is None else on_target.offset,
+                None,
+                None,
+                "no-checkpoint",
+                committed.metadata,
+            )
+        )
+    rows.sort(key=lambda r: (r.topic, r.partition))
+    return rows
+
+
+async def build_plan(request: TranslateRequest, *, allow_rewind: bool = False) -> FailoverPlan:
+    """Read checkpoints, offsets and offset syncs and compute one :class:`PlanRow` per partition.
+
+    Raises :class:`FailoverError` when B cannot be read or holds no checkpoints for the group; problems
+    with A or with the offset syncs only add notes.
+    """
+    policy = request.policy()
+    notes: list[str] = []
+    checkpoints, skipped, state, current = await _target_side(request, policy)
+    if skipped:
+        notes.append(f"skipped {skipped} undecodable checkpoint records")
+    source_offsets = await _source_offsets(request, notes)
+    store, syncs_topic = await _offset_syncs(request, policy, notes, source_offsets is not None)
+
+    rows = plan_rows(request, checkpoints, source_offsets, current, store, allow_rewind=allow_rewind)
+    return FailoverPlan(
+        request.group,
+        request.source,
+        request.target,
+        policy.checkpoints_topic(request.source),
+        rows,
+        state,
+        source_offsets is not None,
+        syncs_topic,
+        notes,
+    )
+
+
+# -- executing -------------------------------------------------------------------------------------------
+
+
+async def execute_plan(plan: FailoverPlan, request: TranslateRequest) -> ExecuteResult:
+    """Commit :attr:`FailoverPlan.to_commit` to the group on B, as an admin (no member id).
+
+    Raises :class:`FailoverRefused` when the group is not ``Empty``/``Dead`` on B (checked again here)
+    or the coordinator rejects the commit because members joined meanwhile; :class:`FailoverError` for
+    any other failure. Nothing is committed when it raises before the commit request.
+    """
+    offsets = plan.to_commit
+    admin = GroupAdmin(client_config(request.target_config, "admin"))
+    try:
+        await _bounded(admin.start(), request, plan.target)
+        states = await _retrying(lambda: admin.group_states([plan.group]), request, plan.target)
+        state = states.get(plan.group, DEAD)
+        if state not in COMMITTABLE_STATES:
+            raise FailoverRefused(
+                f"refusing to commit: group {plan.group} is {state} on cluster {plan.target} (it has active "
+                "members); stop its consumers there and run again"
+            )
+        if not offsets:
+            return ExecuteResult({}, state)
+        errors = await _retrying(lambda: _commit(admin, plan.group, offsets), request, plan.target)
+    except FailoverError:
+        raise
+    except Exception as exc:
+        raise FailoverError(
+            f"committing offsets of group {plan.group} on cluster {plan.target} failed: {_line(exc)}"
+        ) from None
+    finally:
+        await _close(admin)
+    if errors:
+        codes = sorted(set(errors.values()))
+        names = ", ".join(ACTIVE_GROUP_REJECTIONS.get(c, f"error code {c}") for c in codes)
+        if any(c in ACTIVE_GROUP_REJECTIONS for c in codes):
+            raise FailoverRefused(
+                f"refusing to commit: the coordinator rejected the commit for group {plan.group} on cluster "
+                f"{plan.target} ({names}): members joined; stop them and run again"
+            )
+        raise FailoverError(
+            f"committing {len(errors)} of {len(offsets)} offsets of group {plan.group} on cluster "
+            f"{plan.target} failed ({names})"
+        )
+    return ExecuteResult(offsets, state)
+
+
+# -- rendering -------------------------------------------------------------------------------------------
+
+
+def _cell(value: object) -> str:
+    return "-" if value is None else str(value)
+
+
+def render_text(plan: FailoverPlan) -> str:
+    """The human-readable plan (a header, one table row per partition, a total)."""
+    state = "unknown" if plan.target_group_state == DEAD else plan.target_group_state
+    lines = [
+        f"Failover plan for group {plan.group}: {plan.source} -> {plan.target} "
+        f"(checkpoints {plan.checkpoints_topic} on {plan.target})",
+        f"Source offsets: {'committed offsets on ' + plan.source if plan.source_reachable else 'checkpointed'}"
+        f"; re-reads from {plan.offset_syncs_topic or 'nothing (offset syncs not read)'}",
+        f"Group {plan.group} on {plan.target}: {state}",
+    ]
+    lines += [f"Note: {note}" for note in plan.notes]
+    header = (
+        "TOPIC",
+        "PARTITION",
+        "TARGET TOPIC",
+        "SOURCE OFFSET",
+        "TRANSLATED",
+        f"ON {plan.target}",
+        "RE-READ",
+        "MAX RE-READ",
+        "ACTION",
+    )
+    table = [header] + [
+        (
+            row.topic,
+            str(row.partition),
+            row.target_topic,
+            _cell(row.source_offset) + ("" if row.source_offset_from == "source" else "*"),
+            _cell(row.translated_offset),
+            _cell(row.target_committed_offset),
+            _cell(row.expected_reread),
+            _cell(row.max_reread),
+            row.action,
+        )
+        for row in plan.rows
+    ]
+    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in table]
+    total = plan.total_expected_reread
+    lines.append(
+        f"Expected re-read: {'unknown' if total is None else total} records"
+        + ("" if plan.source_reachable else " (* = checkpointed source offset)")
+    )
+    return "\n".join(lines)
+
+
+def render_json(plan: FailoverPlan) -> str:
+    """A JSON array with one object per row (keys :data:`EXPORT_FIELDS`; unknown values are null)."""
+    return json.dumps(plan.export_rows(), indent=2)
+
+
+def render_csv(plan: FailoverPlan) -> str:
+    """CSV with a header row (:data:`EXPORT_FIELDS`); unknown values are empty cells."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=EXPORT_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for row in plan.export_rows():
+        writer.writerow({k: "" if v is None else v for k, v in row.items()})
+    return out.getvalue()
+
+
+# -- helpers ---------------------------------------------------------------------------------------------
+
+
+def _line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+async def _bounded(awaitable: Awaitable[T], request: TranslateRequest, cluster: str) -> T:
+    try:
+        return await asyncio.wait_for(awaitable, request.timeout_s)
+    except TimeoutError:
+        raise FailoverError(f"cluster {cluster} did not answer within {request.timeout_s:.0f} s") from None
+
+
+class _RetriableCommitError(Exception):
+    retriable = True
+
+
+async def _commit(
+    admin: GroupAdmin, group: str, offsets: Mapping[tuple[str, int], CommittedOffset]
+) -> dict[tuple[str, int], int]:
+    errors = await admin.alter_offsets(group, offsets)
+    if errors and set(errors.values()) <= COORDINATOR_NOT_READY:
+        raise _RetriableCommitError(f"coordinator not ready (error codes {sorted(set(errors.values()))})")
+    return errors
+
+
+async def _retrying(call: Callable[[], Awaitable[T]], request: TranslateRequest, cluster: str) -> T:
+    """``call()`` on a started client, again after errors Kafka marks retriable (a coordinator still
+    loading, a leader moving) until ``timeout_s`` has passed; other errors propagate at once."""
+    deadline = time.monotonic() + request.timeout_s
+    while True:
+        remaining = deadline - time.monotonic()
+        try:
+            return await asyncio.wait_for(call(), max(remaining, 0.001))
+        except TimeoutError:
+            raise FailoverError(
+                f"cluster {cluster} did not answer within {request.timeout_s:.0f} s"
+            ) from None
+        except Exception as exc:
+            if not getattr(exc, "retriable", False) or time.monotonic() + RETRY_BACKOFF_S >= deadline:
+                raise
+        await asyncio.sleep(RETRY_BACKOFF_S)
+
+
+async def _close(admin: GroupAdmin) -> None:
+    try:
+        await admin.close()
+    except Exception:
+        return
+
+
+def parse_bootstrap(values: Sequence[str]) -> dict[str, str]:
+    """``["A=host:port", ...]`` -> ``{alias: bootstrap}``; one-line :class:`FailoverError` when malformed."""
+    found: dict[str, str] = {}
+    for value in values:
+        alias, sep, servers = value.partition("=")
+        if not sep or not alias.strip() or not servers.strip():
+            raise FailoverError(f"invalid --bootstrap {value!r}: expected ALIAS=host:port[,host:port]")
+        found[alias.strip()] = servers.strip()
+    return found
+
+
+# -- command line ----------------------------------------------------------------------------------------
+
+EXIT_ERROR = 1
+EXIT_REFUSED = 3
+_MM2_CLIENT_PREFIXES = ("admin.", "consumer.", "replication.policy.")
+
+
+def request_from_mm2(
+    path: str, group: str, source: str, target: str, timeout_s: float, location: str | None = None
+) -> TranslateRequest:
+    """A request from ``mm2.properties``: each side's ``MirrorMakerConfig.clientConfig(alias)`` (top-level
+    and ``<alias>.`` keys, config providers resolved), the policy of B's client config, and the flow's
+    ``offset-syncs.topic.location`` unless ``location`` overrides it."""
+    from connectors.mirror.config import CLIENT_CONFIG_NAMES
+    from connectors.mirror.mm2_properties import MirrorMakerConfig, SourceAndTarget
+    from pyconnect.config import properties
+
+    mm2 = MirrorMakerConfig(properties.load(path))
+    for alias, option in ((source, "--from"), (target, "--to")):
+        if alias not in mm2.clusters:
+            raise FailoverError(
+                f"unknown cluster alias {alias} ({option}): {path} defines clusters {', '.join(mm2.clusters)}"
+            )
+
+    def client(alias: str) -> dict[str, str]:
+        merged = {**mm2.raw, **mm2.cluster_props(alias)}
+        kept = {
+            k: v for k, v in merged.items() if k in CLIENT_CONFIG_NAMES or k.startswith(_MM2_CLIENT_PREFIXES)
+        }
+        return mm2._transform(kept)
+
+    target_config, source_config = client(target), client(source)
+    if not target_config.get("bootstrap.servers"):
+        raise FailoverError(f"cluster {target} has no bootstrap.servers in {path}")
+    flow = mm2.connector_base_config(SourceAndTarget(source, target), "MirrorCheckpointConnector")
+    return TranslateRequest(
+        group,
+        source,
+        target,
+        target_config,
+        source_config if source_config.get("bootstrap.servers") else None,
+        {k: v for k, v in target_config.items() if k.startswith("replication.policy.")},
+        _location(location or flow.get("offset-syncs.topic.location", "source")),
+        timeout_s,
+    )
+
+
+def request_from_bootstrap(
+    values: Sequence[str], group: str, source: str, target: str, timeout_s: float, location: str | None = None
+) -> TranslateRequest:
+    """A request from ``--bootstrap ALIAS=host:port`` options (default replication policy). B is
+    required; without A the plan comes from the checkpoints alone."""
+    servers = parse_bootstrap(values)
+    for alias in servers:
+        if alias not in (source, target):
+            raise FailoverError(
+                f"unknown cluster alias {alias} in --bootstrap: expected {source} (--from) or {target} (--to)"
+            )
+    if target not in servers:
+        raise FailoverError(f"no bootstrap servers for cluster {target}: add --bootstrap {target}=host:port")
+    return TranslateRequest(
+        group,
+        source,
+        target,
+        {"bootstrap.servers": servers[target]},
+        {"bootstrap.servers": servers[source]} if source in servers else None,
+        {},
+        _location(location or "source"),
+        timeout_s,
+    )
+
+
+def _location(value: str) -> Location:
+    if value == "source":
+        return "source"
+    if value == "target":
+        return "target"
+    raise FailoverError(f"invalid offset-syncs.topic.location {value!r}: expected source or target")
+
+
+async def run_translate(
+    request: TranslateRequest,
+    *,
+    execute: bool,
+    allow_rewind: bool,
+    export: Literal["json", "csv"] | None,
+    stdout: TextIO,
+    stderr: TextIO,
+) -> int:
+    """Print the plan (text, or ``export`` rows and nothing else on ``stdout``), then commit it when
+    ``execute``. Notes and, with ``export``, the commit summary go to ``stderr``. Returns the exit code;
+    raises :class:`FailoverError` / :class:`FailoverRefused` (the caller prints them as one line)."""
+    plan = await build_plan(request, allow_rewind=allow_rewind)
+    if export is not None:
+        for note in plan.notes:
+            print(f"Note: {note}", file=stderr)
+        stdout.write(render_json(plan) + "\n" if export == "json" else render_csv(plan))
+    else:
+        print(render_text(plan), file=stdout)
+    stdout.flush()
+    if not execute:
+        return 0
+    result = await execute_plan(plan, request)
+    skipped = [r for r in plan.rows if r.action == "skip-rewind"]
+    missing = [r for r in plan.rows if r.action == "no-checkpoint"]
+    summary = f"Committed {len(result.committed)} offsets of group {plan.group} on cluster {plan.target}"
+    if skipped:
+        summary += (
+            f"; {len(skipped)} partitions already ahead there were left alone (--allow-rewind moves them)"
+        )
+    if missing:
+        summary += f"; {len(missing)} partitions have no checkpoint and were not committed"
+    print(summary, file=stderr if export is not None else stdout)
+    return 0

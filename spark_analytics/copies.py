@@ -1,0 +1,102 @@
+"""Which target record is the copy of which source record, decided by content.
+
+MirrorMaker 2 keeps a record's partition, key, value, headers (same order, raw bytes) and timestamp, and
+nothing else (the offset changes). So a source record and a target record of the same topic are copies
+when those five agree. Records with equal content form a multiset: the k-th such record of a source
+partition (in offset order) is paired with the k-th of the target partition. What is left over is
+*missing* (source occurrences beyond the target's count) or *extra* on the target: a *duplicate* when
+the source holds that content at least once, a *mismatch* when it does not (a changed record, or one
+written by someone else).
+
+Contract: every function takes and returns DataFrames (lazy, no action). Inputs are frames with
+:data:`spark_analytics.kafka_frames.RECORD_COLUMNS` and a shared ``topic`` naming scheme (the source
+topic). Content is compared through a SHA-256 digest of a canonical JSON of ``key, value, headers,
+timestamp_ms`` (null and empty bytes stay distinct). Offsets of one content group are collected into
+one array, so millions of byte-identical records in a single partition would make one large row.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+MATCH_KEYS = ("topic", "partition", "digest")
+
+
+def with_digest(records: DataFrame) -> DataFrame:
+    """``records`` plus ``digest``: the hex SHA-256 of the record's content (all but topic, partition, offset)."""
+    headers = F.transform("headers", lambda h: F.struct(h["key"].alias("k"), F.base64(h["value"]).alias("v")))
+    canonical = F.to_json(
+        F.struct(
+            F.base64("key").alias("k"),
+            F.base64("value").alias("v"),
+            headers.alias("h"),
+            F.col("timestamp_ms").alias("t"),
+        )
+    )
+    return records.withColumn("digest", F.sha2(canonical, 256))
+
+
+def digests(records: DataFrame) -> DataFrame:
+    """``topic, partition, offset, digest`` of ``records`` (what matching needs, without the payload)."""
+    return with_digest(records).select("topic", "partition", "offset", "digest")
+
+
+def match_copies(source: DataFrame, target: DataFrame) -> DataFrame:
+    """One row per ``(topic, partition, digest)`` present on either side, with ``source_offsets`` and
+    ``target_offsets``: the sorted offsets of that content on each side (empty arrays when absent).
+    Inputs are :func:`digests` frames."""
+
+    def offsets(frame: DataFrame, name: str) -> DataFrame:
+        return frame.groupBy(*MATCH_KEYS).agg(F.array_sort(F.collect_list("offset")).alias(name))
+
+    empty = F.array().cast("array<bigint>")
+    joined = offsets(source, "source_offsets").join(
+        offsets(target, "target_offsets"), list(MATCH_KEYS), "full"
+    )
+    return joined.select(
+        *MATCH_KEYS,
+        F.coalesce("source_offsets", empty).alias("source_offsets"),
+        F.coalesce("target_offsets", empty).alias("target_offsets"),
+    )
+
+
+def paired_offsets(matched: DataFrame) -> DataFrame:
+    """``topic, partition, source_offset, target_offset``: each source record that has a copy, with it."""
+    common = F.least(F.size("source_offsets"), F.size("target_offsets"))
+    pairs = F.arrays_zip(
+        F.slice("source_offsets", 1, common).alias("s"), F.slice("target_offsets", 1, common).alias("t")
+    )
+    return (
+        matched.where(common > 0)
+        .select("topic", "partition", F.explode(pairs).alias("pair"))
+        .select(
+            "topic",
+            "partition",
+            F.col("pair.s").alias("source_offset"),
+            F.col("pair.t").alias("target_offset"),
+        )
+    )
+
+
+MISSING = "missing"
+DUPLICATE = "duplicate"
+MISMATCH = "mismatch"
+
+
+def leftovers(matched: DataFrame) -> DataFrame:
+    """``topic, partition, kind, offset``: records without a partner. ``kind`` is :data:`MISSING`
+    (``offset`` on the source), :data:`DUPLICATE` or :data:`MISMATCH` (``offset`` on the target)."""
+    source_n, target_n = F.size("source_offsets"), F.size("target_offsets")
+    missing = F.slice("source_offsets", target_n + 1, F.greatest(source_n - target_n, F.lit(0)))
+    extra = F.slice("target_offsets", source_n + 1, F.greatest(target_n - source_n, F.lit(0)))
+    missing_rows = matched.where(source_n > target_n).select(
+        "topic", "partition", F.lit(MISSING).alias("kind"), F.explode(missing).alias("offset")
+    )
+    extra_rows = matched.where(target_n > source_n).select(
+        "topic",
+        "partition",
+        F.when(source_n > 0, F.lit(DUPLICATE)).otherwise(F.lit(MISMATCH)).alias("kind"),
+        F.explode(extra).alias("offset"),
+    )
+    return missing_rows.unionByName(extra_rows)
