@@ -7,7 +7,7 @@ Contract:
 - ``ensure_distribution()`` is idempotent: the first call resolves the artifacts and their runtime
   dependencies with ``mvn`` into ``<cache>/kafka-<version>/libs``; once the ``complete`` marker is
   written (with a fingerprint of the artifact list), later calls do no network work at all, so a
-  cached machine runs offline. Changing the artifact list fetches again.
+  cached machine runs offline. Changing the artifact list fetches again (see ``pyconnect.maven_cache``).
 - ``connect-test-plugins`` brings Java's VerifiableSourceConnector, the test connector both runtimes
   share in compatibility tests.
 - The cache lives in ``<repo>/.cache`` for a source checkout and ``~/.cache/pyconnect`` otherwise;
@@ -19,11 +19,11 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from pyconnect import COMPATIBLE_KAFKA_VERSION
+from pyconnect.maven_cache import artifacts_fingerprint, cache_root, ensure_artifacts
 
 KAFKA_VERSION = COMPATIBLE_KAFKA_VERSION
 SCALA_VERSION = "2.13"
@@ -59,8 +59,6 @@ Configuration:
         level: ERROR
 """
 
-_COMPLETE_MARKER = "complete"
-
 
 class DistributionError(RuntimeError):
     """The Kafka jars are missing and could not be fetched; the message says why and what to do."""
@@ -87,12 +85,15 @@ class KafkaDistribution:
     def java_command(
         self, main_class: str, *args: str, heap: str = "512m", jvm_opts: tuple[str, ...] = ()
     ) -> list[str]:
-        """The argv that runs ``main_class`` from these jars with a bounded heap and quiet logging."""
+        """The argv that runs ``main_class`` from these jars with a bounded heap and quiet logging. An
+        ``OutOfMemoryError`` ends the process (as container images of Kafka do), so whoever waits on it
+        sees it die rather than a JVM that lingers without working."""
         return [
             java_executable(),
             f"-Xmx{heap}",
             "-Xms64m",
             "-XX:+UseG1GC",
+            "-XX:+ExitOnOutOfMemoryError",
             "-Djava.awt.headless=true",
             f"-Dlog4j2.configurationFile={self.log4j2_config}",
             *jvm_opts,
@@ -113,24 +114,8 @@ def java_executable() -> str:
     return found
 
 
-def cache_root() -> Path:
-    override = os.environ.get("PYCONNECT_CACHE")
-    if override:
-        return Path(override).expanduser().resolve()
-    checkout = Path(__file__).resolve().parents[2]
-    if (checkout / "pyproject.toml").exists():
-        return checkout / ".cache"
-    return Path.home() / ".cache" / "pyconnect"
-
-
 def distribution_home(version: str = KAFKA_VERSION) -> Path:
     return cache_root() / f"kafka-{version}"
-
-
-def _fingerprint() -> str:
-    """Identifies the artifact list: a cache made for another list is fetched again."""
-    listing = ";".join(":".join(a) for a in _ARTIFACTS)
-    return "artifacts " + hashlib.sha256(listing.encode()).hexdigest()[:16]
 
 
 def _pom() -> str:
@@ -166,37 +151,13 @@ def ensure_distribution(*, quiet: bool = True) -> KafkaDistribution:
         return KafkaDistribution(home)
 
     home = distribution_home()
-    marker = home / _COMPLETE_MARKER
-    if marker.exists() and marker.read_text().startswith(_fingerprint()):
-        return KafkaDistribution(home)
-
-    mvn = shutil.which("mvn")
-    if not mvn:
-        raise DistributionError(
-            f"Kafka {KAFKA_VERSION} is not cached in {home} and 'mvn' is not on PATH: install Maven to fetch it"
-        )
-    home.mkdir(parents=True, exist_ok=True)
-    staging = home / "libs.partial"
-    shutil.rmtree(staging, ignore_errors=True)
-    pom = home / "pom.xml"
-    pom.write_text(_pom())
-    cmd = [
-        mvn,
-        "-B",
-        *(["-q"] if quiet else []),
-        "-f",
-        str(pom),
-        "dependency:copy-dependencies",
-        f"-DoutputDirectory={staging}",
-        "-DincludeScope=runtime",
-    ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
-        raise DistributionError(f"fetching Kafka {KAFKA_VERSION} with Maven failed:\n{tail}")
-    shutil.rmtree(home / "libs", ignore_errors=True)
-    staging.rename(home / "libs")
-    (home / "log4j2.yaml").write_text(_LOG4J2_CONFIG)
-    jars = sorted(p.name for p in (home / "libs").glob("*.jar"))
-    marker.write_text(_fingerprint() + "\n" + "\n".join(jars) + "\n")
+    ensure_artifacts(
+        home,
+        _pom(),
+        artifacts_fingerprint(_ARTIFACTS),
+        what=f"Kafka {KAFKA_VERSION}",
+        error=DistributionError,
+        extra_files={"log4j2.yaml": _LOG4J2_CONFIG},
+        quiet=quiet,
+    )
     return KafkaDistribution(home)

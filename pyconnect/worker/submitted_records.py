@@ -6,6 +6,10 @@ the source offset of the last record of the longest prefix (in dispatch order) o
 records that are all acknowledged (or dropped). So an offset is never committed past a record Kafka
 has not acknowledged, whatever the acknowledgement order (Connect's SubmittedRecords, spec §5.2).
 
+Memory: an acknowledged prefix is released when it becomes one (at ``ack``), not at the next offset
+commit, so what is held is bounded by the records in flight rather than by everything sent in one
+``offset.flush.interval.ms``; ``committable()`` hands out the newest released record per partition.
+
 Concurrency: used from one event loop; ``ack`` may be called from producer callbacks on that loop.
 """
 
@@ -15,7 +19,7 @@ import asyncio
 import json
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -24,20 +28,29 @@ def partition_key(partition: Mapping[str, Any] | None) -> str:
     return json.dumps(partition, sort_keys=True, separators=(",", ":"), default=str)
 
 
-@dataclass(slots=True)
 class SubmittedRecord:
     """One dispatched record; ``ack()`` once Kafka acknowledged it (or it was dropped)."""
 
-    partition: Mapping[str, Any] | None
-    offset: Mapping[str, Any] | None
-    acked: bool = False
-    _owner: SubmittedRecords | None = field(default=None, repr=False)
+    __slots__ = ("_key", "_owner", "acked", "offset", "partition")
+
+    def __init__(
+        self,
+        partition: Mapping[str, Any] | None,
+        offset: Mapping[str, Any] | None,
+        owner: SubmittedRecords | None = None,
+        key: str = "",
+    ) -> None:
+        self.partition = partition
+        self.offset = offset
+        self.acked = False
+        self._owner = owner
+        self._key = key
 
     def ack(self) -> None:
         if not self.acked:
             self.acked = True
             if self._owner is not None:
-                self._owner._acked()
+                self._owner._acked(self)
 
 
 @dataclass(frozen=True)
@@ -64,6 +77,8 @@ class SubmittedRecords:
     def __init__(self) -> None:
         self._keys: dict[int, tuple[Mapping[str, Any] | None, str]] = {}
         self._queues: dict[str, deque[SubmittedRecord]] = {}
+        self._released: dict[str, SubmittedRecord] = {}
+        self._released_count = 0
         self._in_flight = 0
         self._drained = asyncio.Event()
         self._drained.set()
@@ -76,7 +91,6 @@ class SubmittedRecords:
     def submit(
         self, partition: Mapping[str, Any] | None, offset: Mapping[str, Any] | None
     ) -> SubmittedRecord:
-        record = SubmittedRecord(partition, offset, _owner=self)
         cached = self._keys.get(id(partition))
         if cached is not None and cached[0] is partition:
             key = cached[1]
@@ -85,6 +99,7 @@ class SubmittedRecords:
             if len(self._keys) >= self.KEY_CACHE_SIZE:
                 self._keys.clear()
             self._keys[id(partition)] = (partition, key)
+        record = SubmittedRecord(partition, offset, self, key)
         queue = self._queues.get(key)
         if queue is None:
             queue = self._queues[key] = deque()
@@ -93,28 +108,33 @@ class SubmittedRecords:
         self._drained.clear()
         return record
 
-    def _acked(self) -> None:
+    def _acked(self, record: SubmittedRecord) -> None:
         self._in_flight -= 1
         if self._in_flight == 0:
             self._drained.set()
+        key = record._key
+        queue = self._queues.get(key)
+        if queue is None or not queue[0].acked:
+            return
+        last = queue.popleft()
+        popped = 1
+        while queue and queue[0].acked:
+            last = queue.popleft()
+            popped += 1
+        self._released[key] = last
+        self._released_count += popped
+        if not queue:
+            del self._queues[key]
 
     def committable(self) -> CommittableOffsets:
-        """Remove every fully-acknowledged prefix and return the last offset of each."""
+        """The last offset of each partition's acknowledged prefix released since the previous call."""
         offsets: dict[str, tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]] = {}
-        committable = uncommittable = largest = 0
-        for key in list(self._queues):
-            queue = self._queues[key]
-            last: SubmittedRecord | None = None
-            while queue and queue[0].acked:
-                last = queue.popleft()
-                committable += 1
-            if last is not None and last.offset is not None:
+        for key, last in self._released.items():
+            if last.offset is not None:
                 offsets[key] = (last.partition, last.offset)
-            uncommittable += len(queue)
-            largest = max(largest, len(queue))
-            if not queue:
-                del self._queues[key]
-        return CommittableOffsets(offsets, committable, uncommittable, largest)
+        committable, self._released, self._released_count = self._released_count, {}, 0
+        lengths = [len(queue) for queue in self._queues.values()]
+        return CommittableOffsets(offsets, committable, sum(lengths), max(lengths, default=0))
 
     async def wait_all_acked(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for every submitted record to be acknowledged."""

@@ -83,3 +83,21 @@ def test_committed_offset_never_passes_an_unacked_record(
         assert committed[p] == max(i for q, i, _ in submitted if q == p), (
             "once all are acked, the last offset commits"
         )
+
+
+def test_an_acknowledged_prefix_is_released_at_once() -> None:
+    """Held records are bounded by what is in flight, not by what was sent since the last commit."""
+    records = SubmittedRecords()
+    p = {"p": 0}
+    batch = [records.submit(p, {"o": i}) for i in range(1000)]
+    for record in batch[1:]:
+        record.ack()
+    assert records.committable().uncommittable_records == 1000, "the unacked head holds the rest"
+    batch[0].ack()
+    assert not records._queues, "nothing is held once every record is acknowledged"
+    more = records.submit(p, {"o": 1000})
+    result = records.committable()
+    assert result.offsets == {partition_key(p): (p, {"o": 999})}
+    assert (result.committable_records, result.uncommittable_records) == (1000, 1)
+    more.ack()
+    assert records.committable().offsets == {partition_key(p): (p, {"o": 1000})}
