@@ -38,6 +38,7 @@ import json
 import logging
 import signal
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from pyconnect import COMPATIBLE_KAFKA_VERSION, __version__
@@ -194,26 +195,36 @@ def tune_garbage_collector() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
 
 
-async def run_distributed(path: str) -> int:
-    from pyconnect.config.properties import load
-    from pyconnect.runtime import DistributedRuntime
-
-    runtime = DistributedRuntime(load(path))
+@contextlib.contextmanager
+def stop_on_signals() -> Iterator[asyncio.Event]:
+    """Inside a running event loop: an event that SIGTERM and SIGINT set while the block runs; the
+    handlers are removed when it ends (after the block's own cleanup)."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     try:
-        await runtime.start()
-        tune_garbage_collector()
-        logging.getLogger("pyconnect").info("Worker ready at %s", runtime.rest_url)
-        await stop.wait()
-        logging.getLogger("pyconnect").info("Stopping the worker")
+        yield stop
     finally:
-        await runtime.stop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(Exception):
                 loop.remove_signal_handler(sig)
+
+
+async def run_distributed(path: str) -> int:
+    from pyconnect.config.properties import load
+    from pyconnect.runtime import DistributedRuntime
+
+    runtime = DistributedRuntime(load(path))
+    with stop_on_signals() as stop:
+        try:
+            await runtime.start()
+            tune_garbage_collector()
+            logging.getLogger("pyconnect").info("Worker ready at %s", runtime.rest_url)
+            await stop.wait()
+            logging.getLogger("pyconnect").info("Stopping the worker")
+        finally:
+            await runtime.stop()
     return 0
 
 
@@ -294,31 +305,25 @@ async def run_standalone(path: str, connector_files: list[str]) -> int:
 
     connectors = [(file, *load_connector_file(file)) for file in connector_files]
     runtime = StandaloneRuntime(load(path))
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
     logger = logging.getLogger("pyconnect")
-    try:
-        await runtime.start()
-        for file, name, config, target in connectors:
-            try:
-                await runtime.add_connector(name, config, target)
-            except ConnectError as exc:
-                logger.error("Failed to create connector for %s: %s", file, exc)
-                raise ConnectorCreationError(
-                    f"Failed to create connector {name} from {file}: {exc}"
-                ) from None
-        runtime.mark_ready()
-        tune_garbage_collector()
-        logger.info("Standalone worker ready at %s", runtime.rest_url)
-        await stop.wait()
-        logger.info("Stopping the worker")
-    finally:
-        await runtime.stop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            with contextlib.suppress(Exception):
-                loop.remove_signal_handler(sig)
+    with stop_on_signals() as stop:
+        try:
+            await runtime.start()
+            for file, name, config, target in connectors:
+                try:
+                    await runtime.add_connector(name, config, target)
+                except ConnectError as exc:
+                    logger.error("Failed to create connector for %s: %s", file, exc)
+                    raise ConnectorCreationError(
+                        f"Failed to create connector {name} from {file}: {exc}"
+                    ) from None
+            runtime.mark_ready()
+            tune_garbage_collector()
+            logger.info("Standalone worker ready at %s", runtime.rest_url)
+            await stop.wait()
+            logger.info("Stopping the worker")
+        finally:
+            await runtime.stop()
     return 0
 
 
@@ -326,24 +331,17 @@ async def run_mirror_maker(path: str, clusters: list[str] | None) -> int:
     from pyconnect.mirror_maker import MirrorMaker
 
     mirror_maker = MirrorMaker.from_file(path, clusters)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    logger = logging.getLogger("pyconnect")
-    try:
+    with stop_on_signals() as stop:
         try:
-            await mirror_maker.start()
-        except ConnectError as exc:
-            raise StartFailed(f"Failed to start MirrorMaker: {exc}") from None
-        tune_garbage_collector()
-        await stop.wait()
-    finally:
-        await mirror_maker.stop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            with contextlib.suppress(Exception):
-                loop.remove_signal_handler(sig)
-    logger.info("MirrorMaker exited")
+            try:
+                await mirror_maker.start()
+            except ConnectError as exc:
+                raise StartFailed(f"Failed to start MirrorMaker: {exc}") from None
+            tune_garbage_collector()
+            await stop.wait()
+        finally:
+            await mirror_maker.stop()
+    logging.getLogger("pyconnect").info("MirrorMaker exited")
     return 0
 
 

@@ -29,6 +29,7 @@ Java's ``MirrorMaker`` (spec §7), one process:
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import socket
@@ -39,18 +40,10 @@ from typing import Any
 from connectors.mirror.mm2_properties import MirrorMakerConfig, SourceAndTarget, load
 from pyconnect.config.worker import WorkerConfig
 from pyconnect.errors import ConfigError, ConnectError
-from pyconnect.herder.herder import DistributedHerder
 from pyconnect.herder.mirror_herder import MirrorHerder
-from pyconnect.herder.worker_coordinator import WorkerCoordinator
-from pyconnect.kafka.clients import create_admin
-from pyconnect.kafka.group_member import ConnectGroupMember
-from pyconnect.kafka.topics import kafka_cluster_id
 from pyconnect.rest.mirror_internal import MirrorRestServer
-from pyconnect.stores.config import ConfigStore
-from pyconnect.stores.offsets import OffsetStore
-from pyconnect.stores.status import StatusStore
+from pyconnect.runtime import DistributedMember
 from pyconnect.worker.plugins import PluginRegistry
-from pyconnect.worker.worker import Worker
 
 log = logging.getLogger(__name__)
 
@@ -96,17 +89,6 @@ def dedicated_worker_id(flow: SourceAndTarget, rest_url: str | None) -> str:
     return f"{socket.getfqdn()}/{flow}/{uuid.uuid4()}"
 
 
-class _Reporter:
-    """The worker reports statuses through its herder, which is built after the worker."""
-
-    def __init__(self) -> None:
-        self.herder: DistributedHerder | None = None
-
-    def report(self, item: Any, state: Any, trace: str | None = None, version: str | None = None) -> None:
-        if self.herder is not None:
-            self.herder.report(item, state, trace, version)
-
-
 class MirrorMaker:
     def __init__(
         self,
@@ -134,8 +116,7 @@ class MirrorMaker:
         self.connector_configs = {flow: flow_connector_configs(config, flow) for flow in self.flows}
         self.rest = MirrorRestServer(config.raw) if config.enable_internal_rest else None
         self.plugins = plugins
-        self.herders: dict[SourceAndTarget, MirrorHerder] = {}
-        self._offset_stores: dict[SourceAndTarget, OffsetStore] = {}
+        self._members: dict[SourceAndTarget, DistributedMember[MirrorHerder]] = {}
         self._started = False
 
     @classmethod
@@ -144,6 +125,11 @@ class MirrorMaker:
     ) -> MirrorMaker:
         """Read ``mm2.properties`` (Java ``Properties`` rules) and check it, as :meth:`__init__`."""
         return cls(load(path), clusters, **kwargs)
+
+    @property
+    def herders(self) -> dict[SourceAndTarget, MirrorHerder]:
+        """The herders built so far, by flow."""
+        return {flow: m.herder for flow, m in self._members.items() if m.herder is not None}
 
     @property
     def rest_url(self) -> str | None:
@@ -198,85 +184,44 @@ class MirrorMaker:
             raise
 
     async def _start_herder(self, flow: SourceAndTarget, plugins: PluginRegistry) -> None:
-        cfg = self.worker_configs[flow]
         rest_url = self.rest_url
         worker_id = dedicated_worker_id(flow, rest_url)
-        client_config = {
-            **{
-                k: v
-                for k, v in cfg.originals.items()
-                if not k.startswith(("producer.", "consumer.", "admin."))
-            },
-            "bootstrap.servers": cfg.bootstrap_servers_string,
-        }
-        admin = create_admin(client_config)
-        await admin.start()
-        try:
-            cluster_id = await kafka_cluster_id(admin)
-        finally:
-            await admin.close()
-        offset_store = OffsetStore.from_worker_config(cfg)
-        self._offset_stores[flow] = offset_store
-        await offset_store.start()
-        member = ConnectGroupMember(
-            client_config,
-            str(cfg["group.id"]),
-            session_timeout_ms=int(cfg["session.timeout.ms"]),
-            rebalance_timeout_ms=int(cfg["rebalance.timeout.ms"]),
-            heartbeat_interval_ms=int(cfg["heartbeat.interval.ms"]),
-            retry_backoff_ms=int(cfg["retry.backoff.ms"]),
-            client_id=cfg.originals.get("client.id") or f"connect-{worker_id}",
-        )
-        reporter = _Reporter()
-        worker = Worker(worker_id, cfg, plugins, offset_store, reporter, kafka_cluster_id=cluster_id)
-        advertised = rest_url or NOT_USED_URL
-
-        def coordinator(herder: DistributedHerder) -> WorkerCoordinator:
-            return WorkerCoordinator(
-                member,
-                mode=str(cfg["connect.protocol"]),
-                rest_url=advertised,
-                config_snapshot=herder.config_snapshot_for_assignor,
-                max_delay_ms=int(cfg["scheduled.rebalance.max.delay.ms"]),
-                on_revoked=herder.on_revoked,
-            )
-
         publish = (
             self.rest.task_config_publisher(flow.source, flow.target)
             if self.rest is not None
             else _no_rest_publisher
         )
-        herder = MirrorHerder(
-            cfg,
-            flow=str(flow),
+        member = DistributedMember(
+            self.worker_configs[flow],
+            plugins,
             worker_id=worker_id,
-            connector_configs=self.connector_configs[flow],
-            worker=worker,
-            config_store=ConfigStore.from_worker_config(cfg),
-            status_store=StatusStore.from_worker_config(cfg),
-            coordinator_factory=coordinator,
-            member=member,
-            rest_url=advertised,
-            kafka_cluster_id=cluster_id,
+            rest_url=rest_url or NOT_USED_URL,
             publish_task_configs=publish,
+            herder_type=functools.partial(
+                MirrorHerder,
+                flow=str(flow),
+                worker_id=worker_id,
+                connector_configs=self.connector_configs[flow],
+            ),
         )
-        reporter.herder = herder
-        self.herders[flow] = herder
-        await herder.start()
-        log.info("Herder %s started as worker %s (Kafka cluster %s)", flow, worker_id, cluster_id)
+        self._members[flow] = member
+        await member.start()
+        log.info(
+            "Herder %s started as worker %s (Kafka cluster %s)", flow, worker_id, member.kafka_cluster_id
+        )
 
     async def stop(self) -> None:
-        """Stop every herder, their offset stores, then the REST server; errors are logged, not raised.
+        """Stop every herder and then its offset store (flows concurrently), then the REST server; errors
+        are logged, not raised.
 
         Java closes the REST server first; here it goes last so that no follower publishing task configs
         during shutdown reopens the forwarding client after the server closed it.
         """
-        herders, self.herders = self.herders, {}
+        herders = self.herders
+        members, self._members = self._members, {}
         if herders:
             log.info("Kafka MirrorMaker stopping")
-        await asyncio.gather(*(_quietly(f"herder {flow}", h.stop()) for flow, h in herders.items()))
-        stores, self._offset_stores = self._offset_stores, {}
-        await asyncio.gather(*(_quietly(f"offset store of {flow}", s.stop()) for flow, s in stores.items()))
+        await asyncio.gather(*(_quietly(f"herder {flow}", m.stop()) for flow, m in members.items()))
         if self.rest is not None:
             await _quietly("the internal REST server", self.rest.stop())
         if herders:

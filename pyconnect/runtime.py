@@ -4,18 +4,20 @@ Start order (Java's): REST server (so ``/health`` answers "starting"), the Kafka
 stores, worker and herder, then the herder's tick joins the group. Stop order is the reverse:
 herder (stops all work, committing offsets, leaves the group, stops stores), REST server.
 ``start``/``stop`` are idempotent; a failed start stops whatever was started before re-raising.
+:class:`DistributedMember` is the part between the REST server and the group (cluster id, stores,
+worker, herder), built the same way for a distributed worker and for each dedicated MirrorMaker flow.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, TypeVar
 
 from pyconnect.config.worker import WorkerConfig
 from pyconnect.errors import ConnectError
-from pyconnect.herder.herder import DistributedHerder
+from pyconnect.herder.herder import DistributedHerder, PublishTaskConfigs
 from pyconnect.herder.standalone import StandaloneConfig, StandaloneHerder, StandaloneStatus
 from pyconnect.herder.worker_coordinator import WorkerCoordinator
 from pyconnect.kafka.clients import create_admin
@@ -50,27 +52,152 @@ def rest_server(cfg: Any) -> RestServer:
     )
 
 
+def worker_client_config(cfg: WorkerConfig) -> dict[str, Any]:
+    """The Kafka client settings a distributed worker uses itself (admin, group member): its originals
+    without the ``producer.``, ``consumer.`` and ``admin.`` prefixed keys, with ``bootstrap.servers``
+    as one string."""
+    base = {k: v for k, v in cfg.originals.items() if not k.startswith(("producer.", "consumer.", "admin."))}
+    return {**base, "bootstrap.servers": cfg.bootstrap_servers_string}
+
+
+async def fetch_kafka_cluster_id(client_config: Mapping[str, Any]) -> str:
+    """The id of the Kafka cluster ``client_config`` reaches, through a short-lived admin client."""
+    admin = create_admin(dict(client_config))
+    await admin.start()
+    try:
+        return await kafka_cluster_id(admin)
+    finally:
+        await admin.close()
+
+
+H = TypeVar("H", bound=DistributedHerder)
+
+
+class DistributedMember(Generic[H]):
+    """One member of a distributed Connect group, built from a ``WorkerConfig``: the Kafka cluster id,
+    the config, offset and status stores, the worker, the group member and the herder.
+
+    Shared by :class:`DistributedRuntime` (one per process) and the dedicated MirrorMaker (one per
+    flow). ``herder_type`` builds the herder from the config and :class:`DistributedHerder`'s keyword
+    arguments (a subclass, or a partial carrying its extra arguments); ``worker_id`` names the worker
+    (statuses, client ids), ``rest_url`` is what the member advertises to its group.
+
+    ``start`` (once) looks up the Kafka cluster id, starts the offset store, builds the worker and the
+    herder and starts the herder (its stores, then its group membership); it raises what the failing
+    step raised. Each part is kept as soon as it exists, so ``stop`` after a failed ``start`` stops what
+    was started. ``stop`` (idempotent) stops the herder (its work commits offsets, the member leaves the
+    group, the config and status stores stop), then the offset store; it attempts both and raises the
+    first failure.
+    """
+
+    def __init__(
+        self,
+        config: WorkerConfig,
+        plugins: PluginRegistry,
+        *,
+        worker_id: str,
+        rest_url: str,
+        publish_task_configs: PublishTaskConfigs,
+        herder_type: Callable[..., H],
+    ) -> None:
+        self.config = config
+        self.worker_id = worker_id
+        self.rest_url = rest_url
+        self.kafka_cluster_id: str | None = None
+        self.offset_store: OffsetStore | None = None
+        self.herder: H | None = None
+        self._plugins = plugins
+        self._publish = publish_task_configs
+        self._herder_type = herder_type
+
+    async def start(self) -> H:
+        cfg = self.config
+        client_config = worker_client_config(cfg)
+        self.kafka_cluster_id = cluster_id = await fetch_kafka_cluster_id(client_config)
+        self.offset_store = offset_store = OffsetStore.from_worker_config(cfg)
+        await offset_store.start()
+        member = ConnectGroupMember(
+            client_config,
+            str(cfg["group.id"]),
+            session_timeout_ms=int(cfg["session.timeout.ms"]),
+            rebalance_timeout_ms=int(cfg["rebalance.timeout.ms"]),
+            heartbeat_interval_ms=int(cfg["heartbeat.interval.ms"]),
+            retry_backoff_ms=int(cfg["retry.backoff.ms"]),
+            client_id=cfg.originals.get("client.id") or f"connect-{self.worker_id}",
+        )
+        reporter = _LateReporter()
+        worker = Worker(
+            self.worker_id, cfg, self._plugins, offset_store, reporter, kafka_cluster_id=cluster_id
+        )
+
+        def coordinator(herder: DistributedHerder) -> WorkerCoordinator:
+            return WorkerCoordinator(
+                member,
+                mode=str(cfg["connect.protocol"]),
+                rest_url=self.rest_url,
+                config_snapshot=herder.config_snapshot_for_assignor,
+                max_delay_ms=int(cfg["scheduled.rebalance.max.delay.ms"]),
+                on_revoked=herder.on_revoked,
+            )
+
+        herder = self._herder_type(
+            cfg,
+            worker=worker,
+            config_store=ConfigStore.from_worker_config(cfg),
+            status_store=StatusStore.from_worker_config(cfg),
+            coordinator_factory=coordinator,
+            member=member,
+            rest_url=self.rest_url,
+            kafka_cluster_id=cluster_id,
+            publish_task_configs=self._publish,
+        )
+        reporter.herder = herder
+        self.herder = herder
+        await herder.start()
+        return herder
+
+    async def stop(self) -> None:
+        failures: list[Exception] = []
+        herder, self.herder = self.herder, None
+        offsets, self.offset_store = self.offset_store, None
+        for part in (herder, offsets):
+            if part is None:
+                continue
+            try:
+                await part.stop()
+            except Exception as exc:
+                failures.append(exc)
+        if failures:
+            raise failures[0]
+
+
+class _LateReporter:
+    """The worker reports statuses through its herder, which is built after the worker."""
+
+    def __init__(self) -> None:
+        self.herder: DistributedHerder | None = None
+
+    def report(self, item: Any, state: Any, trace: str | None = None, version: str | None = None) -> None:
+        if self.herder is not None:
+            self.herder.report(item, state, trace, version)
+
+
 class DistributedRuntime:
     def __init__(self, props: Mapping[str, str], *, plugins: PluginRegistry | None = None) -> None:
         self.config = WorkerConfig(props)
         self.plugins = plugins or PluginRegistry.from_entry_points()
         cfg = self.config
         self.rest = rest_server(cfg)
-        self.herder: DistributedHerder | None = None
-        self.offset_store: OffsetStore | None = None
+        self._member: DistributedMember[DistributedHerder] | None = None
         self._started = False
 
     @property
     def rest_url(self) -> str:
         return self.rest.advertised_url
 
-    def _client_config(self) -> dict[str, Any]:
-        base = {
-            k: v
-            for k, v in self.config.originals.items()
-            if not k.startswith(("producer.", "consumer.", "admin."))
-        }
-        return {**base, "bootstrap.servers": self.config.bootstrap_servers_string}
+    @property
+    def herder(self) -> DistributedHerder | None:
+        return self._member.herder if self._member is not None else None
 
     async def start(self) -> None:
         if self._started:
@@ -78,87 +205,33 @@ class DistributedRuntime:
         self._started = True
         try:
             await self.rest.start()
-            admin = create_admin(self._client_config())
-            await admin.start()
-            try:
-                cluster_id = await kafka_cluster_id(admin)
-            finally:
-                await admin.close()
-            cfg = self.config
-            config_store = ConfigStore.from_worker_config(cfg)
-            status_store = StatusStore.from_worker_config(cfg)
-            self.offset_store = OffsetStore.from_worker_config(cfg)
-            await self.offset_store.start()
             worker_id = self.rest_url.split("://", 1)[-1].rstrip("/")
-            member = ConnectGroupMember(
-                self._client_config(),
-                str(cfg["group.id"]),
-                session_timeout_ms=int(cfg["session.timeout.ms"]),
-                rebalance_timeout_ms=int(cfg["rebalance.timeout.ms"]),
-                heartbeat_interval_ms=int(cfg["heartbeat.interval.ms"]),
-                retry_backoff_ms=int(cfg["retry.backoff.ms"]),
-                client_id=cfg.originals.get("client.id") or f"connect-{worker_id}",
-            )
-            herder_ref: list[DistributedHerder] = []
-            worker = Worker(
-                worker_id,
-                cfg,
+            self._member = DistributedMember(
+                self.config,
                 self.plugins,
-                self.offset_store,
-                _LateReporter(herder_ref),
-                kafka_cluster_id=cluster_id,
-            )
-
-            def coordinator(herder: DistributedHerder) -> WorkerCoordinator:
-                return WorkerCoordinator(
-                    member,
-                    mode=str(cfg["connect.protocol"]),
-                    rest_url=self.rest_url,
-                    config_snapshot=herder.config_snapshot_for_assignor,
-                    max_delay_ms=int(cfg["scheduled.rebalance.max.delay.ms"]),
-                    on_revoked=herder.on_revoked,
-                )
-
-            self.herder = DistributedHerder(
-                cfg,
-                worker=worker,
-                config_store=config_store,
-                status_store=status_store,
-                coordinator_factory=coordinator,
-                member=member,
+                worker_id=worker_id,
                 rest_url=self.rest_url,
-                kafka_cluster_id=cluster_id,
                 publish_task_configs=self.rest.forwarder.post_task_configs,
+                herder_type=DistributedHerder,
             )
-            herder_ref.append(self.herder)
-            await self.herder.start()
-            self.rest.attach(self.herder)
-            log.info("Worker %s started (Kafka cluster %s, group %s)", worker_id, cluster_id, cfg["group.id"])
+            herder = await self._member.start()
+            self.rest.attach(herder)
+            log.info(
+                "Worker %s started (Kafka cluster %s, group %s)",
+                worker_id,
+                self._member.kafka_cluster_id,
+                self.config["group.id"],
+            )
         except BaseException:
             await self.stop()
             raise
 
     async def stop(self) -> None:
-        herder, self.herder = self.herder, None
-        if herder is not None:
+        member, self._member = self._member, None
+        if member is not None:
             with contextlib.suppress(Exception):
-                await herder.stop()
-        offsets, self.offset_store = self.offset_store, None
-        if offsets is not None:
-            with contextlib.suppress(Exception):
-                await offsets.stop()
+                await member.stop()
         await self.rest.stop()
-
-
-class _LateReporter:
-    """The worker reports through the herder, which is built after the worker."""
-
-    def __init__(self, ref: list[DistributedHerder]) -> None:
-        self._ref = ref
-
-    def report(self, item: Any, state: Any, trace: str | None = None, version: str | None = None) -> None:
-        if self._ref:
-            self._ref[0].report(item, state, trace, version)
 
 
 class StandaloneRuntime:
@@ -190,14 +263,9 @@ class StandaloneRuntime:
         self._started = True
         try:
             await self.rest.start()
-            admin = create_admin(
+            cluster_id = await fetch_kafka_cluster_id(
                 {**self.config.originals, "bootstrap.servers": self.config.bootstrap_servers_string}
             )
-            await admin.start()
-            try:
-                cluster_id = await kafka_cluster_id(admin)
-            finally:
-                await admin.close()
             self.offset_store = FileOffsetStore.from_worker_config(self.config)
             await self.offset_store.start()
             worker_id = self.rest_url.split("://", 1)[-1].rstrip("/")

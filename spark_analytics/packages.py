@@ -16,20 +16,19 @@ Contract:
   marker (with a fingerprint of :data:`ARTIFACTS`) exists, later calls do no network work, so a cached
   machine runs offline. ``PYCONNECT_SPARK_JARS`` names a folder of jars to use instead (air-gapped
   machines); the cache lives in ``<repo>/.cache`` for a source checkout and ``~/.cache/pyconnect``
-  otherwise, ``PYCONNECT_CACHE`` overrides both (the same convention as the Kafka distribution).
+  otherwise, ``PYCONNECT_CACHE`` overrides both (``pyconnect.maven_cache``, as the Kafka distribution).
 
 ``python -m spark_analytics.packages fetch`` fetches them (``make test`` runs it first).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import shutil
-import subprocess
 import sys
 from pathlib import Path
+
+from pyconnect.maven_cache import artifacts_fingerprint, cache_root, ensure_artifacts
 
 SCALA_VERSION = "2.13"
 KAFKA_SOURCE_VERSION = "4.2.0"
@@ -41,7 +40,6 @@ ARTIFACTS: tuple[tuple[str, str, str], ...] = (
     ("org.apache.spark", _KAFKA_SOURCE, KAFKA_SOURCE_VERSION),
     ("org.apache.spark", _TOKEN_PROVIDER, TOKEN_PROVIDER_VERSION),
 )
-_COMPLETE_MARKER = "complete"
 _FETCH_TIMEOUT_S = 600
 _VERSION_START = re.compile(r"-[0-9]+\.")
 
@@ -50,23 +48,8 @@ class SparkPackageError(RuntimeError):
     """The Kafka source jars are missing and could not be fetched; the message says why and what to do."""
 
 
-def cache_root() -> Path:
-    override = os.environ.get("PYCONNECT_CACHE")
-    if override:
-        return Path(override).expanduser().resolve()
-    checkout = Path(__file__).resolve().parents[1]
-    if (checkout / "pyproject.toml").exists():
-        return checkout / ".cache"
-    return Path.home() / ".cache" / "pyconnect"
-
-
 def jars_home() -> Path:
     return cache_root() / f"spark-kafka-{KAFKA_SOURCE_VERSION}"
-
-
-def _fingerprint() -> str:
-    listing = ";".join(":".join(a) for a in ARTIFACTS)
-    return "artifacts " + hashlib.sha256(listing.encode()).hexdigest()[:16]
 
 
 def _pom() -> str:
@@ -118,43 +101,6 @@ def without_shipped(jars: list[Path], shipped: list[str]) -> list[Path]:
     return [jar for jar in jars if artifact_name(jar.name) not in present]
 
 
-def _fetch(home: Path, quiet: bool) -> None:
-    mvn = shutil.which("mvn")
-    if not mvn:
-        raise SparkPackageError(
-            f"Spark's Kafka source is not cached in {home} and 'mvn' is not on PATH: install Maven to fetch "
-            "it, or point PYCONNECT_SPARK_JARS at a folder holding the jars"
-        )
-    home.mkdir(parents=True, exist_ok=True)
-    staging = home / "libs.partial"
-    shutil.rmtree(staging, ignore_errors=True)
-    pom = home / "pom.xml"
-    pom.write_text(_pom())
-    cmd = [
-        mvn,
-        "-B",
-        *(["-q"] if quiet else []),
-        "-f",
-        str(pom),
-        "dependency:copy-dependencies",
-        f"-DoutputDirectory={staging}",
-        "-DincludeScope=runtime",
-    ]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=_FETCH_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        raise SparkPackageError(
-            f"fetching Spark's Kafka source with Maven took over {_FETCH_TIMEOUT_S} s"
-        ) from None
-    if proc.returncode != 0:
-        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
-        raise SparkPackageError(f"fetching Spark's Kafka source with Maven failed:\n{tail}")
-    shutil.rmtree(home / "libs", ignore_errors=True)
-    staging.rename(home / "libs")
-    jars = sorted(p.name for p in (home / "libs").glob("*.jar"))
-    (home / _COMPLETE_MARKER).write_text(_fingerprint() + "\n" + "\n".join(jars) + "\n")
-
-
 def ensure_kafka_source_jars(*, quiet: bool = True) -> list[Path]:
     """The jars to add to Spark's class path for ``format("kafka")``, fetching them first when needed."""
     override = os.environ.get("PYCONNECT_SPARK_JARS")
@@ -164,11 +110,17 @@ def ensure_kafka_source_jars(*, quiet: bool = True) -> list[Path]:
         if not any(artifact_name(j.name) == _KAFKA_SOURCE for j in jars):
             raise SparkPackageError(f"PYCONNECT_SPARK_JARS={folder} holds no {_KAFKA_SOURCE} jar")
     else:
-        home = jars_home()
-        marker = home / _COMPLETE_MARKER
-        if not (marker.exists() and marker.read_text().startswith(_fingerprint())):
-            _fetch(home, quiet)
-        jars = sorted((home / "libs").glob("*.jar"))
+        libs = ensure_artifacts(
+            jars_home(),
+            _pom(),
+            artifacts_fingerprint(ARTIFACTS),
+            what="Spark's Kafka source",
+            error=SparkPackageError,
+            missing_mvn_hint=", or point PYCONNECT_SPARK_JARS at a folder holding the jars",
+            quiet=quiet,
+            timeout_s=_FETCH_TIMEOUT_S,
+        )
+        jars = sorted(libs.glob("*.jar"))
     shipped_dir = pyspark_jars_dir()
     shipped = [p.name for p in shipped_dir.glob("*.jar")] if shipped_dir.is_dir() else []
     return without_shipped(jars, shipped)

@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from pyspark.sql import Column, DataFrame, Row, SparkSession, Window
+from pyspark.sql import Column, DataFrame, Row, SparkSession, Window, WindowSpec
 from pyspark.sql import functions as F
 
 from spark_analytics import copies
@@ -227,6 +227,12 @@ def _mapped(column: str, mapping: Mapping[str, str]) -> Column:
     return F.create_map(*[F.lit(x) for pair in mapping.items() for x in pair])[F.col(column)]
 
 
+def _sweep(start: int, end: int) -> WindowSpec:
+    """The events (``pos``, ``kind``) of one partition in position order, queries (kind 0) before
+    records (kind 1) at the same position, framed from ``start`` to ``end`` rows around each event."""
+    return Window.partitionBy(*_KEYS).orderBy("pos", "kind").rowsBetween(start, end)
+
+
 def true_positions(queries: DataFrame, pairs: DataFrame, target: DataFrame) -> DataFrame:
     """``queries`` (``qid, topic, partition, upstream_offset``) plus ``true_position``: the lowest target
     offset of a copy of a source record at or after ``upstream_offset``, else the target's end."""
@@ -245,13 +251,10 @@ def true_positions(queries: DataFrame, pairs: DataFrame, target: DataFrame) -> D
             F.col("target_offset"),
         )
     )
-    following = (
-        Window.partitionBy(*_KEYS)
-        .orderBy("pos", "kind")
-        .rowsBetween(Window.currentRow, Window.unboundedFollowing)
-    )
     next_copy = (
-        events.withColumn("next_copy", F.min("target_offset").over(following))
+        events.withColumn(
+            "next_copy", F.min("target_offset").over(_sweep(Window.currentRow, Window.unboundedFollowing))
+        )
         .where(F.col("kind") == 0)
         .select("qid", "next_copy")
     )
@@ -280,13 +283,8 @@ def records_before(queries: DataFrame, target: DataFrame, columns: Mapping[str, 
                 *_KEYS, F.col(column).alias("pos"), F.lit(0).alias("kind"), "qid", F.lit(name).alias("which")
             )
         )
-    preceding = (
-        Window.partitionBy(*_KEYS)
-        .orderBy("pos", "kind")
-        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    )
     counted = (
-        events.withColumn("before", F.sum("kind").over(preceding))
+        events.withColumn("before", F.sum("kind").over(_sweep(Window.unboundedPreceding, Window.currentRow)))
         .where(F.col("kind") == 0)
         .groupBy("qid")
         .agg(*[F.max(F.when(F.col("which") == name, F.col("before"))).alias(name) for name in columns])

@@ -32,9 +32,9 @@ from pyconnect.config.definition import ConfigDef
 from pyconnect.config.worker import WORKER_CONFIG_DEF
 from pyconnect.errors import BadRequestError, NotFoundError, ServiceUnavailableError
 from pyconnect.herder.interface import HerderApi
-from pyconnect.rest.errors import MalformedRequest, error_middleware
+from pyconnect.rest.errors import error_middleware
 from pyconnect.rest.forwarding import Forwarder
-from pyconnect.rest.resources import json_body, string_map
+from pyconnect.rest.resources import accept_task_configs
 from pyconnect.rest.security import CrossOrigin, SslSettings, options_middleware
 from pyconnect.rest.server import RestServer
 
@@ -131,18 +131,7 @@ def _herder(request: web.Request) -> HerderApi:
 @_routes.post("/{source}/{target}/connectors/{connector}/tasks")
 async def put_task_configs(request: web.Request) -> web.StreamResponse:
     herder = _herder(request)
-    name = request.match_info["connector"]
-    raw = await request.read()
-    body = await json_body(request)
-    if not isinstance(body, list):
-        raise MalformedRequest("task configs must be a JSON array of objects")
-    configs = [string_map(item, "task config") for item in body]
-
-    async def put() -> web.StreamResponse:
-        await herder.put_task_configs(name, configs, raw, dict(request.headers))
-        return web.Response(status=204)
-
-    return await request.app[_FORWARDER].run(request, put)
+    return await accept_task_configs(request, lambda: herder, request.app[_FORWARDER])
 
 
 @_routes.put("/{source}/{target}/connectors/{connector}/fence")

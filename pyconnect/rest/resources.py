@@ -7,7 +7,7 @@ through ``Forwarder.run`` so a worker that is not the target forwards them.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from aiohttp import web
@@ -230,19 +230,29 @@ async def task_configs(request: web.Request) -> web.Response:
 
 @routes.post("/connectors/{connector}/tasks")
 async def put_task_configs(request: web.Request) -> web.StreamResponse:
+    return await accept_task_configs(request, request.app[HERDER].get, request.app[FORWARDER])
+
+
+async def accept_task_configs(
+    request: web.Request, herder: Callable[[], HerderApi], forwarder: Forwarder
+) -> web.StreamResponse:
+    """The internal ``POST .../connectors/{connector}/tasks`` by which a follower hands task configs to
+    its leader. The body must be a JSON array of string maps (400 otherwise); only then is ``herder()``
+    asked for the herder. It verifies the request signature and writes the configs when it leads
+    (204); otherwise ``forwarder`` takes the request to the leader."""
     name = request.match_info["connector"]
     raw = await request.read()
     body = await json_body(request)
     if not isinstance(body, list):
         raise MalformedRequest("task configs must be a JSON array of objects")
     configs = [string_map(item, "task config") for item in body]
-    herder = request.app[HERDER].get()
+    target = herder()
 
     async def put() -> web.StreamResponse:
-        await herder.put_task_configs(name, configs, raw, dict(request.headers))
+        await target.put_task_configs(name, configs, raw, dict(request.headers))
         return web.Response(status=204)
 
-    return await request.app[FORWARDER].run(request, put)
+    return await forwarder.run(request, put)
 
 
 @routes.get("/connectors/{connector}/tasks/{task}/status")

@@ -1,7 +1,8 @@
 """What every process the tests start has in common, and what every Connect worker process shares.
 
 ``OwnedProcess``: one tagged ``JavaProcess`` (any program) owned by PID: ``pid``, ``running``,
-``stop`` (SIGTERM, SIGKILL after a bound), ``kill`` (-9), ``log_tail`` and ``check_alive``.
+``start`` (``prepare`` what it reads, then ``launch`` it), ``stop`` (SIGTERM, SIGKILL after a bound),
+``kill`` (-9), ``log_tail`` and ``check_alive``.
 
 ``ConnectWorkerProcess``: a distributed Connect worker (Java or pyconnect) on a free 127.0.0.1 REST
 port with its ``worker.properties``: the internal topics default to ``<group_id>-configs``,
@@ -9,6 +10,13 @@ port with its ``worker.properties``: the internal topics default to ``<group_id>
 ``extra`` overrides everything. ``wait_ready`` polls ``GET /`` and ``GET /health`` with a deadline
 and fails at once, with the log tail, if the process exits. Subclasses say how to launch it.
 HTTP uses the standard library only.
+
+``MirrorMakerProcess``: a dedicated MirrorMaker 2 (Java or pyconnect) run from an ``mm2.properties``.
+``config`` is a path to an existing file or a mapping rendered to ``<work_dir>/mm2.properties``
+(ISO-8859-1, the encoding both read properties in); ``clusters`` becomes ``--clusters``. Its log,
+``<work_dir>/mirror-maker.log``, is appended to across restarts: ``log_since_start`` is what the
+current run wrote, and ``wait_started`` waits (bounded, failing at once with the log tail if the
+process exits) for that run's ``Kafka MirrorMaker started``. Subclasses say how to launch it.
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ import json
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +35,8 @@ from pyconnect.testing.kafka import free_ports, render_properties
 
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 READY_TIMEOUT_S = 90.0
+MIRROR_MAKER_STARTED = "Kafka MirrorMaker started"
+"""What Java's and pyconnect's dedicated MirrorMaker log once every herder started."""
 
 
 class ProcessNotReady(RuntimeError):
@@ -66,6 +76,21 @@ class OwnedProcess:
 
     def log_tail(self, lines: int = 40) -> str:
         return self.process.log_tail(lines) if self.process else "(not started)"
+
+    def prepare(self) -> None:
+        """Write what the process reads at launch (its config); called by ``start``."""
+
+    def launch(self) -> JavaProcess:
+        """The process to run (subclasses: which program, which arguments, which tag)."""
+        raise NotImplementedError
+
+    def start(self) -> None:
+        """``prepare``, then launch; returns at once, and does nothing while the process runs."""
+        if self.running:
+            return
+        self.prepare()
+        self.process = self.launch()
+        self.process.start()
 
 
 @dataclass
@@ -125,18 +150,10 @@ class ConnectWorkerProcess(OwnedProcess):
         props.update(self.extra)
         return props
 
-    def launch(self) -> JavaProcess:
-        """The process to run ``config_file`` (subclasses: Java or pyconnect)."""
-        raise NotImplementedError
-
-    def start(self) -> None:
-        """Write ``worker.properties`` and launch the worker; returns at once (see ``wait_ready``)."""
-        if self.running:
-            return
+    def prepare(self) -> None:
+        """Write ``worker.properties`` (``start`` then launches the worker; see ``wait_ready``)."""
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.config_file.write_text(render_properties(self.properties()))
-        self.process = self.launch()
-        self.process.start()
 
     def wait_ready(self, timeout: float = READY_TIMEOUT_S, *, healthy: bool = True) -> dict[str, Any]:
         """Poll ``GET /`` until 200 (and, with ``healthy``, ``GET /health`` too); returns the ``GET /`` body."""
@@ -170,6 +187,66 @@ class ConnectWorkerProcess(OwnedProcess):
         Connection errors (worker not listening) propagate as OSError.
         """
         return http_json(method, self.rest_url.rstrip("/") + path, body, timeout=timeout)
+
+
+@dataclass
+class MirrorMakerProcess(OwnedProcess):
+    config: Path | Mapping[str, object] = field(default_factory=dict)
+    work_dir: Path = Path(".")
+    clusters: Sequence[str] = ()
+    die_with_parent: bool = False
+    _log_offset: int = field(default=0, init=False, repr=False)
+
+    label = "MirrorMaker"
+    config_error = ProcessNotReady
+    """Raised by ``start`` when ``config`` names a file that does not exist."""
+
+    def __post_init__(self) -> None:
+        self.work_dir = Path(self.work_dir).resolve()
+
+    @property
+    def config_file(self) -> Path:
+        if isinstance(self.config, Mapping):
+            return self.work_dir / "mm2.properties"
+        return Path(self.config).resolve()
+
+    @property
+    def log_file(self) -> Path:
+        return self.work_dir / "mirror-maker.log"
+
+    def cluster_args(self) -> list[str]:
+        """``--clusters A B`` for the target aliases this node serves; nothing when it serves all."""
+        return ["--clusters", *self.clusters] if self.clusters else []
+
+    def prepare(self) -> None:
+        """Write the config when given as a mapping and mark where this run's log starts (``start``
+        then launches; see ``wait_started``)."""
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        if isinstance(self.config, Mapping):
+            self.config_file.write_text(render_properties(self.config), encoding="iso-8859-1")
+        elif not self.config_file.exists():
+            raise self.config_error(f"no MirrorMaker config at {self.config_file}")
+        self._log_offset = self.log_file.stat().st_size if self.log_file.exists() else 0
+
+    def log_since_start(self) -> str:
+        """What this run (since the last ``start()``) wrote to the log."""
+        try:
+            with open(self.log_file, "rb") as log:
+                log.seek(self._log_offset)
+                return log.read().decode(errors="replace")
+        except OSError:
+            return ""
+
+    def wait_started(self, timeout: float = READY_TIMEOUT_S) -> None:
+        """Return once this run logged that every herder started; ProcessNotReady on exit or timeout."""
+        deadline = time.monotonic() + timeout
+        while MIRROR_MAKER_STARTED not in self.log_since_start():
+            self.check_alive()
+            if time.monotonic() >= deadline:
+                raise ProcessNotReady(
+                    f"{self.label} did not start within {timeout:.0f}s; log tail:\n{self.log_tail()}"
+                )
+            time.sleep(0.2)
 
 
 def http_json(method: str, url: str, body: object | None = None, *, timeout: float = 30.0) -> tuple[int, Any]:

@@ -35,19 +35,13 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pyconnect.testing.connect_worker import (
-    ConnectWorkerProcess,
-    OwnedProcess,
-    ProcessNotReady,
-)
+from pyconnect.testing.connect_worker import ConnectWorkerProcess, MirrorMakerProcess, ProcessNotReady
 from pyconnect.testing.distribution import DistributionError, KafkaDistribution, ensure_distribution
 from pyconnect.testing.java_process import JavaProcess, pid_alive, stop_tagged
-from pyconnect.testing.kafka import render_properties
 
 CONNECT_MAIN = "org.apache.kafka.connect.cli.ConnectDistributed"
 MIRROR_MAKER_MAIN = "org.apache.kafka.connect.mirror.MirrorMaker"
@@ -80,54 +74,29 @@ class JavaConnectWorker(ConnectWorkerProcess):
 
 
 @dataclass
-class JavaMirrorMaker(OwnedProcess):
+class JavaMirrorMaker(MirrorMakerProcess):
     """Java MirrorMaker 2 in dedicated mode (``MirrorMaker``) from an ``mm2.properties``.
 
     ``config`` is either a path to an existing properties file or a mapping rendered to
     ``<work_dir>/mm2.properties``. ``clusters`` becomes ``--clusters`` (the target aliases this node serves).
     """
 
-    config: Path | Mapping[str, object] = field(default_factory=dict)
-    work_dir: Path = Path(".")
-    clusters: Sequence[str] = ()
     heap: str = "512m"
     dist: KafkaDistribution | None = None
-    die_with_parent: bool = False
 
     label = "Java MirrorMaker"
-
-    def __post_init__(self) -> None:
-        self.work_dir = Path(self.work_dir).resolve()
-
-    @property
-    def config_file(self) -> Path:
-        if isinstance(self.config, Mapping):
-            return self.work_dir / "mm2.properties"
-        return Path(self.config).resolve()
-
-    @property
-    def log_file(self) -> Path:
-        return self.work_dir / "mirror-maker.log"
+    config_error = JavaReferenceError
 
     @property
     def tag(self) -> str:
         return f"java-mm2:{self.work_dir}"
 
-    def start(self) -> None:
-        if self.running:
-            return
+    def launch(self) -> JavaProcess:
         dist = self.dist or ensure_distribution()
-        self.work_dir.mkdir(parents=True, exist_ok=True)
-        if isinstance(self.config, Mapping):
-            self.config_file.write_text(render_properties(self.config))
-        elif not self.config_file.exists():
-            raise JavaReferenceError(f"no MirrorMaker config at {self.config_file}")
-        args = [str(self.config_file)]
-        if self.clusters:
-            args += ["--clusters", *self.clusters]
-        cmd = dist.java_command(MIRROR_MAKER_MAIN, *args, heap=self.heap)
-        self.process = JavaProcess(cmd, self.log_file, self.tag, die_with_parent=self.die_with_parent)
-        self.process.start()
+        cmd = dist.java_command(
+            MIRROR_MAKER_MAIN, str(self.config_file), *self.cluster_args(), heap=self.heap
+        )
+        return JavaProcess(cmd, self.log_file, self.tag, die_with_parent=self.die_with_parent)
 
 
 def _record(base_dir: Path, entry: dict[str, Any]) -> None:

@@ -34,6 +34,7 @@ from aiokafka.structs import OffsetAndMetadata
 from pyconnect.testing.distribution import KAFKA_VERSION, ensure_distribution
 from pyconnect.testing.java_reference import JavaConnectWorker, JavaMirrorMaker
 from pyconnect.testing.kafka import start_clusters, stop_clusters
+from tests.integration.mirror_helpers import SINGLE_BROKER_MM2
 
 GOLDEN_DIR = Path(__file__).resolve().parent
 CONNECT_FILE = "connect_internal_topics.json"
@@ -553,13 +554,7 @@ def mm2_properties(a: str, b: str) -> dict[str, object]:
         "A->B.enabled": "true",
         "A->B.topics": MM2_TOPIC,
         "A->B.groups": MM2_GROUP,
-        "replication.factor": 1,
-        "checkpoints.topic.replication.factor": 1,
-        "heartbeats.topic.replication.factor": 1,
-        "offset-syncs.topic.replication.factor": 1,
-        "offset.storage.replication.factor": 1,
-        "status.storage.replication.factor": 1,
-        "config.storage.replication.factor": 1,
+        **SINGLE_BROKER_MM2,
         "emit.checkpoints.interval.seconds": 1,
         "emit.heartbeats.interval.seconds": 1,
         "sync.group.offsets.enabled": "true",

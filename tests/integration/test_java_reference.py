@@ -20,6 +20,7 @@ from pyconnect.testing.backends import ClusterHandle
 from pyconnect.testing.distribution import KAFKA_VERSION
 from pyconnect.testing.java_reference import JavaConnectWorker, JavaMirrorMaker
 from tests.integration.fleet import RECENT_MS
+from tests.integration.mirror_helpers import one_way_mm2
 
 pytestmark = [pytest.mark.kafka, pytest.mark.java]
 
@@ -119,22 +120,7 @@ def test_java_mirror_maker_mirrors_a_to_b(
     src, dst = f"S{uuid.uuid4().hex[:6]}", f"T{uuid.uuid4().hex[:6]}"
     topic = unique("orders")
     asyncio.run(produce(cluster_a.bootstrap_servers, topic, 5))
-    props = {
-        "clusters": f"{src}, {dst}",
-        f"{src}.bootstrap.servers": cluster_a.bootstrap_servers,
-        f"{dst}.bootstrap.servers": cluster_b.bootstrap_servers,
-        f"{src}->{dst}.enabled": "true",
-        f"{src}->{dst}.topics": topic,
-        f"{dst}->{src}.emit.heartbeats.enabled": "false",
-        "replication.factor": 1,
-        "checkpoints.topic.replication.factor": 1,
-        "heartbeats.topic.replication.factor": 1,
-        "offset-syncs.topic.replication.factor": 1,
-        "offset.storage.replication.factor": 1,
-        "status.storage.replication.factor": 1,
-        "config.storage.replication.factor": 1,
-        "refresh.topics.interval.seconds": 2,
-    }
+    props = one_way_mm2(src, dst, cluster_a.bootstrap_servers, cluster_b.bootstrap_servers, topic)
     mm2 = JavaMirrorMaker(props, tmp_path / "mm2", die_with_parent=True)
     try:
         mm2.start()

@@ -27,6 +27,7 @@ from connectors.mirror.checkpoint_records import Checkpoint, Heartbeat
 from connectors.mirror.offset_sync_store import Mode, OffsetSyncStore, Translation
 from pyconnect.testing.backends import ClusterHandle
 from tests.integration.fleet import fleet, python_workers, running_tasks, wait_for
+from tests.integration.mirror_helpers import latest_checkpoints, read_as_group, read_partition0
 from tests.integration.test_mirror_source import (
     BYTES,
     create_and_fill,
@@ -38,7 +39,6 @@ from tests.integration.test_mirror_source import (
 
 pytestmark = pytest.mark.kafka
 
-CHECKPOINTS_TOPIC = "A.checkpoints.internal"
 HEARTBEATS_TOPIC = "heartbeats"
 RECORDS = 200
 COMMITTED = {0: 60, 1: 70}
@@ -84,49 +84,19 @@ async def commit_group(bootstrap: str, group: str, topic: str) -> None:
         await consumer.stop()
 
 
-async def read_partition0(bootstrap: str, topic: str) -> list[tuple[bytes | None, bytes | None]]:
-    """Every ``(key, value)`` of partition 0 of ``topic`` up to its current end."""
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
-    await consumer.start()
-    out: list[tuple[bytes | None, bytes | None]] = []
-    try:
-        tp = TopicPartition(topic, 0)
-        if topic not in await consumer.topics():
-            return out
-        consumer.assign([tp])
-        await consumer.seek_to_beginning(tp)
-        end = (await consumer.end_offsets([tp]))[tp]
-        deadline = time.monotonic() + 15
-        while await consumer.position(tp) < end and time.monotonic() < deadline:
-            for messages in (await consumer.getmany(tp, timeout_ms=500)).values():
-                out.extend((m.key, m.value) for m in messages)
-    finally:
-        await consumer.stop()
-    return out
-
-
 def resume_with_retry(bootstrap: str, group: str, topic: str, expected: int) -> dict[int, list[int]]:
-    """:func:`resume_on_b`, retried (at most twice) when the broker answers OFFSET_OUT_OF_RANGE for an
-    offset inside the partition: seen once on the local test clusters right after replication. An
-    offset really past the end fails all three attempts."""
+    """:func:`read_as_group` (the offsets read), retried (at most twice) when the broker answers
+    OFFSET_OUT_OF_RANGE for an offset inside the partition: seen once on the local test clusters right
+    after replication. An offset really past the end fails all three attempts."""
     for attempt in range(3):
         try:
-            return asyncio.run(resume_on_b(bootstrap, group, topic, expected))
+            return asyncio.run(read_as_group(bootstrap, group, topic, expected))
         except OffsetOutOfRangeError as exc:
             if attempt == 2:
                 raise
             print(f"\nresuming on B: {exc}; retrying")
             time.sleep(1)
     raise AssertionError("unreachable")
-
-
-def latest_checkpoints(b: str, group: str) -> dict[tuple[str, int], Checkpoint]:
-    latest: dict[tuple[str, int], Checkpoint] = {}
-    for key, value in asyncio.run(read_partition0(b, CHECKPOINTS_TOPIC)):
-        checkpoint = Checkpoint.from_record(key, value)
-        if checkpoint.consumer_group_id == group:
-            latest[(checkpoint.topic, checkpoint.partition)] = checkpoint
-    return latest
 
 
 async def group_offsets(bootstrap: str, group: str) -> dict[tuple[str, int], tuple[int, str]]:
@@ -137,32 +107,6 @@ async def group_offsets(bootstrap: str, group: str) -> dict[tuple[str, int], tup
         return {(tp.topic, tp.partition): (om.offset, om.metadata) for tp, om in found.items()}
     finally:
         await admin.close()
-
-
-async def resume_on_b(bootstrap: str, group: str, topic: str, expected: int) -> dict[int, list[int]]:
-    """Join ``group`` on B (no reset: it must have offsets) and read until ``expected`` records arrived."""
-    consumer = AIOKafkaConsumer(
-        topic,
-        bootstrap_servers=bootstrap,
-        group_id=group,
-        enable_auto_commit=False,
-        auto_offset_reset="none",
-        session_timeout_ms=6000,
-        heartbeat_interval_ms=1000,
-    )
-    await consumer.start()
-    seen: dict[int, list[int]] = {}
-    try:
-        deadline = time.monotonic() + 30
-        idle = 0
-        while time.monotonic() < deadline and (sum(map(len, seen.values())) < expected or idle < 2):
-            batch = await consumer.getmany(timeout_ms=500)
-            idle = 0 if batch else idle + 1
-            for tp, messages in batch.items():
-                seen.setdefault(tp.partition, []).extend(m.offset for m in messages)
-    finally:
-        await consumer.stop()
-    return seen
 
 
 # Java mode runs the same scenario (measured: 26 records re-read, as its store promised); it is kept out

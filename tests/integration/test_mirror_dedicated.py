@@ -50,7 +50,8 @@ from pyconnect.testing.backends import ClusterHandle, provide_clusters
 from pyconnect.testing.java_reference import JavaMirrorMaker
 from pyconnect.testing.mirror_maker_process import PyconnectMirrorMaker
 from tests.integration.fleet import wait_for
-from tests.integration.test_mirror_checkpoint import COMMITTED, commit_group, read_partition0
+from tests.integration.mirror_helpers import SINGLE_BROKER_MM2, latest_checkpoints, read_partition0
+from tests.integration.test_mirror_checkpoint import COMMITTED, commit_group
 from tests.integration.test_mirror_source import (
     Row,
     create_and_fill,
@@ -62,15 +63,6 @@ from tests.integration.test_mirror_source import (
 
 pytestmark = pytest.mark.kafka
 
-SINGLE_BROKER = {
-    "replication.factor": 1,
-    "offset-syncs.topic.replication.factor": 1,
-    "checkpoints.topic.replication.factor": 1,
-    "heartbeats.topic.replication.factor": 1,
-    "config.storage.replication.factor": 1,
-    "offset.storage.replication.factor": 1,
-    "status.storage.replication.factor": 1,
-}
 QUICK_REFRESH = {
     "refresh.topics.interval.seconds": 2,
     "refresh.groups.interval.seconds": 2,
@@ -176,15 +168,6 @@ def heartbeats(bootstrap: str, topic: str) -> set[tuple[str, str]]:
     }
 
 
-def checkpoints(bootstrap: str, topic: str, group: str) -> dict[tuple[str, int], Checkpoint]:
-    latest = {}
-    for key, value in asyncio.run(read_partition0(bootstrap, topic)):
-        checkpoint = Checkpoint.from_record(key, value)
-        if checkpoint.consumer_group_id == group:
-            latest[(checkpoint.topic, checkpoint.partition)] = checkpoint
-    return latest
-
-
 def synced_upto(bootstrap: str, offset_syncs_topic: str, topic: str) -> dict[int, int]:
     """The highest upstream offset per partition of ``topic`` in the offset syncs."""
     newest: dict[int, int] = {}
@@ -212,6 +195,13 @@ def wait_mirrored(bootstrap: str, topic: str, expected: dict[int, list[Row]], ti
     wait_for(f"{topic} equal to its source", lambda: mirrored(bootstrap, topic, expected), timeout, 1.0)
 
 
+def wait_all_mirrored(expected: Mapping[str, Mapping[str, dict[int, list[Row]]]], timeout: float) -> None:
+    """:func:`wait_mirrored` for every ``bootstrap -> {topic: rows}``, one after the other."""
+    for bootstrap, topics in expected.items():
+        for topic, rows in topics.items():
+            wait_mirrored(bootstrap, topic, rows, timeout)
+
+
 @contextmanager
 def running(*processes: PyconnectMirrorMaker) -> Iterator[Sequence[PyconnectMirrorMaker]]:
     try:
@@ -235,6 +225,30 @@ def mirror_maker(path: Path, work_dir: Path, **kwargs: Any) -> PyconnectMirrorMa
     return PyconnectMirrorMaker(path, work_dir, die_with_parent=True, **kwargs)
 
 
+def shared_flow_file(path: Path, a: str, b: str, prefix: str) -> Path:
+    """The file the multi-node tests share: A->B for ``<prefix>-.*`` with 4 tasks and the internal REST
+    server on (a free port on 127.0.0.1), no heartbeats back; written to ``path``."""
+    path.write_text(
+        render(
+            {
+                "clusters": "A, B",
+                "A.bootstrap.servers": a,
+                "B.bootstrap.servers": b,
+                "A->B.enabled": "true",
+                "A->B.topics": f"{prefix}-.*",
+                "B->A.emit.heartbeats.enabled": "false",
+                "tasks.max": 4,
+                "dedicated.mode.enable.internal.rest": "true",
+                "listeners": "http://127.0.0.1:0",
+                **SINGLE_BROKER_MM2,
+                **QUICK_REFRESH,
+                **fast_group("B"),
+            }
+        )
+    )
+    return path
+
+
 # ------------------------------------------------------------------------------------------ ADS guide
 
 
@@ -245,6 +259,18 @@ def underscore_clusters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tu
     ``A.checkpoints.internal``), so this file cannot share clusters with flows of the default policy."""
     with provide_clusters(tmp_path_factory.mktemp("kafka-underscore"), ("D", "E")) as handles:
         yield handles["D"].bootstrap_servers, handles["E"].bootstrap_servers
+
+
+def wait_ads_checkpoints(b: str, group: str, what: str) -> dict[tuple[str, int], Checkpoint]:
+    """The latest checkpoints of ``group`` in the ADS file's ``A_checkpoints_internal``, once every
+    committed partition has one."""
+    return wait_for(
+        what,
+        lambda: (
+            (c := latest_checkpoints(b, group, "A_checkpoints_internal")) and len(c) == len(COMMITTED) and c
+        ),
+        60,
+    )
 
 
 def test_ads_guide_file(
@@ -265,7 +291,7 @@ def test_ads_guide_file(
         "replication.policy.separator": "_",
         "emit.heartbeats.interval.seconds": 5,
     }
-    additions = {**SINGLE_BROKER, **QUICK_REFRESH, **fast_group("A", "B")}
+    additions = {**SINGLE_BROKER_MM2, **QUICK_REFRESH, **fast_group("A", "B")}
     path = tmp_path / "mm2.properties"
     path.write_text(
         render(ads) + "# for the test: one broker per cluster, quick refreshes\n" + render(additions)
@@ -294,11 +320,7 @@ def test_ads_guide_file(
         # `*` is not a Java regex: Java 4.3.1 fails MirrorCheckpointConnector at start with a
         # PatternSyntaxException. We read a lone `*` as `.*` (and warn), so the file works as written.
         remote = f"A_{topic}"
-        found = wait_for(
-            "checkpoints of the committed group on B (groups = *)",
-            lambda: (c := checkpoints(b, "A_checkpoints_internal", group)) and len(c) == len(COMMITTED) and c,
-            60,
-        )
+        found = wait_ads_checkpoints(b, group, "checkpoints of the committed group on B (groups = *)")
         for partition, committed in COMMITTED.items():
             assert found[(remote, partition)].upstream_offset == committed
         assert "reading it as '.*'" in process.log_since_start()
@@ -319,11 +341,7 @@ def test_ads_guide_file(
     with running(process):
         wait_mirrored(b, f"A_{topic}", source_rows(a, topic, 330), 90)
         remote = f"A_{topic}"
-        found = wait_for(
-            "checkpoints of the committed group on B",
-            lambda: (c := checkpoints(b, "A_checkpoints_internal", group)) and len(c) == len(COMMITTED) and c,
-            60,
-        )
+        found = wait_ads_checkpoints(b, group, "checkpoints of the committed group on B")
         checkpoint_s = time.monotonic() - restarted
         for partition, committed in COMMITTED.items():
             checkpoint = found[(remote, partition)]
@@ -352,25 +370,7 @@ def test_two_nodes_share_flows_and_survive_kill_9(
     prefix = unique("nodes")
     topic, late = f"{prefix}-t", f"{prefix}-late"
     asyncio.run(create_and_fill(a, topic, 4, 400, KEEP))
-    path = tmp_path / "mm2.properties"
-    path.write_text(
-        render(
-            {
-                "clusters": "A, B",
-                "A.bootstrap.servers": a,
-                "B.bootstrap.servers": b,
-                "A->B.enabled": "true",
-                "A->B.topics": f"{prefix}-.*",
-                "B->A.emit.heartbeats.enabled": "false",
-                "tasks.max": 4,
-                "dedicated.mode.enable.internal.rest": "true",
-                "listeners": "http://127.0.0.1:0",
-                **SINGLE_BROKER,
-                **QUICK_REFRESH,
-                **fast_group("B"),
-            }
-        )
-    )
+    path = shared_flow_file(tmp_path / "mm2.properties", a, b, prefix)
     first, second = (mirror_maker(path, tmp_path / f"node-{i}") for i in range(2))
     with running(first):
         wait_for("the first node leading alone", lambda: alone(b, first.internal_rest_url), 60)
@@ -393,9 +393,17 @@ def test_two_nodes_share_flows_and_survive_kill_9(
             # The cooperative assignor hands the newcomer one of the leader's three connectors: the
             # last in Java's hash order, MirrorSourceConnector (Java's assignor does the same).
             assert "MirrorSourceConnector" in held[str(second.internal_rest_url)][0], held
-            workers = {s.worker_id or "" for s in statuses(b, "A").values() if s.state == State.RUNNING}
+            # Statuses name host:port/S->T of both nodes, once the newcomer's work reported RUNNING (the
+            # assignment is visible in the group a moment before its connectors and tasks start).
             authorities = {str(u).split("//", 1)[1].rstrip("/") for u in urls}
-            assert {f"{x}/A->B" for x in authorities} <= workers, "statuses name host:port/S->T of both nodes"
+            wait_for(
+                "RUNNING statuses of both nodes",
+                lambda: (
+                    {f"{x}/A->B" for x in authorities}
+                    <= {s.worker_id or "" for s in statuses(b, "A").values() if s.state == State.RUNNING}
+                ),
+                30,
+            )
 
             # A topic created now: the follower's MirrorSourceConnector regenerates the task configs and,
             # not being the leader, publishes them to the leader through the internal REST server.
@@ -441,7 +449,7 @@ def topology_file(path: Path, clusters: dict[str, ClusterHandle], flows: Mapping
     lines: dict[str, object] = {"clusters": ", ".join(clusters)}
     lines.update({f"{alias}.bootstrap.servers": c.bootstrap_servers for alias, c in clusters.items()})
     lines.update(flows)
-    lines.update({**SINGLE_BROKER, **QUICK_REFRESH, **fast_group(*clusters)})
+    lines.update({**SINGLE_BROKER_MM2, **QUICK_REFRESH, **fast_group(*clusters)})
     path.write_text(render(lines))
     return path
 
@@ -482,9 +490,7 @@ def test_active_active_with_a_third_hop(
     with running(process):
         expected = {a: {ta: from_a, f"B.{tb}": from_b}, b: {tb: from_b, f"A.{ta}": from_a}}
         expected[c] = {f"B.{tb}": from_b, f"B.A.{ta}": from_a}
-        for bootstrap, topics in expected.items():
-            for topic, rows in topics.items():
-                wait_mirrored(bootstrap, topic, rows, 90)
+        wait_all_mirrored(expected, 90)
         took = time.monotonic() - started
 
         def hops() -> tuple[int, int] | None:
@@ -538,9 +544,7 @@ def test_aggregation_and_fan_out(
     process = mirror_maker(path, tmp_path / "node")
     with running(process):
         expected = {b: {tb: from_b, f"A.{ta}": from_a}, c: {f"A.{ta}": from_a, f"B.{tb}": from_b}}
-        for bootstrap, topics in expected.items():
-            for topic, rows in topics.items():
-                wait_mirrored(bootstrap, topic, rows, 90)
+        wait_all_mirrored(expected, 90)
         log = process.log_since_start()
         assert "Kafka MirrorMaker starting with 3 herders." in log
         for flow in ("A->B", "A->C", "B->C"):
@@ -557,14 +561,11 @@ def test_aggregation_and_fan_out(
 def start_java(java: JavaMirrorMaker, timeout: float = 120.0) -> str:
     """Start Java MirrorMaker and wait for this run's "started" line; return the internal REST URL it
     advertised (its log file is appended to across restarts)."""
-    offset = java.log_file.stat().st_size if java.log_file.exists() else 0
     java.start()
     deadline = time.monotonic() + timeout
     while True:
         java.check_alive()
-        with open(java.log_file, "rb") as log:
-            log.seek(offset)
-            text = log.read().decode(errors="replace")
+        text = java.log_since_start()
         found = re.search(r"Advertised URI: (\S+)", text)
         if "Kafka MirrorMaker started" in text and found:
             return found.group(1)
@@ -587,25 +588,7 @@ def test_java_and_pyconnect_nodes_share_a_dedicated_cluster(
     prefix = unique("mixed")
     topic = f"{prefix}-t"
     asyncio.run(create_and_fill(a, topic, 4, 200, KEEP))
-    path = tmp_path / "mm2.properties"
-    path.write_text(
-        render(
-            {
-                "clusters": "A, B",
-                "A.bootstrap.servers": a,
-                "B.bootstrap.servers": b,
-                "A->B.enabled": "true",
-                "A->B.topics": f"{prefix}-.*",
-                "B->A.emit.heartbeats.enabled": "false",
-                "tasks.max": 4,
-                "dedicated.mode.enable.internal.rest": "true",
-                "listeners": "http://127.0.0.1:0",
-                **SINGLE_BROKER,
-                **QUICK_REFRESH,
-                **fast_group("B"),
-            }
-        )
-    )
+    path = shared_flow_file(tmp_path / "mm2.properties", a, b, prefix)
     java = JavaMirrorMaker(path, tmp_path / "java", die_with_parent=True)
     python = mirror_maker(path, tmp_path / "python")
 

@@ -39,6 +39,7 @@ from pyconnect.testing.connect_worker import ConnectWorkerProcess, OwnedProcess
 from pyconnect.testing.java_reference import JavaConnectWorker, JavaMirrorMaker
 from pyconnect.testing.worker_process import PyconnectWorker
 from tests.integration.fleet import FAST_GROUP, python_workers, wait_for
+from tests.integration.mirror_helpers import one_way_mm2
 from tests.integration.test_mirror_source import BYTES, mirror_config, read_all, read_connect_offsets
 
 pytestmark = pytest.mark.kafka
@@ -200,11 +201,16 @@ def start_fleet(workers: Sequence[ConnectWorkerProcess]) -> None:
         w.wait_ready()
 
 
+def stop_all(processes: Sequence[OwnedProcess]) -> None:
+    """SIGTERM to every process at once (SIGKILL after ``STOP_TIMEOUT_S``); returns once all exited."""
+    with ThreadPoolExecutor(len(processes)) as pool:
+        list(pool.map(lambda p: p.stop(timeout=STOP_TIMEOUT_S), processes))
+
+
 def stop_gracefully(processes: Sequence[OwnedProcess]) -> float:
     """SIGTERM to every process at once; seconds until all exited. One that needed SIGKILL fails."""
     started = time.monotonic()
-    with ThreadPoolExecutor(len(processes)) as pool:
-        list(pool.map(lambda p: p.stop(timeout=STOP_TIMEOUT_S), processes))
+    stop_all(processes)
     took = time.monotonic() - started
     for p in processes:
         assert p.process is not None
@@ -218,6 +224,25 @@ def expected_after_resume(
 ) -> Sequences:
     """What was on the target, then the source from ``committed + 1`` to the end: at-least-once, no more."""
     return {p: before.get(p, []) + list(range(committed.get(p, -1) + 1, n)) for p, n in produced.items()}
+
+
+def resume_and_catch_up(
+    workers: Sequence[ConnectWorkerProcess],
+    bootstrap: str,
+    remote: str,
+    producer: SteadyProducer,
+    before: Sequences,
+    committed: Mapping[int, int],
+) -> tuple[Sequences, Sequences, dict[int, int]]:
+    """Start ``workers`` on the stopped flow, keep producing until they replicate (plus a second), stop
+    the producer and wait until the target holds ``before`` and then the source from ``committed + 1``:
+    ``(target, expected, produced)``."""
+    start_fleet(workers)
+    stream(bootstrap, remote, producer, 1, 90)
+    produced = producer.stop()
+    expected = expected_after_resume(before, committed, produced)
+    after = wait_lengths(bootstrap, remote, {p: len(s) for p, s in expected.items()}, CATCH_UP_TIMEOUT_S)
+    return after, expected, produced
 
 
 def stopped_target(
@@ -281,11 +306,7 @@ def test_fleet_restart_resumes_from_committed_offsets(
         before, committed = stopped_target(b, remote, offsets_topic, "mirror", "A", topic)
         duplicates = {p: len(before[p]) - 1 - committed[p] for p in before}
         restarted = time.monotonic()
-        start_fleet(workers)
-        stream(b, remote, producer, 1, 90)
-        produced = producer.stop()
-        expected = expected_after_resume(before, committed, produced)
-        after = wait_lengths(b, remote, {p: len(s) for p, s in expected.items()}, CATCH_UP_TIMEOUT_S)
+        after, expected, produced = resume_and_catch_up(workers, b, remote, producer, before, committed)
         print(
             f"kill -9: uncommitted (re-replicated) records per partition {duplicates}; "
             f"caught up {time.monotonic() - restarted:.1f} s after restart"
@@ -294,8 +315,7 @@ def test_fleet_restart_resumes_from_committed_offsets(
         assert_source_intact(a, topic, produced)
     finally:
         producer.stop()
-        with ThreadPoolExecutor(len(workers)) as pool:
-            list(pool.map(lambda w: w.stop(timeout=STOP_TIMEOUT_S), workers))
+        stop_all(workers)
 
 
 def take_over(
@@ -315,11 +335,7 @@ def take_over(
     assert java_unflushed == dict.fromkeys(range(PARTITIONS), 0), "Java's graceful stop commits all it wrote"
     started = time.monotonic()
     try:
-        start_fleet(workers)
-        stream(b, remote, producer, 1, 90)
-        produced = producer.stop()
-        expected = expected_after_resume(before, committed, produced)
-        after = wait_lengths(b, remote, {p: len(s) for p, s in expected.items()}, CATCH_UP_TIMEOUT_S)
+        after, expected, produced = resume_and_catch_up(workers, b, remote, producer, before, committed)
         print(
             f"\n{connector}: Java wrote {sum(map(len, before.values()))} records, committed {committed}; "
             f"pyconnect caught up {time.monotonic() - started:.1f} s after start"
@@ -342,8 +358,7 @@ def take_over(
         ]
         assert len(keys) == PARTITIONS, keys
     finally:
-        with ThreadPoolExecutor(len(workers)) as pool:
-            list(pool.map(lambda w: w.stop(timeout=STOP_TIMEOUT_S), workers))
+        stop_all(workers)
 
 
 @pytest.mark.java
@@ -389,26 +404,7 @@ def test_pyconnect_takes_over_from_java_mirror_maker(
     remote = f"{src}.{topic}"
     asyncio.run(create_topic(a, topic, PARTITIONS))
     producer = SteadyProducer(a, topic, PARTITIONS)
-    mm2 = JavaMirrorMaker(
-        {
-            "clusters": f"{src}, {dst}",
-            f"{src}.bootstrap.servers": a,
-            f"{dst}.bootstrap.servers": b,
-            f"{src}->{dst}.enabled": "true",
-            f"{src}->{dst}.topics": topic,
-            f"{dst}->{src}.emit.heartbeats.enabled": "false",
-            "replication.factor": 1,
-            "checkpoints.topic.replication.factor": 1,
-            "heartbeats.topic.replication.factor": 1,
-            "offset-syncs.topic.replication.factor": 1,
-            "offset.storage.replication.factor": 1,
-            "status.storage.replication.factor": 1,
-            "config.storage.replication.factor": 1,
-            "refresh.topics.interval.seconds": 2,
-        },
-        tmp_path / "mm2",
-        die_with_parent=True,
-    )
+    mm2 = JavaMirrorMaker(one_way_mm2(src, dst, a, b, topic), tmp_path / "mm2", die_with_parent=True)
     workers = [
         PyconnectWorker(
             b,

@@ -30,7 +30,8 @@ from spark_analytics.replication_audit import run_replication_audit
 from spark_analytics.session import local_spark
 from spark_analytics.translation_audit import SYNC_OK, SYNC_VIOLATION, run_translation_audit
 from tests.integration.fleet import fleet, python_workers, running_tasks, wait_for
-from tests.integration.test_mirror_checkpoint import COMMITTED, commit_group, flow, latest_checkpoints
+from tests.integration.mirror_helpers import CHECKPOINTS_TOPIC, latest_checkpoints
+from tests.integration.test_mirror_checkpoint import COMMITTED, commit_group, flow
 from tests.integration.test_mirror_source import (
     OFFSET_SYNCS_TOPIC,
     create_and_fill,
@@ -42,7 +43,6 @@ from tests.integration.test_mirror_source import (
 
 pytestmark = pytest.mark.kafka
 
-CHECKPOINTS_TOPIC = "A.checkpoints.internal"
 RECORDS = 200
 
 
