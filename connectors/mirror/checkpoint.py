@@ -66,8 +66,7 @@ from connectors.mirror.config import (
 from connectors.mirror.heartbeat import create_compacted_topic, require_string_key, validate_offset_zero
 from connectors.mirror.offset_sync_store import Mode, OffsetSyncStore
 from connectors.mirror.records import OFFSET_KEY, OffsetSync
-from connectors.mirror.source import Scheduler
-from pyconnect.api.connector import SourceConnector
+from connectors.mirror.source import ScheduledConnector, Scheduler
 from pyconnect.api.data import BYTES_SCHEMA
 from pyconnect.api.source import SourceRecord, SourceTask
 from pyconnect.config.definition import ConfigDef, ConfigKey, ConfigValue
@@ -124,7 +123,7 @@ def group_partitions(elements: Sequence[str], num_groups: int) -> list[list[str]
     return result
 
 
-class MirrorCheckpointConnector(SourceConnector):
+class MirrorCheckpointConnector(ScheduledConnector):
     """Discovers the source cluster's consumer groups and deals them to checkpoint tasks."""
 
     def __init__(self) -> None:
@@ -201,16 +200,6 @@ class MirrorCheckpointConnector(SourceConnector):
             self._name,
             "unknown" if self.known_groups is None else len(self.known_groups),
         )
-
-    async def stop(self) -> None:
-        if self._scheduler is not None:
-            await self._scheduler.close()
-            self._scheduler = None
-        for admin in (self._source_admin, self._target_admin):
-            if admin is not None:
-                with contextlib.suppress(Exception):
-                    await admin.close()
-        self._source_admin = self._target_admin = None
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         config = self._config

@@ -43,7 +43,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import pyconnect
 from connectors.mirror.config import (
@@ -173,7 +173,30 @@ class Scheduler:
                 await task
 
 
-class MirrorSourceConnector(SourceConnector):
+class ClosableAdmin(Protocol):
+    async def close(self) -> None: ...
+
+
+class ScheduledConnector(SourceConnector):
+    """A mirror connector that runs its jobs on a :class:`Scheduler` against admin clients of the source
+    and target clusters; ``stop`` ends the scheduler (bounded) and then closes both admins."""
+
+    _scheduler: Scheduler | None = None
+    _source_admin: ClosableAdmin | None = None
+    _target_admin: ClosableAdmin | None = None
+
+    async def stop(self) -> None:
+        if self._scheduler is not None:
+            await self._scheduler.close()
+            self._scheduler = None
+        for admin in (self._source_admin, self._target_admin):
+            if admin is not None:
+                with contextlib.suppress(Exception):
+                    await admin.close()
+        self._source_admin = self._target_admin = None
+
+
+class MirrorSourceConnector(ScheduledConnector):
     """Discovers source topics, creates and configures remote topics, deals partitions to tasks."""
 
     def __init__(self) -> None:
@@ -277,16 +300,6 @@ class MirrorSourceConnector(SourceConnector):
             len(self.known_source_partitions),
             (time.monotonic() - started) * 1000,
         )
-
-    async def stop(self) -> None:
-        if self._scheduler is not None:
-            await self._scheduler.close()
-            self._scheduler = None
-        for admin in (self._source_admin, self._target_admin):
-            if admin is not None:
-                with contextlib.suppress(Exception):
-                    await admin.close()
-        self._source_admin = self._target_admin = None
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         if self._config is None or not self._config.enabled or not self.known_source_partitions:
