@@ -17,7 +17,7 @@ from pyconnect.config.definition import ConfigValue
 from pyconnect.config.info import config_infos
 from pyconnect.errors import BadRequestError, ConnectError, DataError, ForbiddenError, NotFoundError
 from pyconnect.herder.loggers import LOGGERS
-from pyconnect.protocol.javahash import hash_order, java_string_hash
+from pyconnect.protocol.javahash import default_hash_order, hash_order, java_string_hash
 from pyconnect.worker.maybe_await import maybe_await
 from pyconnect.worker.plugins import PluginType
 
@@ -42,6 +42,7 @@ class AbstractHerder:
 
     config: Any
     worker: Any
+    status_store: Any
 
     async def _submit(self, operation: Callable[[], Awaitable[T]]) -> T:
         raise NotImplementedError
@@ -218,6 +219,17 @@ class AbstractHerder:
             raise ForbiddenError("Topic tracking is disabled.")
         if reset and not bool(self.config["topic.tracking.allow.reset"]):
             raise ForbiddenError("Topic tracking reset is disabled.")
+
+    def connector_active_topics(self, name: str) -> dict[str, Any]:
+        """KIP-558: ``{"c": {"topics": [...]}}`` from the status store (unknown connector: empty)."""
+        self._topic_tracking()
+        topics = [t.topic for t in self.status_store.get_topics(name)]
+        return {name: {"topics": default_hash_order(topics, java_string_hash)}}
+
+    def reset_connector_active_topics(self, name: str) -> None:
+        self._topic_tracking(reset=True)
+        for status in self.status_store.get_topics(name):
+            self.status_store.delete_topic(name, status.topic)
 
     def logger_levels(self) -> dict[str, dict[str, Any]]:
         return LOGGERS.levels()

@@ -62,7 +62,6 @@ from pyconnect.protocol.internal_records import (
     TaskStatus,
     TopicStatus,
 )
-from pyconnect.protocol.javahash import default_hash_order, java_string_hash
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.stores.config import ClusterConfigState, ConfigStore
 from pyconnect.stores.status import StatusStore
@@ -803,16 +802,8 @@ class DistributedHerder(AbstractHerder):
             )
         return config
 
-    def connector_active_topics(self, name: str) -> dict[str, Any]:
-        """KIP-558: ``{"c": {"topics": [...]}}`` from the status store (unknown connector: empty)."""
-        self._topic_tracking()
-        topics = [t.topic for t in self.status_store.get_topics(name)]
-        return {name: {"topics": default_hash_order(topics, java_string_hash)}}
-
     def reset_connector_active_topics(self, name: str) -> None:
-        self._topic_tracking(reset=True)
-        for status in self.status_store.get_topics(name):
-            self.status_store.delete_topic(name, status.topic)
+        super().reset_connector_active_topics(name)
         for key in [k for k in self._recorded_topics if k[0] == name]:
             del self._recorded_topics[key]
 

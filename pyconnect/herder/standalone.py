@@ -54,7 +54,6 @@ from pyconnect.protocol.internal_records import (
     TaskStatus,
     TopicStatus,
 )
-from pyconnect.protocol.javahash import default_hash_order, java_string_hash
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.worker.status import Item
 from pyconnect.worker.worker import Worker
@@ -502,16 +501,6 @@ class StandaloneHerder(AbstractHerder):
         return {"offsets": [{"partition": p, "offset": o} for p, o in pairs]}
 
     # -- active topics (KIP-558) -------------------------------------------------------------------
-
-    def connector_active_topics(self, name: str) -> dict[str, Any]:
-        self._topic_tracking()
-        topics = [t.topic for t in self.status_store.get_topics(name)]
-        return {name: {"topics": default_hash_order(topics, java_string_hash)}}
-
-    def reset_connector_active_topics(self, name: str) -> None:
-        self._topic_tracking(reset=True)
-        for status in self.status_store.get_topics(name):
-            self.status_store.delete_topic(name, status.topic)
 
     def record_active_topic(self, task: ConnectorTaskId, topic: str) -> None:
         if self.status_store.get_topic(task.connector, topic) is None:
