@@ -15,6 +15,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
 
+from pyconnect.concurrency import together
 from pyconnect.config.worker import WorkerConfig
 from pyconnect.errors import ConnectError
 from pyconnect.herder.herder import DistributedHerder, PublishTaskConfigs
@@ -113,9 +114,9 @@ class DistributedMember(Generic[H]):
     async def start(self) -> H:
         cfg = self.config
         client_config = worker_client_config(cfg)
-        self.kafka_cluster_id = cluster_id = await fetch_kafka_cluster_id(client_config)
         self.offset_store = offset_store = OffsetStore.from_worker_config(cfg)
-        await offset_store.start()
+        cluster_id, _ = await together(fetch_kafka_cluster_id(client_config), offset_store.start())
+        self.kafka_cluster_id = cluster_id
         member = ConnectGroupMember(
             client_config,
             str(cfg["group.id"]),

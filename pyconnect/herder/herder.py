@@ -29,6 +29,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from pyconnect.concurrency import together
 from pyconnect.config.providers import VARIABLE_PATTERN
 from pyconnect.errors import (
     AlreadyExistsError,
@@ -153,8 +154,7 @@ class DistributedHerder(AbstractHerder):
     async def start(self) -> None:
         """Start the stores (the config store calls back into this herder) and the tick task."""
         self.config_store.set_update_listener(self)
-        await self.status_store.start()
-        await self.config_store.start()
+        await together(self.status_store.start(), self.config_store.start())
         self._session_key = self.config_store.snapshot().session_key
         await self.member.start()
         self._tick_task = asyncio.create_task(self._tick_loop(), name=f"herder-{self._worker_id}")

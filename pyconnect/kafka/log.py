@@ -29,6 +29,7 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from pyconnect.kafka.clients import create_consumer, create_producer
+from pyconnect.kafka.end_offsets import end_offsets
 
 log = logging.getLogger(__name__)
 
@@ -179,7 +180,12 @@ class KafkaLog:
         while True:
             if targets is None and self._next_round:
                 self._waiting, self._next_round = self._next_round, []
-                targets = await consumer.end_offsets(self._partitions)
+                targets = await end_offsets(
+                    consumer._client,
+                    self._partitions,
+                    read_committed=consumer._isolation_level == "read_committed",
+                    timeout_s=consumer._request_timeout_ms / 1000,
+                )
             batch = await consumer.getmany(
                 *self._partitions, timeout_ms=0 if targets else self._poll_timeout_ms
             )
