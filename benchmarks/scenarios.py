@@ -236,7 +236,7 @@ class Bench:
             t0 = time.monotonic()
             worker.start()
             sampler.start()
-            worker.wait_ready(READY_TIMEOUT_S)
+            worker.wait_ready(READY_TIMEOUT_S, interval=0.02)  # fine polling: the step is measured
             rest_ready = time.monotonic() - t0
             startup_target = runners.remote_topic(system, "bench-startup")
             runners.create_connector(

@@ -9,7 +9,9 @@ connection (the log's consumers have no group, so nothing else uses it).
 
 Contract: :func:`end_offsets` returns the log end offset (or, with ``read_committed``, the last
 stable offset) of every partition given. Stale or missing leadership triggers a metadata refresh and
-a retry; other broker errors, or no answer within ``timeout_s``, raise.
+a retry (backoff from 20 ms doubling to 0.5 s: a topic created a moment ago answers
+NOT_LEADER_OR_FOLLOWER for a few milliseconds); other broker errors, or no answer within
+``timeout_s``, raise.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from aiokafka.protocol.offset import OffsetRequest
 LATEST = -1
 """The ListOffsets timestamp that asks for the end of the partition."""
 
-_RETRY_BACKOFF_S = 0.1
+_FIRST_BACKOFF_S = 0.02
+_MAX_BACKOFF_S = 0.5
 
 _RETRIABLE_CODES = frozenset(
     {
@@ -54,6 +57,7 @@ async def end_offsets(
     deadline = time.monotonic() + timeout_s
     wanted = set(partitions)
     found: dict[TopicPartition, int] = {}
+    backoff = _FIRST_BACKOFF_S
     while True:
         last_error: BaseException | None = None
         by_leader: dict[int, dict[str, list[tuple[int, int]]]] = defaultdict(lambda: defaultdict(list))
@@ -76,7 +80,8 @@ async def end_offsets(
                 f"end offsets of {sorted(map(str, wanted - found.keys()))} not known within {timeout_s:.0f}s: "
                 f"{last_error or 'a retriable error from the leader'}"
             )
-        await asyncio.sleep(_RETRY_BACKOFF_S)
+        await asyncio.sleep(backoff)
+        backoff = min(backoff * 2, _MAX_BACKOFF_S)
         await client.force_metadata_update()
 
 

@@ -104,6 +104,11 @@ class KafkaLog:
                 raise LookupError(f"topic {self.topic} does not exist")
             numbers = sorted(available) if self._wanted_partitions is None else self._wanted_partitions
             self._partitions = [TopicPartition(self.topic, p) for p in numbers]
+            # Every leader answers before the consumer resets its positions: the reset's own retry on
+            # a just-created topic waits retry.backoff.ms per round, ours starts at 20 ms.
+            await end_offsets(
+                consumer._client, self._partitions, timeout_s=consumer._request_timeout_ms / 1000
+            )
             consumer.assign(self._partitions)
             await consumer.seek_to_beginning(*self._partitions)
             if not self._read_only:

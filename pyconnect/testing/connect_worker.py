@@ -155,8 +155,11 @@ class ConnectWorkerProcess(OwnedProcess):
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.config_file.write_text(render_properties(self.properties()))
 
-    def wait_ready(self, timeout: float = READY_TIMEOUT_S, *, healthy: bool = True) -> dict[str, Any]:
-        """Poll ``GET /`` until 200 (and, with ``healthy``, ``GET /health`` too); returns the ``GET /`` body."""
+    def wait_ready(
+        self, timeout: float = READY_TIMEOUT_S, *, healthy: bool = True, interval: float = 0.2
+    ) -> dict[str, Any]:
+        """Poll ``GET /`` until 200 (and, with ``healthy``, ``GET /health`` too) every ``interval``
+        seconds; returns the ``GET /`` body."""
         deadline = time.monotonic() + timeout
         root: dict[str, Any] = {}
         for path in ["/", "/health"] if healthy else ["/"]:
@@ -176,7 +179,7 @@ class ConnectWorkerProcess(OwnedProcess):
                         f"{self.label} at {self.rest_url} not ready after {timeout:.0f}s (GET {path}: {last}); "
                         f"log tail:\n{self.log_tail()}"
                     )
-                time.sleep(0.2)
+                time.sleep(interval)
         return root
 
     def rest(
