@@ -278,6 +278,7 @@ def render_markdown(results: Mapping[str, Any], chart_name: str | None = "chart.
                 ("wall s (create to done)", lambda m, s=size: (m.get(s) or {}).get("wall_s")),
             ],
         )
+    out += _scale_out_section(scenarios.get("scale_out"), scenarios.get("throughput"))
     out += _latency_section(scenarios.get("latency"))
     out += _section(
         scenarios.get("resources"),
@@ -502,6 +503,52 @@ def _section(scenario: Mapping[str, Any] | None, title: str, columns: list[tuple
         return lines
     rows, notes = _system_rows(scenario, columns)
     return lines + _table(["system", *[c for c, _ in columns]], rows) + ([*notes, ""] if notes else [])
+
+
+def _scale_out_section(scenario: Mapping[str, Any] | None, throughput: Mapping[str, Any] | None) -> list[str]:
+    """The pyconnect fleet's drains beside Java's one worker from the throughput scenario."""
+    title = "Scale-out: a pyconnect fleet of two workers on the same machine"
+    if scenario is None:
+        return []
+    lines = _header(scenario, title)
+    entry = (scenario.get("systems") or {}).get("pyconnect")
+    if not entry:
+        return lines
+    if entry.get("status") != "ok":
+        return [*lines, f"Status: **{entry.get('status')}**: {entry.get('reason')}", ""]
+    fleet = entry.get("metrics") or {}
+    java = _metrics({"throughput": throughput or {}}, "throughput", "java-connect") or {}
+    single = _metrics({"throughput": throughput or {}}, "throughput", "pyconnect") or {}
+    rows = []
+    for size in ("100b", "1kb"):
+        m = fleet.get(size) or {}
+        rps = m.get("records_per_s")
+        java_rps = (java.get(size) or {}).get("records_per_s")
+        single_rps = (single.get(size) or {}).get("records_per_s")
+        rows.append(
+            [
+                size.upper(),
+                _fmt(rps),
+                _fmt(m.get("cpu_s_per_million")),
+                " + ".join(str(n) for n in m.get("tasks_per_worker") or []) or "n/a",
+                _fmt(ratio(rps, java_rps), 2),
+                _fmt(ratio(rps, single_rps), 2),
+            ]
+        )
+    lines += _table(
+        [
+            "records",
+            "fleet records/s",
+            "fleet CPU-s / M records",
+            "tasks per worker",
+            "fleet / Java's one worker",
+            "fleet / pyconnect's one worker",
+        ],
+        rows,
+    )
+    if fleet.get("peak_rss_mb_total") is not None:
+        lines += [f"Peak RSS of the fleet, both workers together: {_fmt(fleet['peak_rss_mb_total'])} MB.", ""]
+    return lines
 
 
 def _limit_section(scenario: Mapping[str, Any] | None) -> list[str]:

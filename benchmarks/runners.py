@@ -35,6 +35,7 @@ JAVA_HEAP = "512m"
 
 ALIASES = {"java-connect": "jc", "java-dedicated": "jd", "pyconnect": "py"}
 PROFILE_ALIAS = "pp"
+SCALE_OUT_ALIAS = "s2"
 
 
 def pyconnect_mirror_available() -> tuple[bool, str | None]:

@@ -64,6 +64,12 @@ DESCRIPTIONS = {
     "source. Checkpoint lag = LogAppendTime of the checkpoint for that offset in <alias>.checkpoints.internal on "
     "the target minus the commit's acknowledgement; group-offset lag = when the group's committed offset on the "
     "target first holds the translated offset (polled every 50 ms) minus the same.",
+    "scale_out": "pyconnect only: a fleet of two workers (one Connect group, two processes on the same machine) "
+    "drains the throughput backlogs once more under another alias; tasks.max=4 gives each worker two tasks. "
+    "A Java worker already spreads its tasks over every core of one JVM, while one pyconnect worker is one Python "
+    "process on one core: this is how an operator gives pyconnect a second core. records/s and CPU as in the "
+    "throughput scenario, CPU summed over both workers; the ratio is to Java's one worker in the throughput "
+    "scenario of the same run.",
     "profile": "pyconnect's worker drains the throughput backlogs once more (under another alias, after the measured "
     "drains) with py-spy attached (sampling at the rate in the settings, idle samples excluded, frames per "
     "function): shares are of the worker's CPU samples from connector creation to the last record. The folded "
@@ -204,7 +210,7 @@ class Bench:
         if system != "java-dedicated":
             scenario_names += ["latency", "failover", "checkpoint_lag"]
         if system == "pyconnect":
-            scenario_names.append("profile")
+            scenario_names += ["profile", "scale_out"]
         if not available:
             for name in scenario_names:
                 self.put(name, system, "unavailable", reason=reason)
@@ -225,6 +231,8 @@ class Bench:
             self._fleet(system)
         if self.wants("checkpoint_lag"):
             self._checkpoint_lag(system)
+        if system == "pyconnect" and self.wants("scale_out"):
+            self._scale_out(system)
 
     # ---- single worker: start-up, throughput, latency, peak RSS --------------------------------
 
@@ -456,6 +464,70 @@ class Bench:
             worker.stop(20)
 
     # ---- fleet: idle CPU, failover -------------------------------------------------------------
+
+    def _scale_out(self, system: str) -> None:
+        """Drain each backlog with a fleet of ``scale_out_workers`` workers, under ``SCALE_OUT_ALIAS``."""
+        workers = runners.make_workers(system, self.b, self.work_dir / "scale-out", self.s.scale_out_workers)
+        sampler = RssSampler(lambda: [w.pid for w in workers if w.pid], interval=0.5, max_seconds=3 * 3600)
+        try:
+            for w in workers:
+                w.start()
+            for w in workers:
+                w.wait_ready(READY_TIMEOUT_S)
+            sampler.start()
+            metrics: dict[str, Any] = {"workers": len(workers)}
+            for size, n in self.s.backlog.items():
+                topic = f"bench-tp-{size}"
+                name = f"bench-so-{size}"
+                target = f"{runners.SCALE_OUT_ALIAS}.{topic}"
+                workload.create_topics(self.b, [target], self.s.partitions)
+                t_create = time.monotonic()
+                runners.create_connector(
+                    workers[0],
+                    name,
+                    runners.connector_config(
+                        system, self.a, self.b, [topic], self.s.tasks_max, alias=runners.SCALE_OUT_ALIAS
+                    ),
+                )
+
+                def check_all() -> None:
+                    for w in workers:
+                        w.check_alive()
+
+                drained = _drain(
+                    lambda: [w.pid for w in workers if w.pid],
+                    self.b,
+                    target,
+                    n,
+                    self.s.record_size[size],
+                    t_create,
+                    self.s.drain_timeout_s,
+                    check_all,
+                )
+                tasks = runners.running_tasks(workers[0], name, None) or {}
+                per_worker: dict[str, int] = {}
+                for worker_id in tasks.values():
+                    per_worker[worker_id] = per_worker.get(worker_id, 0) + 1
+                drained["tasks_per_worker"] = sorted(per_worker.values(), reverse=True)
+                metrics[size] = drained
+                log.info("%s scale-out %s: %s", system, size, drained)
+                runners.delete_connector(workers[0], name)
+            peak = sampler.stop()
+            if peak:
+                metrics["peak_rss_mb_total"] = round(sum(peak.values()), 1)
+            self.put("scale_out", system, "ok", metrics)
+        except Exception as exc:
+            log.exception("%s scale-out failed", system)
+            self.put(
+                "scale_out",
+                system,
+                "failed",
+                reason=f"{_short(exc)}; worker log tail: {workers[0].log_tail(8)}",
+            )
+        finally:
+            sampler.stop()
+            for w in workers:
+                w.stop(20)
 
     def _fleet(self, system: str) -> None:
         extra = {"scheduled.rebalance.max.delay.ms": self.s.rebalance_delay_ms}

@@ -18,6 +18,7 @@ SCENARIOS = (
     "startup",
     "failover",
     "checkpoint_lag",
+    "scale_out",
     "profile",
 )
 
@@ -48,6 +49,7 @@ class BenchSettings:
     emit_checkpoints_interval_s: int = 1
     sync_group_offsets_interval_s: int = 1
     profile_rate_hz: int = 100
+    scale_out_workers: int = 2
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

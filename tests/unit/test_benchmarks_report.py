@@ -263,3 +263,47 @@ def test_values_carry_their_sequence_number() -> None:
     assert len(value) == 100
     assert seq_of(value) == 123456789
     assert seq_of(b"short") is None
+
+
+def test_scale_out_section_compares_the_fleet_with_each_single_worker() -> None:
+    scenarios = _scenarios(py=True)
+    scenarios["scale_out"] = {
+        "description": "fleet of two",
+        "status": "ok",
+        "reason": None,
+        "systems": {
+            "pyconnect": _ok(
+                {
+                    "workers": 2,
+                    "100b": {"records_per_s": 36000.0, "cpu_s_per_million": 7.1, "tasks_per_worker": [2, 2]},
+                    "1kb": {"records_per_s": 15000.0, "cpu_s_per_million": 25.0, "tasks_per_worker": [2, 2]},
+                    "peak_rss_mb_total": 330.5,
+                }
+            )
+        },
+    }
+    results = report.build_results(
+        mode="quick",
+        started_at="2026-01-01T00:00:00+00:00",
+        finished_at="2026-01-01T00:10:00+00:00",
+        machine={"cpu_model": "x", "cpus": 2},
+        settings={"partitions": 8},
+        systems={"pyconnect": {"available": True}},
+        scenarios=scenarios,
+        notes=[],
+    )
+    text = report.render_markdown(results)
+    assert "## Scale-out: a pyconnect fleet of two workers on the same machine" in text
+    # 100 B: 36k against Java's 40k and pyconnect's single 20k; 1 KB: 15k against 10k and 10k.
+    assert "| 100B | 36,000 | 7.1 | 2 + 2 | 0.90 | 1.80 |" in text
+    assert "| 1KB | 15,000 | 25.0 | 2 + 2 | 1.50 | 1.50 |" in text
+    assert "both workers together: 330.5 MB" in text
+    failed = dict(
+        scenarios,
+        scale_out={
+            **scenarios["scale_out"],
+            "systems": {"pyconnect": {"status": "failed", "reason": "worker exited", "metrics": None}},
+        },
+    )
+    results["scenarios"] = failed
+    assert "Status: **failed**: worker exited" in report.render_markdown(results)
