@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -148,13 +149,13 @@ class Bench:
     def _prepare(self) -> None:
         p = self.s.partitions
         sources = []
-        if self.wants("throughput", "resources", "startup", "latency", "profile"):
+        if self.wants("throughput", "resources", "startup", "latency", "profile", "scale_out"):
             sources += [f"bench-tp-{size}" for size in self.s.backlog]
             sources.append("bench-startup")
         workload.create_topics(self.a, sources, p)
         targets = [runners.remote_topic(sys, t) for sys in self.system_names for t in sources]
         workload.create_topics(self.b, targets, p)
-        if self.wants("throughput", "resources", "profile"):
+        if self.wants("throughput", "resources", "profile", "scale_out"):
             for size, n in self.s.backlog.items():
                 log.info("writing the %s backlog: %d records", size, n)
                 perftools.produce(
@@ -505,10 +506,7 @@ class Bench:
                     check_all,
                 )
                 tasks = runners.running_tasks(workers[0], name, None) or {}
-                per_worker: dict[str, int] = {}
-                for worker_id in tasks.values():
-                    per_worker[worker_id] = per_worker.get(worker_id, 0) + 1
-                drained["tasks_per_worker"] = sorted(per_worker.values(), reverse=True)
+                drained["tasks_per_worker"] = sorted(Counter(tasks.values()).values(), reverse=True)
                 metrics[size] = drained
                 log.info("%s scale-out %s: %s", system, size, drained)
                 runners.delete_connector(workers[0], name)

@@ -1,7 +1,8 @@
 """The composition root of a distributed worker: what is built, in which order it starts and stops.
 
-Start order (Java's): REST server (so ``/health`` answers "starting"), the Kafka cluster id, the
-stores, worker and herder, then the herder's tick joins the group. Stop order is the reverse:
+Start order (Java's, with independent steps overlapped): REST server (so ``/health`` answers
+"starting"), the Kafka cluster id together with the offset store, then the status and config stores
+together, worker and herder, then the herder's tick joins the group. Stop order is the reverse:
 herder (stops all work, committing offsets, leaves the group, stops stores), REST server.
 ``start``/``stop`` are idempotent; a failed start stops whatever was started before re-raising.
 :class:`DistributedMember` is the part between the REST server and the group (cluster id, stores,
