@@ -128,7 +128,7 @@ def _scenarios(py: bool) -> dict[str, Any]:
     }
 
 
-def _results(py: bool) -> dict[str, Any]:
+def _results(py: bool, scenarios: dict[str, Any] | None = None) -> dict[str, Any]:
     return report.build_results(
         mode="quick",
         started_at="2026-01-01T00:00:00+00:00",
@@ -136,7 +136,7 @@ def _results(py: bool) -> dict[str, Any]:
         machine={"cpu_model": "x", "cpus": 2},
         settings={"partitions": 8},
         systems={"pyconnect": {"available": py}},
-        scenarios=_scenarios(py),
+        scenarios=_scenarios(py) if scenarios is None else scenarios,
         notes=["shared machine"],
     )
 
@@ -282,16 +282,7 @@ def test_scale_out_section_compares_the_fleet_with_each_single_worker() -> None:
             )
         },
     }
-    results = report.build_results(
-        mode="quick",
-        started_at="2026-01-01T00:00:00+00:00",
-        finished_at="2026-01-01T00:10:00+00:00",
-        machine={"cpu_model": "x", "cpus": 2},
-        settings={"partitions": 8},
-        systems={"pyconnect": {"available": True}},
-        scenarios=scenarios,
-        notes=[],
-    )
+    results = _results(True, scenarios)
     text = report.render_markdown(results)
     assert "## Scale-out: a pyconnect fleet of two workers on the same machine" in text
     # 100 B: 36k against Java's 40k and pyconnect's single 20k; 1 KB: 15k against 10k and 10k.
