@@ -3,8 +3,12 @@
 - A request without ``forward`` is re-issued to the target with ``forward=true``; one with
   ``forward=true`` may hop once more with ``forward=false``; ``forward=false`` that still misses the
   target answers 409. The original query parameters travel along.
-- Only ``Authorization`` is copied from the incoming headers. The target's status and body are
-  passed back unchanged (so 201 vs 200 and remote errors survive the hop).
+- The target URL is rebuilt from the matched route and the parsed names, each re-encoded as one
+  path segment (pyconnect.rest.paths), never from the decoded path: a name holding ``/``, ``..``,
+  ``#`` or ``?`` reaches exactly the resource it names on the target.
+- Only ``Authorization`` is copied from the incoming headers. The target's status, body and
+  ``Content-Type`` are passed back unchanged (so 201 vs 200 and remote errors survive the hop); a
+  ``Location`` is this worker's to set, as Java's follower builds its own.
 - ``RebalanceNeededError`` on a forwarding endpoint answers 409 (stale configuration).
 """
 
@@ -12,12 +16,12 @@ from __future__ import annotations
 
 import ssl
 from collections.abc import Awaitable, Callable, Mapping
-from urllib.parse import quote
 
 import aiohttp
 from aiohttp import web
 
 from pyconnect.errors import ConflictError, ConnectError, RebalanceNeededError, RequestTargetError
+from pyconnect.rest.paths import canonical_path, join_segments, url_at
 
 FORWARD = "forward"
 CONFLICT = "Cannot complete request because of a conflicting operation (e.g. worker rebalance)"
@@ -81,25 +85,26 @@ class Forwarder:
         if "Authorization" in request.headers:
             headers["Authorization"] = request.headers["Authorization"]
         body = await request.read()
-        url = target_url.rstrip("/") + request.path
+        url = url_at(target_url, canonical_path(request), params)
         async with self._client().request(
-            request.method, url, params=params, data=body or None, headers=headers, ssl=self._ssl_for(url)
+            request.method, url, data=body or None, headers=headers, ssl=self._ssl_for(str(url))
         ) as resp:
             payload = await resp.read()
             out = web.Response(status=resp.status, body=payload)
             if "Content-Type" in resp.headers:
                 out.headers["Content-Type"] = resp.headers["Content-Type"]
-            if "Location" in resp.headers:
-                out.headers["Location"] = resp.headers["Location"]
             return out
 
     async def post_task_configs(
         self, leader_url: str, connector: str, body: bytes, headers: Mapping[str, str]
     ) -> None:
         """A follower publishes generated task configs to the leader's internal endpoint."""
-        url = f"{leader_url.rstrip('/')}/connectors/{quote(connector, safe='')}/tasks"
+        url = url_at(leader_url, join_segments("connectors", connector, "tasks"))
         async with self._client().post(
-            url, data=body, headers={"Content-Type": "application/json", **headers}, ssl=self._ssl_for(url)
+            url,
+            data=body,
+            headers={"Content-Type": "application/json", **headers},
+            ssl=self._ssl_for(str(url)),
         ) as resp:
             if resp.status >= 300:
                 text = await resp.text()

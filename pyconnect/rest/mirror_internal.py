@@ -26,16 +26,15 @@ from typing import Any
 from urllib.parse import quote
 
 from aiohttp import web
-from aiohttp.typedefs import Middleware
 
 from pyconnect.config.definition import ConfigDef
 from pyconnect.config.worker import WORKER_CONFIG_DEF
 from pyconnect.errors import BadRequestError, NotFoundError, ServiceUnavailableError
 from pyconnect.herder.interface import HerderApi
-from pyconnect.rest.errors import error_middleware
 from pyconnect.rest.forwarding import Forwarder
+from pyconnect.rest.media import any_content
 from pyconnect.rest.resources import accept_task_configs
-from pyconnect.rest.security import CrossOrigin, SslSettings, options_middleware
+from pyconnect.rest.security import SslSettings
 from pyconnect.rest.server import RestServer
 
 INTERNAL_REST_CONFIG_DEF = ConfigDef(
@@ -69,7 +68,6 @@ class MirrorRestServer(RestServer):
     def __init__(self, props: Mapping[str, Any]) -> None:
         """``props`` are the ``mm2.properties`` originals; raises ``ConfigError`` for invalid REST keys."""
         cfg = INTERNAL_REST_CONFIG_DEF.parse(dict(props))
-        allowed_origins = str(cfg["access.control.allow.origin"] or "")
         port = cfg["rest.advertised.port"]
         listeners = cfg["listeners"]
         assert isinstance(listeners, list)
@@ -80,16 +78,10 @@ class MirrorRestServer(RestServer):
             advertised_port=int(str(port)) if port else None,
             advertised_scheme=str(cfg["rest.advertised.listener"] or "") or None,
             ssl_settings=SslSettings.from_worker_config(props),
-            allowed_origins=allowed_origins,
+            allowed_origins=str(cfg["access.control.allow.origin"] or ""),
             allowed_methods=str(cfg["access.control.allow.methods"] or ""),
+            route_table=_routes,
         )
-        middlewares: list[Middleware] = []
-        if allowed_origins.strip():
-            middlewares.append(
-                CrossOrigin(allowed_origins, str(cfg["access.control.allow.methods"] or "")).middleware()
-            )
-        middlewares += [options_middleware, error_middleware]
-        self.app = web.Application(middlewares=middlewares, client_max_size=10 * 1024 * 1024)
         self.herders: dict[Flow, HerderApi] | None = None
         self.app[_SERVER] = self
         self.app[_FORWARDER] = self.forwarder
@@ -129,12 +121,14 @@ def _herder(request: web.Request) -> HerderApi:
 
 
 @_routes.post("/{source}/{target}/connectors/{connector}/tasks")
+@any_content
 async def put_task_configs(request: web.Request) -> web.StreamResponse:
     herder = _herder(request)
     return await accept_task_configs(request, lambda: herder, request.app[_FORWARDER])
 
 
 @_routes.put("/{source}/{target}/connectors/{connector}/fence")
+@any_content
 async def fence_zombies(request: web.Request) -> web.StreamResponse:
     _herder(request)
     raise BadRequestError(

@@ -1,25 +1,32 @@
 """The Connect REST resources: Java's paths, query parameters, status codes and JSON (spec §4.3).
 
 Handlers translate between HTTP and the ``HerderApi``; they hold no state of their own. Writes go
-through ``Forwarder.run`` so a worker that is not the target forwards them.
+through ``Forwarder.run`` so a worker that is not the target forwards them. Each handler declares
+what it consumes (pyconnect.rest.media: ``reads_json_body``, ``any_content``); names come from the
+route as one decoded segment and go back into URLs only through pyconnect.rest.paths.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from aiohttp import web
 
 from pyconnect import COMPATIBLE_KAFKA_VERSION
+from pyconnect.config.connector_name import java_trim
 from pyconnect.errors import BadRequestError, NotFoundError, ServiceUnavailableError
 from pyconnect.herder.entities import initial_target_state
 from pyconnect.herder.interface import HerderApi
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.rest.errors import MalformedRequest
 from pyconnect.rest.forwarding import Forwarder
+from pyconnect.rest.media import any_content, reads_json_body
 from pyconnect.rest.openapi import openapi
+from pyconnect.rest.paths import join_segments, request_base
+from pyconnect.rest.request_body import number_text, parse_json
 
 
 class HerderSlot:
@@ -49,26 +56,28 @@ def json_response(body: Any, status: int = 200, headers: Mapping[str, str] | Non
 
 
 async def json_body(request: web.Request) -> Any:
-    raw = await request.read()
-    if not raw.strip():
-        raise MalformedRequest("Request body is empty; a JSON document was expected")
-    try:
-        return json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise MalformedRequest(f"Request body is not valid JSON: {exc}") from None
+    """The request's JSON value (pyconnect.rest.request_body limits; 400 otherwise)."""
+    return parse_json(await request.read())
+
+
+def connector_location(request: web.Request, name: str) -> dict[str, str]:
+    """The absolute, percent-encoded ``Location`` of a created connector, as Java's Jersey gives it."""
+    return {"Location": request_base(request) + join_segments("connectors", name)}
 
 
 def string_map(value: Any, what: str) -> dict[str, str]:
     """A connector config: a JSON object whose values are strings (numbers and booleans are accepted
-    and rendered as Java's Jackson would bind them to String)."""
+    and rendered as Java's Jackson binds them to String: numbers as written, ``true``/``false``)."""
     if not isinstance(value, dict):
         raise MalformedRequest(f"{what} must be a JSON object of string keys and string values")
     out: dict[str, str] = {}
     for key, item in value.items():
         if isinstance(item, bool):
             out[key] = "true" if item else "false"
-        elif isinstance(item, (str, int, float)):
-            out[key] = str(item)
+        elif isinstance(item, str):
+            out[key] = item
+        elif isinstance(item, (int, float)):
+            out[key] = number_text(item)
         elif item is None:
             raise BadRequestError(f"Null value can not be supplied as the configuration value for {key}.")
         else:
@@ -83,18 +92,23 @@ def flag(request: web.Request, name: str) -> bool:
     return value == "true"
 
 
+JAVA_INT = re.compile(r"[+-]?[0-9]+")
+
+
 def task_number(request: web.Request) -> int:
+    """The ``{task}`` segment as Java's ``Integer`` path parameter: an optionally signed run of ASCII
+    digits within 32 bits, else the resource does not exist (404 ``HTTP 404 Not Found``)."""
     text = request.match_info["task"]
-    try:
-        return int(text)
-    except ValueError:
-        raise NotFoundError(f"Task {request.match_info['connector']}-{text} not found") from None
+    if JAVA_INT.fullmatch(text) and -(2**31) <= (number := int(text)) < 2**31:
+        return number
+    raise web.HTTPNotFound()
 
 
 routes = web.RouteTableDef()
 
 
 @routes.get("/")
+@any_content
 async def server_info(request: web.Request) -> web.Response:
     herder = request.app[HERDER].get()
     return json_response(
@@ -107,6 +121,7 @@ async def server_info(request: web.Request) -> web.Response:
 
 
 @routes.get("/health")
+@any_content
 async def health(request: web.Request) -> web.Response:
     herder = request.app[HERDER].herder
     if herder is not None and herder.ready():
@@ -141,6 +156,7 @@ async def list_connectors(request: web.Request) -> web.Response:
 
 
 @routes.post("/connectors")
+@reads_json_body
 async def create_connector(request: web.Request) -> web.StreamResponse:
     body = await json_body(request)
     if not isinstance(body, dict):
@@ -159,7 +175,7 @@ async def create_connector(request: web.Request) -> web.StreamResponse:
         name = str(name)
     elif not isinstance(name, str):
         raise MalformedRequest("name must be a string")
-    name = name.strip()
+    name = java_trim(name)
     config = string_map(body.get("config", {}), "config")
     if "name" in config and config["name"] != name:
         raise BadRequestError(
@@ -179,9 +195,12 @@ async def create_connector(request: web.Request) -> web.StreamResponse:
 
     async def create() -> web.StreamResponse:
         _, info = await herder.put_connector_config(name, config, allow_replace=False, initial_state=target)
-        return json_response(info.to_json(), status=201, headers={"Location": f"/connectors/{name}"})
+        return json_response(info.to_json(), status=201)
 
-    return await request.app[FORWARDER].run(request, create)
+    response = await request.app[FORWARDER].run(request, create)
+    if response.status == 201:
+        response.headers.update(connector_location(request, name))
+    return response
 
 
 @routes.get("/connectors/{connector}")
@@ -196,6 +215,7 @@ async def get_connector_config(request: web.Request) -> web.Response:
 
 
 @routes.put("/connectors/{connector}/config")
+@reads_json_body
 async def put_connector_config(request: web.Request) -> web.StreamResponse:
     name = request.match_info["connector"]
     config = string_map(await json_body(request), "connector config")
@@ -208,11 +228,12 @@ async def put_connector_config(request: web.Request) -> web.StreamResponse:
 
     async def put() -> web.StreamResponse:
         created, info = await herder.put_connector_config(name, config, allow_replace=True)
-        if created:
-            return json_response(info.to_json(), status=201, headers={"Location": f"/connectors/{name}"})
-        return json_response(info.to_json())
+        return json_response(info.to_json(), status=201 if created else 200)
 
-    return await request.app[FORWARDER].run(request, put)
+    response = await request.app[FORWARDER].run(request, put)
+    if response.status == 201:
+        response.headers.update(connector_location(request, name))
+    return response
 
 
 @routes.get("/connectors/{connector}/status")
@@ -229,6 +250,7 @@ async def task_configs(request: web.Request) -> web.Response:
 
 
 @routes.post("/connectors/{connector}/tasks")
+@any_content
 async def put_task_configs(request: web.Request) -> web.StreamResponse:
     return await accept_task_configs(request, request.app[HERDER].get, request.app[FORWARDER])
 
@@ -351,6 +373,7 @@ async def connector_plugin_config(request: web.Request) -> web.Response:
 
 
 @routes.put("/connector-plugins/{plugin}/config/validate")
+@reads_json_body
 async def validate_connector_config(request: web.Request) -> web.Response:
     config = nullable_string_map(await json_body(request), "connector config")
     herder = request.app[HERDER].get()
@@ -358,6 +381,7 @@ async def validate_connector_config(request: web.Request) -> web.Response:
 
 
 @routes.patch("/connectors/{connector}/config")
+@reads_json_body
 async def patch_connector_config(request: web.Request) -> web.StreamResponse:
     name = request.match_info["connector"]
     patch = nullable_string_map(await json_body(request), "connector config")
@@ -400,6 +424,7 @@ def offsets_body(body: Any) -> list[tuple[dict[str, Any], dict[str, Any] | None]
 
 
 @routes.patch("/connectors/{connector}/offsets")
+@reads_json_body
 async def alter_connector_offsets(request: web.Request) -> web.StreamResponse:
     name = request.match_info["connector"]
     pairs = offsets_body(await json_body(request))
@@ -444,6 +469,7 @@ async def logger_level(request: web.Request) -> web.Response:
 
 
 @routes.put("/admin/loggers/{logger}")
+@reads_json_body
 async def set_logger_level(request: web.Request) -> web.Response:
     """Worker scope answers the affected loggers (200); ``scope=cluster`` writes the record (204).
 
@@ -463,5 +489,6 @@ async def set_logger_level(request: web.Request) -> web.Response:
 
 
 @routes.get("/openapi.json")
+@any_content
 async def openapi_document(request: web.Request) -> web.Response:
     return json_response(openapi())

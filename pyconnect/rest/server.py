@@ -7,12 +7,17 @@ reach this one: scheme ``rest.advertised.listener``, else ``http`` if any http l
 ``https``; host and port ``rest.advertised.*`` when set, else the first listener of that scheme as
 bound. TLS, basic auth and CORS are described in pyconnect.rest.security. ``stop()`` is idempotent
 and closes the forwarding client too. Bodies above ``max_body_bytes`` answer 413.
+
+Every answer, including the HTTP layer's own refusals (unknown method, over-long URL or headers,
+malformed requests), carries the Connect error body (pyconnect.rest.errors); ``Server`` carries no
+version. The request line and each header are limited to 8190 bytes, as Jetty's 8 KiB.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,13 +25,17 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 from aiohttp.typedefs import Middleware
+from aiohttp.web_protocol import RequestHandler
+from aiohttp.web_request import BaseRequest
+from aiohttp.web_server import Server
 
 from pyconnect import __version__
 from pyconnect.errors import ConfigError
 from pyconnect.herder.interface import HerderApi
-from pyconnect.rest.errors import error_middleware
+from pyconnect.rest.errors import error_middleware, protocol_error, set_server_header
 from pyconnect.rest.forwarding import Forwarder
 from pyconnect.rest.resources import COMMIT_ID, FORWARDER, HERDER, HerderSlot, routes
+from pyconnect.rest.routing import routing_middleware
 from pyconnect.rest.security import (
     CrossOrigin,
     SslSettings,
@@ -57,6 +66,63 @@ class Listener:
         return cls(scheme, parts.hostname or "0.0.0.0", port)
 
 
+class _ConnectRequestHandler(RequestHandler):
+    """aiohttp's connection handler, answering what it refuses with the Connect error body."""
+
+    def handle_error(
+        self,
+        request: BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
+        super().handle_error(request, status, exc, message)  # logs and checks nothing was sent
+        response = protocol_error(status, exc)
+        response.force_close()
+        return response
+
+
+class _ConnectServer(Server):
+    def __call__(self) -> RequestHandler:
+        return _ConnectRequestHandler(self, loop=self._loop, **self._kwargs)
+
+
+class _ConnectAppRunner(web.AppRunner):
+    async def _make_server(self) -> Server:
+        server = await super()._make_server()
+        server.__class__ = _ConnectServer
+        return server
+
+
+def build_app(
+    route_table: web.RouteTableDef,
+    *,
+    max_body_bytes: int,
+    allowed_origins: str = "",
+    allowed_methods: str = "",
+    extension_middlewares: list[Middleware] | None = None,
+) -> web.Application:
+    """The application every pyconnect REST server runs: CORS (when configured), REST extensions,
+    automatic OPTIONS, the one error mapping, then the route checks (pyconnect.rest.routing)."""
+    middlewares: list[Middleware] = []
+    if allowed_origins.strip():
+        middlewares.append(CrossOrigin(allowed_origins, allowed_methods).middleware())
+    middlewares += extension_middlewares or []
+    middlewares += [options_middleware, error_middleware, routing_middleware]
+    app = web.Application(middlewares=middlewares, client_max_size=max_body_bytes)
+    app.on_response_prepare.append(set_server_header)
+    for route in route_table:
+        assert isinstance(route, web.RouteDef)
+        app.router.add_route(route.method, any_segment(route.path), route.handler, **route.kwargs)
+    return app
+
+
+def any_segment(path: str) -> str:
+    """``/connectors/{connector}`` -> ``/connectors/{connector:[^/]+}``: a name is any one segment
+    (aiohttp's default pattern refuses ``{`` and ``}``, which connector names may hold)."""
+    return re.sub(r"\{(\w+)\}", r"{\1:[^/]+}", path)
+
+
 class RestServer:
     def __init__(
         self,
@@ -72,6 +138,7 @@ class RestServer:
         allowed_methods: str = "",
         extension_classes: list[str] | None = None,
         environ: Mapping[str, str] | None = None,
+        route_table: web.RouteTableDef = routes,
     ) -> None:
         self._listeners = [Listener.parse(text) for text in listeners]
         if not self._listeners:
@@ -95,20 +162,20 @@ class RestServer:
         self.forwarder = Forwarder(
             ssl_factory=(lambda: client_ssl) if client_ssl else self.ssl_settings.client_context
         )
-        middlewares: list[Middleware] = []
-        if allowed_origins.strip():
-            middlewares.append(CrossOrigin(allowed_origins, allowed_methods).middleware())
-        middlewares += rest_extension_middlewares(
-            [c for c in extension_classes or [] if c.strip()],
-            os.environ if environ is None else environ,
+        self.app = build_app(
+            route_table,
+            max_body_bytes=max_body_bytes,
+            allowed_origins=allowed_origins,
+            allowed_methods=allowed_methods,
+            extension_middlewares=rest_extension_middlewares(
+                [c for c in extension_classes or [] if c.strip()],
+                os.environ if environ is None else environ,
+            ),
         )
-        middlewares += [options_middleware, error_middleware]
-        self.app = web.Application(middlewares=middlewares, client_max_size=max_body_bytes)
         self.slot = HerderSlot(herder)
         self.app[HERDER] = self.slot
         self.app[FORWARDER] = self.forwarder
         self.app[COMMIT_ID] = hashlib.sha256(__version__.encode()).hexdigest()[:16]
-        self.app.add_routes(routes)
         self._runner: web.AppRunner | None = None
         self.bound: list[tuple[str, int]] = []
         self.bound_listeners: list[Listener] = []
@@ -120,7 +187,9 @@ class RestServer:
     async def start(self) -> None:
         if self._runner is not None:
             return
-        runner = web.AppRunner(self.app, access_log=None, handle_signals=False)
+        runner = _ConnectAppRunner(
+            self.app, access_log=None, handle_signals=False, max_line_size=8190, max_field_size=8190
+        )
         await runner.setup()
         self._runner = runner
         self.bound, self.bound_listeners = [], []

@@ -326,7 +326,7 @@ async def test_forwarding_over_https_with_client_auth_and_basic_auth(
         async with http.post(target, json=body, ssl=ctx) as resp:
             assert resp.status == 401
         async with http.post(target, json=body, ssl=ctx, headers=basic("alice", "secret")) as resp:
-            assert resp.status == 201 and resp.headers["Location"] == "/connectors/f"
+            assert resp.status == 201 and resp.headers["Location"] == target + "/f"
         assert "f" in leader_herder.configs, "the hop carried the Authorization header over TLS"
         async with http.post(
             url(follower.advertised_url, "/connectors/f/tasks"), data=b"[]", ssl=ctx
