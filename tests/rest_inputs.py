@@ -52,7 +52,7 @@ DANGEROUS_NAMES: tuple[str, ...] = (
 )
 """Names a client can create (valid for Java once trimmed)."""
 
-REFUSED_NAMES: tuple[str, ...] = ("", "   ", "\u0000x", "x\u0007y", "a\u0085b", "line\nbreak", "tab\there")
+REFUSED_NAMES: tuple[str, ...] = ("", "   ", "x\u0000y", "x\u0007y", "a\u0085b", "line\nbreak", "tab\there")
 """Names Java refuses (empty, or with ISO control characters left after trimming)."""
 
 
