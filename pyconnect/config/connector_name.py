@@ -41,12 +41,15 @@ from __future__ import annotations
 
 import json
 import re
+from urllib.parse import quote
 
 from pyconnect.config.connector_keys import CONNECTOR_CONFIG_DEF
 from pyconnect.config.types import java_trim, parse_type
 from pyconnect.errors import ConfigError
 
 __all__ = [
+    "MAX_NAME_URL_BYTES",
+    "address_problem",
     "create_request_name",
     "is_representable",
     "java_trim",
@@ -99,3 +102,25 @@ def unrepresentable_reason(name: str) -> str | None:
 def is_representable(name: str) -> bool:
     """Whether ``name`` can be encoded as UTF-8, i.e. stored in the internal topics unchanged."""
     return unrepresentable_reason(name) is None
+
+
+MAX_NAME_URL_BYTES = 6144
+"""The longest name, percent-encoded as UTF-8, that pyconnect creates. Every URL naming a connector
+(a forwarded write, a follower's task-config POST, ``Location``) must fit the 8 KiB that Jetty and
+aiohttp allow for a request line or header; Java creates longer names and then answers 500 (its
+forwarding client cannot read the leader's ``Location``) and never gets their task configs across."""
+
+
+def address_problem(name: str) -> str | None:
+    """Why pyconnect refuses to create a connector of this name although Java's validation passes it
+    (a name that no URL could address), or None. ``/``: Jetty refuses ``%2F`` in paths, so Java creates
+    a connector that nobody can read or delete; too long: see :data:`MAX_NAME_URL_BYTES`."""
+    if "/" in name:
+        return f"Connector name {name!r} contains characters that are not allowed ('/')"
+    size = len(quote(name, safe="", errors="surrogatepass"))
+    if size > MAX_NAME_URL_BYTES:
+        return (
+            f"Connector name is too long: {size} bytes once URL-encoded, more than the {MAX_NAME_URL_BYTES} "
+            "that fit in a request URL"
+        )
+    return None

@@ -13,6 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from pyconnect.config.connector_name import address_problem
 from pyconnect.config.definition import ConfigValue
 from pyconnect.config.info import config_infos
 from pyconnect.errors import BadRequestError, ConnectError, DataError, ForbiddenError, NotFoundError
@@ -66,11 +67,13 @@ class AbstractHerder:
         """Java's create/update validation (``validateConnectorConfig``), then our name rule.
 
         Names Java's ConfigDef rejects (empty, control characters) fail the validation with Java's
-        message; a ``/`` (which Java accepts but then cannot route) is refused here.
+        message; names Java accepts but no URL can address (pyconnect.config.connector_name
+        ``address_problem``) are refused here.
         """
         self._check_connector_config(config)
-        if "/" in name:
-            raise BadRequestError(f"Connector name {name!r} contains characters that are not allowed ('/')")
+        problem = address_problem(name)
+        if problem is not None:
+            raise BadRequestError(problem)
 
     def connector_plugins(self, connectors_only: bool = True) -> list[dict[str, str]]:
         return self.worker.plugins.connector_plugins(connectors_only)

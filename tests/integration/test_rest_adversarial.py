@@ -252,3 +252,22 @@ def test_numbers_keep_their_text_as_java_binds_them(sides: dict[str, Side]) -> N
         configs[label] = {k: v for k, v in json.loads(created.body)["config"].items() if k != "topic"}
         side.send("follower", "DELETE", "/connectors/numbers")
     assert configs["ours"] == configs["java"]
+
+
+def test_names_too_long_for_a_url_are_refused_where_java_half_creates_them(sides: dict[str, Side]) -> None:
+    """Java creates the connector, then its follower answers 500 (the leader's ``Location`` is too long
+    to read) and the task configs never cross; ours refuses the name with a 400 and creates nothing."""
+    name = "\u00e9" * 3000
+    ours = sides["ours"].create(name)
+    assert ours.status == 400, ours
+    assert json.loads(ours.body)["message"].startswith(
+        "Connector name is too long: 18000 bytes once URL-encoded"
+    )
+    assert name not in sides["ours"].connectors()
+    java = sides["java"].create(name)
+    assert java.status == 500 and name in sides["java"].connectors(), java
+    fits = "\u00e9" * 1000  # 6000 bytes once encoded: created and addressed by both
+    for side in sides.values():
+        assert side.create(fits).status == 201, side.label
+        wait_for(f"long name RUNNING on {side.label}", lambda s=side: s.running(fits), 90)
+        assert side.send("follower", "DELETE", path_of(fits)).status == 204, side.label

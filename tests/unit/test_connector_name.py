@@ -180,3 +180,15 @@ def test_request_bodies_jackson_vs_python_json() -> None:
         "raw-non-bmp",
     ):
         assert json.loads(bytes.fromhex(BODIES[case_id]["body_hex"]))["name"] == jackson[case_id][0]
+
+
+def test_address_problem_refuses_slashes_and_names_no_url_can_carry() -> None:
+    from pyconnect.config.connector_name import MAX_NAME_URL_BYTES, address_problem
+
+    assert address_problem("a/b") == "Connector name 'a/b' contains characters that are not allowed ('/')"
+    assert address_problem("x" * MAX_NAME_URL_BYTES) is None
+    assert address_problem("\u00e9" * 1024) is None  # 6144 bytes encoded: exactly the limit
+    message = address_problem("\u00e9" * 1025)
+    assert message is not None and message.startswith("Connector name is too long: 6150 bytes")
+    for name in (".", "..", "x#y", "%", "{brace}", "a;b"):
+        assert address_problem(name) is None
