@@ -3,8 +3,11 @@ applies it (checked against a live Java 4.3.1 worker).
 
 The public Connect resources (``/connectors...``, ``/connector-plugins...``, ``/admin/loggers...``)
 consume JSON on every method, reads included; ``/``, ``/health``, ``/openapi.json`` and the internal
-task-config and fence endpoints (authenticated by their signature) accept anything. For a resource
-that consumes JSON:
+fence endpoint (empty body, authenticated by its signature) accept anything. One deliberate
+difference: Java's internal task-config POST accepts any Content-Type, and it is unsigned unless the
+group runs ``sessioned``; ours consumes JSON like the public resources, so a web page cannot write
+task configs with a ``text/plain`` POST (Java's and our senders always send ``application/json``).
+For a resource that consumes JSON:
 
 - a ``Content-Type`` whose media type is compatible with ``application/json`` (``application/json``,
   ``application/*``, ``*/json``, ``*/*``; case and parameters ignored) is accepted;

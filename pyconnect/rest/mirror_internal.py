@@ -32,7 +32,7 @@ from pyconnect.config.worker import WORKER_CONFIG_DEF
 from pyconnect.errors import BadRequestError, NotFoundError, ServiceUnavailableError
 from pyconnect.herder.interface import HerderApi
 from pyconnect.rest.forwarding import Forwarder
-from pyconnect.rest.media import any_content
+from pyconnect.rest.media import any_content, reads_json_body
 from pyconnect.rest.resources import accept_task_configs
 from pyconnect.rest.security import SslSettings
 from pyconnect.rest.server import RestServer
@@ -121,7 +121,7 @@ def _herder(request: web.Request) -> HerderApi:
 
 
 @_routes.post("/{source}/{target}/connectors/{connector}/tasks")
-@any_content
+@reads_json_body
 async def put_task_configs(request: web.Request) -> web.StreamResponse:
     herder = _herder(request)
     return await accept_task_configs(request, lambda: herder, request.app[_FORWARDER])

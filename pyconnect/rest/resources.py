@@ -250,7 +250,7 @@ async def task_configs(request: web.Request) -> web.Response:
 
 
 @routes.post("/connectors/{connector}/tasks")
-@any_content
+@reads_json_body
 async def put_task_configs(request: web.Request) -> web.StreamResponse:
     return await accept_task_configs(request, request.app[HERDER].get, request.app[FORWARDER])
 

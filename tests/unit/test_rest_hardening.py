@@ -115,7 +115,7 @@ async def test_every_dangerous_name_through_the_follower_changes_only_that_conne
             assert (await resp.json())["name"] == name
         assert all(leader_herder.configs[n] == {"name": n} for n in bystanders)
 
-        async with http.post(at(follower, path_of(name, "tasks")), data=b'[{"t":"1"}]') as resp:
+        async with http.post(at(follower, path_of(name, "tasks")), data=b'[{"t":"1"}]', headers=JSON) as resp:
             assert resp.status == 204, (name, await resp.text())
         assert leader_herder.task_config_posts[-1][0] == name
 
@@ -164,6 +164,7 @@ async def test_location_is_absolute_encoded_and_names_the_worker_asked(
         ("POST", "/connectors/victim/restart", b""),
         ("PUT", "/admin/loggers/root", b'{"level":"DEBUG"}'),
         ("GET", "/connectors", b""),
+        ("POST", "/connectors/victim/tasks", b'[{"task.class":"x"}]'),
     ],
 )
 @pytest.mark.parametrize(
@@ -182,6 +183,7 @@ async def test_cross_site_simple_requests_are_refused(
         assert json.loads(resp.body) == {"error_code": 415, "message": "HTTP 415 Unsupported Media Type"}
     assert leader_herder.configs == {"victim": {"name": "victim"}}
     assert leader_herder.targets == {"victim": TargetState.STARTED}
+    assert leader_herder.task_config_posts == []
 
 
 async def test_content_type_absent_or_json(pair: Pair) -> None:

@@ -229,7 +229,11 @@ async def test_basic_auth_accepts_and_rejects(jaas: dict[str, str], http: aiohtt
         async with http.get(url(base, "/no-such-path")) as resp:
             assert resp.status == 404, "unmatched paths answer before the filter, as in JAX-RS"
         herder.configs["c"] = {}
-        async with http.post(url(base, "/connectors/c/tasks"), data=b'[{"k":"v"}]') as resp:
+        async with http.post(
+            url(base, "/connectors/c/tasks"),
+            data=b'[{"k":"v"}]',
+            headers={"Content-Type": "application/json"},
+        ) as resp:
             assert resp.status == 204, "signed internal requests skip basic auth (JaasBasicAuthFilter)"
         async with http.get(url(base, "/connectors/c/tasks")) as resp:
             assert resp.status == 401, "only the internal POST is exempt"
@@ -329,7 +333,10 @@ async def test_forwarding_over_https_with_client_auth_and_basic_auth(
             assert resp.status == 201 and resp.headers["Location"] == target + "/f"
         assert "f" in leader_herder.configs, "the hop carried the Authorization header over TLS"
         async with http.post(
-            url(follower.advertised_url, "/connectors/f/tasks"), data=b"[]", ssl=ctx
+            url(follower.advertised_url, "/connectors/f/tasks"),
+            data=b"[]",
+            ssl=ctx,
+            headers={"Content-Type": "application/json"},
         ) as resp:
             assert resp.status == 204, "internal task-config POSTs reach the leader without credentials"
         await follower.forwarder.post_task_configs(leader.advertised_url, "f", b'[{"x":"y"}]', {})
