@@ -10,10 +10,17 @@ Contract:
   batches of ``LogRecord``. An exception it raises is logged with the topic and the tail goes on:
   a bad record never stops the log (the stores skip what they cannot decode).
 - ``read_to_end()`` returns once every record that was in the topic when it was called has been
-  handed to ``on_records`` (the barrier the herder uses before acting on config). An idle tail
-  notices a new barrier within ``poll_timeout_ms``.
+  handed to ``on_records`` (the barrier the herder uses before acting on config). The caller asks
+  the end offsets itself and returns at once when the tail has already consumed that far (the usual
+  case after a write of our own: the tail's long-poll fetch brought the record back before the
+  producer's acknowledgement); otherwise the tail releases the barrier when it consumes the missing
+  records, and checks at least every ``poll_timeout_ms`` (a position can pass the end without a
+  record, e.g. over transaction markers).
 - ``send()`` appends one record and returns the broker's acknowledgement future; records sent
   through one log reach each partition in send order (idempotent producer, acks=all).
+  ``send_now()`` appends records to one partition in closed batches, so they leave without waiting
+  ``linger.ms``: for a caller that awaits the acknowledgement before it writes anything else (the
+  config store's writes), lingering only adds its delay.
 - ``stop()`` is idempotent; it ends the tail task and closes both clients.
 """
 
@@ -49,6 +56,9 @@ class LogRecord:
 
 RecordsCallback = Callable[[Sequence[LogRecord]], None]
 
+CATCH_UP_POLL_MS = 10
+"""How long the tail waits for records while a read-to-end waits on it (it returns as soon as records come)."""
+
 
 class KafkaLog:
     """Tail-and-append access to one topic; see the module docstring for the contract."""
@@ -77,8 +87,7 @@ class KafkaLog:
         self._producer: AIOKafkaProducer | None = None
         self._partitions: list[TopicPartition] = []
         self._tail: asyncio.Task[None] | None = None
-        self._waiting: list[asyncio.Future[None]] = []
-        self._next_round: list[asyncio.Future[None]] = []
+        self._barriers: list[tuple[dict[TopicPartition, int], asyncio.Future[None]]] = []
 
     @property
     def partitions(self) -> list[int]:
@@ -114,9 +123,8 @@ class KafkaLog:
             if not self._read_only:
                 self._producer = create_producer({**self._client_config, **self._producer_config})
                 await self._producer.start()
-            barrier = self._barrier()
             self._tail = asyncio.create_task(self._run(), name=f"kafka-log-{self.topic}")
-            await barrier
+            await self.read_to_end()
         except BaseException:
             await self.stop()
             raise
@@ -127,10 +135,7 @@ class KafkaLog:
             tail.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await tail
-        for fut in self._waiting + self._next_round:
-            if not fut.done():
-                fut.set_exception(RuntimeError(f"KafkaLog {self.topic} stopped"))
-        self._waiting, self._next_round = [], []
+        self._fail_barriers(RuntimeError(f"KafkaLog {self.topic} stopped"))
         producer, self._producer = self._producer, None
         consumer, self._consumer = self._consumer, None
         try:
@@ -140,15 +145,44 @@ class KafkaLog:
             if consumer is not None:
                 await consumer.stop()
 
-    def _barrier(self) -> asyncio.Future[None]:
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._next_round.append(fut)
-        return fut
-
     async def read_to_end(self) -> None:
-        if self._tail is None:
-            raise RuntimeError(f"KafkaLog {self.topic} is not started")
-        await self._barrier()
+        tail, consumer = self._tail, self._consumer
+        if tail is None or consumer is None or tail.done():
+            raise RuntimeError(f"KafkaLog {self.topic} is not started or stopped tailing")
+        targets = await end_offsets(
+            consumer._client,
+            self._partitions,
+            read_committed=consumer._isolation_level == "read_committed",
+            timeout_s=consumer._request_timeout_ms / 1000,
+        )
+        if await self._reached(consumer, targets):
+            return
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._barriers.append((targets, fut))
+        await fut
+
+    @staticmethod
+    async def _reached(consumer: AIOKafkaConsumer, targets: Mapping[TopicPartition, int]) -> bool:
+        """Whether the tail consumed up to ``targets``. The tail hands what ``getmany`` drained to
+        ``on_records`` in the same step that moved the positions, so a position at the target means
+        the records before it were delivered."""
+        for tp, end in targets.items():
+            if await consumer.position(tp) < end:
+                return False
+        return True
+
+    async def _release_barriers(self, consumer: AIOKafkaConsumer) -> None:
+        for targets, fut in list(self._barriers):
+            if fut.done() or await self._reached(consumer, targets):
+                self._barriers.remove((targets, fut))
+                if not fut.done():
+                    fut.set_result(None)
+
+    def _fail_barriers(self, error: Exception) -> None:
+        barriers, self._barriers = self._barriers, []
+        for _, fut in barriers:
+            if not fut.done():
+                fut.set_exception(error)
 
     async def send(
         self,
@@ -165,6 +199,27 @@ class KafkaLog:
             self.topic, value=value, key=key, partition=partition, headers=list(headers or ())
         )
 
+    async def send_now(
+        self, records: Sequence[tuple[bytes | None, bytes | None]], *, partition: int
+    ) -> list[asyncio.Future[Any]]:
+        """Append ``records`` to ``partition`` in order, in as few batches as ``batch.size`` allows,
+        each closed so the sender takes it at once; returns each batch's acknowledgement future."""
+        producer = self._producer
+        if producer is None:
+            raise RuntimeError(f"KafkaLog {self.topic} is not started or is read-only")
+        acks: list[asyncio.Future[Any]] = []
+        batch = producer.create_batch()
+        for key, value in records:
+            if batch.append(key=key, value=value, timestamp=None) is None:
+                batch.close()
+                acks.append(await producer.send_batch(batch, self.topic, partition=partition))
+                batch = producer.create_batch()
+                batch.append(key=key, value=value, timestamp=None)  # the first record always fits
+        if batch.record_count():
+            batch.close()
+            acks.append(await producer.send_batch(batch, self.topic, partition=partition))
+        return acks
+
     async def _run(self) -> None:
         try:
             await self._tail_loop()
@@ -172,39 +227,19 @@ class KafkaLog:
             raise
         except Exception as exc:
             log.exception("KafkaLog %s: tailing failed", self.topic)
-            for fut in self._waiting + self._next_round:
-                if not fut.done():
-                    fut.set_exception(RuntimeError(f"KafkaLog {self.topic} stopped tailing: {exc}"))
-            self._waiting, self._next_round = [], []
+            self._fail_barriers(RuntimeError(f"KafkaLog {self.topic} stopped tailing: {exc}"))
             raise
 
     async def _tail_loop(self) -> None:
         consumer = self._consumer
         assert consumer is not None
-        targets: dict[TopicPartition, int] | None = None
         while True:
-            if targets is None and self._next_round:
-                self._waiting, self._next_round = self._next_round, []
-                targets = await end_offsets(
-                    consumer._client,
-                    self._partitions,
-                    read_committed=consumer._isolation_level == "read_committed",
-                    timeout_s=consumer._request_timeout_ms / 1000,
-                )
-            batch = await consumer.getmany(
-                *self._partitions, timeout_ms=0 if targets else self._poll_timeout_ms
-            )
+            timeout_ms = CATCH_UP_POLL_MS if self._barriers else self._poll_timeout_ms
+            batch = await consumer.getmany(*self._partitions, timeout_ms=timeout_ms)
             if batch:
                 self._deliver(batch)
-            if targets is not None:
-                positions = {tp: await consumer.position(tp) for tp in targets}
-                if all(positions[tp] >= end for tp, end in targets.items()):
-                    waiting, self._waiting, targets = self._waiting, [], None
-                    for fut in waiting:
-                        if not fut.done():
-                            fut.set_result(None)
-                elif not batch:
-                    await asyncio.sleep(0.01)
+            if self._barriers:
+                await self._release_barriers(consumer)
 
     def _deliver(self, batch: Mapping[TopicPartition, Sequence[Any]]) -> None:
         records = [

@@ -38,6 +38,10 @@ class RecordLog(Protocol):
         headers: Sequence[tuple[str, bytes]] | None = None,
     ) -> asyncio.Future[Any]: ...
 
+    async def send_now(
+        self, records: Sequence[tuple[bytes | None, bytes | None]], *, partition: int
+    ) -> list[asyncio.Future[Any]]: ...
+
 
 class TopicSource(Protocol):
     @property

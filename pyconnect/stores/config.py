@@ -24,6 +24,8 @@ on. Take a :meth:`ConfigStore.snapshot` inside the callback to see the state tha
 Writers are coroutines; privileged writes (connector configs, deletions, task configs, session keys,
 restart requests, fencing records) wait for the broker's acknowledgement and then read the topic to
 the end, 30 s in total, like Java. Target state and logger level writes only wait for the ack.
+Each write's records leave at once in closed batches (``send_now``) rather than after ``linger.ms``:
+the writer waits for their acknowledgement anyway, so lingering would only add its delay.
 With ``exactly.once.source.support`` ``preparing``/``enabled`` Java's leader writes privileged records
 in transactions of a ``connect-cluster-<group>`` producer; that path is the :class:`PrivilegedWriter`
 seam (not implemented yet: :meth:`ConfigStore.claim_write_privileges` raises for such stores).
@@ -182,7 +184,11 @@ class ClusterConfigState:
 
 
 class ConfigStateMachine:
-    """The reader of spec §2.2.3; sans-IO. ``apply`` returns the listener calls the record causes."""
+    """The reader of spec §2.2.3; sans-IO. ``apply`` returns the listener calls the record causes.
+
+    ``snapshot()`` is built once per state: every record applied drops it, and it is taken again on
+    the next call. Readers (REST listings ask it per connector) share one immutable copy.
+    """
 
     def __init__(self) -> None:
         self.offset = -1
@@ -197,8 +203,14 @@ class ConfigStateMachine:
         self.connector_task_config_generations: dict[str, int] = {}
         self.applied_connector_configs: dict[str, Config] = {}
         self.connectors_pending_fencing: set[str] = set()
+        self._snapshot: ClusterConfigState | None = None
 
     def snapshot(self) -> ClusterConfigState:
+        if self._snapshot is None:
+            self._snapshot = self._take_snapshot()
+        return self._snapshot
+
+    def _take_snapshot(self) -> ClusterConfigState:
         return ClusterConfigState(
             offset=self.offset,
             session_key=self.session_key,
@@ -216,11 +228,13 @@ class ConfigStateMachine:
     def apply_record(self, record: LogRecord) -> list[tuple[str, tuple[Any, ...]]]:
         """Apply one consumed record; raises ``InternalRecordError`` for records that are skipped."""
         value = loads(record.value)  # unparsable JSON: raises before the offset moves (as Java)
+        self._snapshot = None
         self.offset = record.offset + 1
         return self.apply(decode_config_value(decode_key(record.key), value))
 
     def apply(self, record: ConfigRecord) -> list[tuple[str, tuple[Any, ...]]]:
         """Apply one decoded record; returns ``(listener method, args)`` pairs to call."""
+        self._snapshot = None
         if isinstance(record, TargetStateRecord):
             return self._target_state(record)
         if isinstance(record, ConnectorConfigRecord):
@@ -463,8 +477,7 @@ class ConfigStore:
                 raise ConnectError("Cannot produce to config topic without claiming write privileges first")
             await self._privileged.send(encoded, max(0.0, deadline - _now()))
             return
-        current = self._require_log()
-        acks = [await current.send(key, value) for key, value in encoded]
+        acks = await self._require_log().send_now(encoded, partition=0)
         await asyncio.wait_for(asyncio.gather(*acks), max(0.0, deadline - _now()))
 
     async def _read_to_end(self, deadline: float) -> None:
@@ -525,10 +538,9 @@ class ConfigStore:
         await self._plain_write(LoggerLevelRecord(namespace, level), "Error writing logger level to Kafka")
 
     async def _plain_write(self, record: ConfigRecord, failure: str) -> None:
-        key, value = encode_config_record(record)
         try:
-            ack = await self._require_log().send(key, value)
-            await asyncio.wait_for(ack, READ_WRITE_TOTAL_TIMEOUT_S)
+            acks = await self._require_log().send_now([encode_config_record(record)], partition=0)
+            await asyncio.wait_for(asyncio.gather(*acks), READ_WRITE_TOTAL_TIMEOUT_S)
         except ConnectError:
             raise
         except Exception as exc:

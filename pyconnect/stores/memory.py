@@ -8,7 +8,8 @@ workers on one cluster.
 Contract (mirrors ``KafkaLog``):
 - ``MemoryLog.start()`` delivers every record already in the topic, then returns.
 - ``send()`` appends at once (partition = Kafka's murmur2 partitioner for keyed records) and returns
-  an already-completed acknowledgement future (or a failed one, see :meth:`MemoryTopic.fail_sends`).
+  an already-completed acknowledgement future (or a failed one, see :meth:`MemoryTopic.fail_sends`);
+  ``send_now()`` does the same for several records to one partition.
 - Other started logs of the topic receive new records from a ``loop.call_soon`` callback (the "tail");
   ``read_to_end()`` delivers anything still pending before it returns. Delivery is in offset order
   per partition, each batch is handed to ``on_records`` and an exception from it is logged.
@@ -123,6 +124,11 @@ class MemoryLog:
         record = topic.append(key, value, partition)
         ack.set_result(record)
         return ack
+
+    async def send_now(
+        self, records: Sequence[tuple[bytes | None, bytes | None]], *, partition: int
+    ) -> list[asyncio.Future[Any]]:
+        return [await self.send(key, value, partition=partition) for key, value in records]
 
     def _schedule(self) -> None:
         if self._started and not self._scheduled:
