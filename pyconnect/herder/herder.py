@@ -5,8 +5,13 @@ Contract:
   config-topic changes, REST writes. REST writes are queued into the tick (``_submit``) and run once
   the group is settled, so a write that arrives during a rebalance waits for it rather than failing
   (Java answers 409 there); reads answer from the config snapshot and the status store directly.
-- Config-topic callbacks arrive from the store's tail; they only record what changed and wake the
-  tick.
+- Config-topic callbacks arrive from the store's tail; they only record what changed (and at which
+  config offset) and wake the tick. A change that needs a new assignment (a connector added or
+  removed, new task configs) asks for a round only while the last applied assignment's config
+  offset is below the change's: a member that reads the record after a round that already
+  counted it (the leader wrote and read it first) has nothing to rejoin for, and a lone rejoin
+  stalls the others until their next heartbeat. Likewise task configs committed at or below the
+  config offset a task was started with do not stop that task.
 - After each rebalance (§3.5): a failed assignment -> catch up and rejoin; behind the assignment's
   config offset -> read to it (``worker.sync.timeout.ms``); still different -> rejoin without
   starting anything; otherwise start what is newly assigned, rejoin at once if anything was revoked,
@@ -120,13 +125,17 @@ class DistributedHerder(AbstractHerder):
 
         self._updated_connectors: set[str] = set()
         self._target_changes: set[str] = set()
-        self._task_config_changes: set[str] = set()
+        self._task_config_changes: dict[str, int] = {}
+        self._assigned_offset = -1
+        self._config_rejoin_offset = -1
+        self._task_offsets: dict[ConnectorTaskId, int] = {}
         self._restart_requests: dict[str, RestartRequest] = {}
         self._needs_reconfig: dict[str, float] = {}
         self._reconfig_backoff: dict[str, float] = {}
         self._session_key: SessionKeyRecord | None = None
         self._publishing: dict[str, asyncio.Task[None]] = {}
         self._publish_backoff: dict[str, float] = {}
+        self._connector_types: dict[str, ConnectorType] = {}
 
     # -- identity and readiness ----------------------------------------------------------------
 
@@ -200,6 +209,8 @@ class DistributedHerder(AbstractHerder):
     def _needs_rejoin(self) -> bool:
         if self._rejoin_requested or self.coordinator.rejoin_needed():
             return True
+        if self._config_rejoin_offset > self._assigned_offset:
+            return True
         return self._rejoin_at is not None and self._clock() >= self._rejoin_at
 
     async def _tick(self) -> None:
@@ -249,11 +260,21 @@ class DistributedHerder(AbstractHerder):
         self._rejoin_requested = True
         self._wakeup.set()
 
+    def _rejoin_for_config(self, reason: str) -> None:
+        """A config record just read needs an assignment that counts it: rejoin unless the last
+        applied assignment's config offset already covers it (see the module docstring)."""
+        offset = self.config_store.offset
+        if offset > self._assigned_offset:
+            if offset > self._config_rejoin_offset:
+                log.info("Worker %s: rejoining the group (%s)", self._worker_id, reason)
+                self._config_rejoin_offset = offset
+            self._wakeup.set()
+
     # -- rebalances ----------------------------------------------------------------------------
 
     def config_snapshot_for_assignor(self) -> tuple[int, ConfigSnapshot]:
         snapshot = self.config_store.snapshot()
-        counts = {name: snapshot.task_count(name) for name in snapshot.connectors()}
+        counts = {name: snapshot.task_count(name) for name in snapshot.connector_configs}
         return snapshot.offset, ConfigSnapshot(snapshot.offset, counts)
 
     async def on_revoked(
@@ -292,6 +313,7 @@ class DistributedHerder(AbstractHerder):
                 f"config offset {self.config_store.offset} differs from the assignment's {outcome.config_offset}"
             )
             return
+        self._assigned_offset = outcome.config_offset
         snapshot = self.config_store.snapshot()
         if outcome.is_leader:
             self._remove_stale_statuses(snapshot)
@@ -303,6 +325,7 @@ class DistributedHerder(AbstractHerder):
         for task in held.tasks:
             if task not in self.worker.tasks and snapshot.task_config(task) is not None:
                 await self._start_task(task, snapshot)
+        self._task_offsets = {t: o for t, o in self._task_offsets.items() if t in self.worker.tasks}
         if outcome.revoked:
             self._request_rejoin("work was revoked: second round of the cooperative rebalance")
         elif outcome.delay > 0:
@@ -335,6 +358,7 @@ class DistributedHerder(AbstractHerder):
         if connector_config is None or task_config is None:
             return
         target = snapshot.target_state(task.connector) or TargetState.STARTED
+        self._task_offsets[task] = snapshot.offset
         await self.worker.start_task(
             task, self._resolved(connector_config), self._resolved(task_config), target
         )
@@ -400,7 +424,7 @@ class DistributedHerder(AbstractHerder):
 
     def on_connector_config_remove(self, connector: str) -> None:
         self._updated_connectors.add(connector)
-        self._request_rejoin(f"connector {connector} was deleted")
+        self._rejoin_for_config(f"connector {connector} was deleted")
 
     def on_connector_config_update(self, connector: str) -> None:
         known = self._outcome is not None and (
@@ -408,11 +432,13 @@ class DistributedHerder(AbstractHerder):
         )
         self._updated_connectors.add(connector)
         if not known:
-            self._rejoin_requested = True
+            self._rejoin_for_config(f"connector {connector} was created")
         self._wakeup.set()
 
     def on_task_config_update(self, tasks: Sequence[ConnectorTaskId]) -> None:
-        self._task_config_changes.update(t.connector for t in tasks)
+        offset = self.config_store.offset
+        for task in tasks:
+            self._task_config_changes[task.connector] = offset
         if not tasks:
             # A commit of zero tasks (PUT .../stop, KIP-875): Java rebalances on every commit, which
             # revokes the connector's running tasks; nothing else would stop them here.
@@ -444,7 +470,7 @@ class DistributedHerder(AbstractHerder):
         snapshot = self.config_store.snapshot()
         updated, self._updated_connectors = self._updated_connectors, set()
         targets, self._target_changes = self._target_changes, set()
-        task_changes, self._task_config_changes = self._task_config_changes, set()
+        task_changes, self._task_config_changes = self._task_config_changes, {}
         for name in sorted(updated):
             if name in self.worker.connectors:
                 await self.worker.stop_connector(name)
@@ -458,10 +484,16 @@ class DistributedHerder(AbstractHerder):
                 if target == TargetState.STARTED and name in self.worker.connectors:
                     self._needs_reconfig[name] = self._clock()
         if task_changes:
-            owned = [t for t in self.worker.tasks if t.connector in task_changes]
+            # A task started from a snapshot that holds the new configs is already current.
+            owned = [
+                t
+                for t in self.worker.tasks
+                if t.connector in task_changes and self._task_offsets.get(t, -1) < task_changes[t.connector]
+            ]
             if owned:
                 await self.worker.stop_tasks(owned)
-            self._request_rejoin(f"task configs changed for {', '.join(sorted(task_changes))}")
+            if owned or max(task_changes.values()) > self._assigned_offset:
+                self._request_rejoin(f"task configs changed for {', '.join(sorted(task_changes))}")
 
     # -- restarts --------------------------------------------------------------------------------
 
@@ -583,16 +615,23 @@ class DistributedHerder(AbstractHerder):
         return self.config_store.snapshot().connectors()
 
     def _known_config(self, name: str) -> dict[str, str]:
-        config = self.config_store.snapshot().connector_config(name)
+        config = self.config_store.snapshot().connector_configs.get(name)
         if config is None:
             raise NotFoundError(f"Connector {name} not found")
         return {k: v for k, v in config.items() if v is not None}
 
-    def _connector_type(self, config: Mapping[str, str]) -> ConnectorType:
-        try:
-            return ConnectorType(self.worker.plugins.connector_type(config.get("connector.class", "")))
-        except Exception:
-            return ConnectorType.UNKNOWN
+    def _connector_type(self, config: Mapping[str, str | None]) -> ConnectorType:
+        """The type of the config's ``connector.class``; remembered per class (the plugins are
+        fixed for the worker's life, and listings ask it for every connector)."""
+        connector_class = config.get("connector.class") or ""
+        known = self._connector_types.get(connector_class)
+        if known is None:
+            try:
+                known = ConnectorType(self.worker.plugins.connector_type(connector_class))
+            except Exception:
+                known = ConnectorType.UNKNOWN
+            self._connector_types[connector_class] = known
+        return known
 
     async def connector_info(self, name: str) -> ConnectorInfo:
         config = self._known_config(name)
@@ -615,7 +654,7 @@ class DistributedHerder(AbstractHerder):
         status = self.status_store.get_connector(name)
         if status is None:
             raise NotFoundError(f"No status found for connector {name}")
-        config = self.config_store.snapshot().connector_config(name) or {}
+        config = self.config_store.snapshot().connector_configs.get(name) or {}
         tasks = [
             TaskState(t.state.value, t.worker_id, t.trace, t.version, id=t.task_id.task)
             for t in self.status_store.get_all(name)
@@ -624,7 +663,7 @@ class DistributedHerder(AbstractHerder):
             name,
             ConnectorState(status.state.value, status.worker_id, status.trace, status.version),
             tasks,
-            self._connector_type({k: v for k, v in config.items() if v is not None}),
+            self._connector_type(config),
         )
 
     def task_status(self, task: ConnectorTaskId) -> TaskState:
@@ -839,9 +878,13 @@ class DistributedHerder(AbstractHerder):
         """Leader, after a rebalance (spec §2.4): tombstone the statuses of deleted connectors (and
         their tasks and topics) and of tasks numbered at or above their connector's task count (a
         STOPPED connector has none)."""
-        configured = set(snapshot.connectors())
-        for name in sorted(self.status_store.connectors()):
+        configured = snapshot.connector_configs
+        stale = []
+        for name in self.status_store.connectors():
             count = snapshot.task_count(name) if name in configured else 0
+            if name not in configured or self.status_store.has_task_from(name, count):
+                stale.append((name, count))
+        for name, count in sorted(stale):
             for status in self.status_store.get_all(name):
                 if status.task_id.task >= count:
                     self.status_store.put(

@@ -214,6 +214,8 @@ class WorkerCoordinator:
         self._assignor_state = INITIAL_STATE
         self._leader_state: LeaderState | None = None
         self._needs_join_prepare = True
+        self._offered: tuple[ExtendedWorkerState, list[tuple[str, bytes]]] | None = None
+        self._members: dict[str, tuple[bytes, ExtendedWorkerState]] = {}
 
     # -- state ----------------------------------------------------------------------------------
 
@@ -257,7 +259,9 @@ class WorkerCoordinator:
         """Take the config snapshot and return the JoinGroup protocols (Java ``metadata()``)."""
         self._snapshot = self._take_snapshot()
         state = ExtendedWorkerState(self.rest_url, self._snapshot.offset, self._holding or EMPTY_ASSIGNMENT)
-        return join_group_protocols(state, self.mode)
+        if self._offered is None or self._offered[0] != state:
+            self._offered = (state, join_group_protocols(state, self.mode))
+        return list(self._offered[1])
 
     # -- rounds ---------------------------------------------------------------------------------
 
@@ -334,7 +338,7 @@ class WorkerCoordinator:
         """``onLeaderElected``: run the assignor for the selected protocol and encode each assignment."""
         mode = ConnectProtocolCompatibility.from_protocol(protocol)
         leader_id = self.member.member_id
-        decoded = [(member_id, decode_metadata(metadata)) for member_id, metadata in members]
+        decoded = self._decode_members(members)
         snapshot = self._snapshot if self._snapshot is not None else self._take_snapshot()
         max_offset = max(state.config_offset for _, state in decoded)
         fresh = self._take_snapshot() if snapshot.offset < max_offset else None
@@ -366,6 +370,19 @@ class WorkerCoordinator:
                 {t: m for m, ts in result.owned_tasks.items() for t in ts},
             )
         return {m: encode_assignment(a, mode.version) for m, a in result.assignments.items()}
+
+    def _decode_members(self, members: Sequence[tuple[str, bytes]]) -> list[tuple[str, ExtendedWorkerState]]:
+        """Each member's metadata, decoded again only when its bytes changed since the last round
+        this worker led (a member that gained no work offers the same holding, and holdings grow
+        with the cluster)."""
+        previous, self._members = self._members, {}
+        decoded = []
+        for member_id, metadata in members:
+            known = previous.get(member_id)
+            state = known[1] if known is not None and known[0] == metadata else decode_metadata(metadata)
+            self._members[member_id] = (bytes(metadata), state)
+            decoded.append((member_id, state))
+        return decoded
 
     def _take_snapshot(self) -> ConfigSnapshot:
         taken = self._config_snapshot()

@@ -266,9 +266,18 @@ def _removal_revocations(
     deleted_c: set[str],
     deleted_t: set[ConnectorTaskId],
 ) -> tuple[dict[str, None], dict[ConnectorTaskId, None]]:
-    """Deleted then duplicated items a member holds, in Java's ``new HashSet<>(holding)`` order."""
-    c_order = [c for c in hash_set_copy_order(holding[0], java_string_hash) if c in removed_c]
-    t_order = [t for t in hash_set_copy_order(holding[1], _task_hash) if t in removed_t]
+    """Deleted then duplicated items a member holds, in Java's ``new HashSet<>(holding)`` order
+    (computed only when the member holds any: the usual round removes nothing)."""
+    c_order = (
+        [c for c in hash_set_copy_order(holding[0], java_string_hash) if c in removed_c]
+        if not removed_c.isdisjoint(holding[0])
+        else []
+    )
+    t_order = (
+        [t for t in hash_set_copy_order(holding[1], _task_hash) if t in removed_t]
+        if not removed_t.isdisjoint(holding[1])
+        else []
+    )
     connectors = [c for c in c_order if c in deleted_c] + [c for c in c_order if c not in deleted_c]
     tasks = [t for t in t_order if t in deleted_t] + [t for t in t_order if t not in deleted_t]
     return dict.fromkeys(connectors), dict.fromkeys(tasks)

@@ -103,10 +103,20 @@ def encode_metadata(state: WorkerState, version: int) -> bytes:
     """Serialize member metadata for ``version`` 0, 1 or 2 exactly as the Java worker does."""
     if version not in (CONNECT_PROTOCOL_V0, CONNECT_PROTOCOL_V1, CONNECT_PROTOCOL_V2):
         raise ProtocolError(f"Cannot encode Connect metadata with version {version}")
+    allocation = None if version == CONNECT_PROTOCOL_V0 else _allocation(state, version)
+    return _metadata(state, version, allocation)
+
+
+def _metadata(state: WorkerState, version: int, allocation: bytes | None) -> bytes:
     writer = Writer().int16(version).string(state.url).int64(state.config_offset)
     if version == CONNECT_PROTOCOL_V0:
         return writer.getvalue()
-    return writer.nullable_bytes(_allocation(state, version)).getvalue()
+    return writer.nullable_bytes(allocation).getvalue()
+
+
+def _with_version(allocation: bytes | None, version: int) -> bytes | None:
+    """An encoded V1/V2 assignment under the other header: the two differ only in that int16."""
+    return None if allocation is None else Writer().int16(version).getvalue() + allocation[2:]
 
 
 def decode_metadata(data: bytes | bytearray | memoryview) -> ExtendedWorkerState:
@@ -138,4 +148,7 @@ def join_group_protocols(state: WorkerState, mode: ConnectProtocolCompatibility)
         ),
         ConnectProtocolCompatibility.EAGER: (ConnectProtocolCompatibility.EAGER,),
     }[mode]
-    return [(m.protocol, encode_metadata(state, m.version)) for m in offered]
+    allocation = (
+        _allocation(state, CONNECT_PROTOCOL_V1) if mode is not ConnectProtocolCompatibility.EAGER else None
+    )
+    return [(m.protocol, _metadata(state, m.version, _with_version(allocation, m.version))) for m in offered]

@@ -17,6 +17,7 @@ colliding names.
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Callable, Hashable, Iterable
 from typing import TypeVar
@@ -39,8 +40,10 @@ def java_string_key(value: str) -> bytes:
     return value.encode("utf-16-be", "surrogatepass")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def java_string_hash(value: str) -> int:
-    """Java's ``String.hashCode()`` (signed 32-bit)."""
+    """Java's ``String.hashCode()`` (signed 32-bit); remembered for the most recent 65,536 strings
+    (connector names are hashed in every assignment round)."""
     units = java_string_key(value)
     h = 0
     for i in range(0, len(units), 2):

@@ -260,6 +260,10 @@ class StatusStore:
         entries = self._tasks.get(connector, {})
         return [e.value for _, e in sorted(entries.items()) if e.value is not None]
 
+    def has_task_from(self, connector: str, number: int) -> bool:
+        """Whether ``connector`` has a task status numbered ``number`` or above."""
+        return any(n >= number and e.value is not None for n, e in self._tasks.get(connector, {}).items())
+
     def connectors(self) -> set[str]:
         """Connectors with a cache entry (including ones only written to, as in Java)."""
         return set(self._connectors)
