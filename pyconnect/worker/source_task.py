@@ -144,6 +144,8 @@ class WorkerSourceTask:
         started = False
         try:
             if await self._wait_while_paused():
+                # Stopped before it began (as Java's WorkerTask: closed, and reported as shut down).
+                await self._finish(started, failed)
                 return
             self.task.initialize(self._context)
             self._plugin_started = True

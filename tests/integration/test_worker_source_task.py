@@ -118,7 +118,7 @@ def build(
         write_offsets=write,
         reporter=reporter,
         offset_flush_interval_s=0.2,
-        close_producer=producer.stop,
+        close_producer=kw.pop("close_producer", None) or producer.stop,
         **kw,
     )
     return runner, producer
@@ -210,6 +210,32 @@ async def test_a_failing_task_reports_failed_with_its_trace(
     assert sorted(o["n"] for o in committed.values()) == [298, 299], (
         "acknowledged records are committed on the way out"
     )
+
+
+async def test_a_task_stopped_before_its_loop_begins_closes_its_producer(
+    cluster_a: ClusterHandle, unique: Callable[[str], str]
+) -> None:
+    """As Java's WorkerTask: no plugin start or stop, the producer closed, UNASSIGNED reported (a
+    herder that starts a task and stops it in the same tick, e.g. on new task configs)."""
+    topic = unique("src")
+    await make_topic(cluster_a.bootstrap_servers, topic)
+    task, reporter = CountingTask(topic, 10), RecordingReporter()
+    closed: list[bool] = []
+    producers: list[AIOKafkaProducer] = []
+
+    async def close() -> None:
+        await producers[0].stop()
+        closed.append(True)
+
+    runner, producer = build(cluster_a, task, {}, reporter, close_producer=close)
+    producers.append(producer)
+    await producer.start()
+    runner.start()
+    runner.stop()
+    assert await runner.wait_stopped(30)
+    assert closed == [True]
+    assert not hasattr(task, "prefix") and not task.stopped, "the plugin was never started, so not stopped"
+    assert reporter.states(ConnectorTaskId("c", 0)) == [State.UNASSIGNED]
 
 
 class HangingStopTask(CountingTask):
