@@ -5,7 +5,8 @@ The results document (``SCHEMA``)::
     {"schema", "mode", "started_at", "finished_at", "machine": {...}, "settings": {...},
      "systems": {name: {"available": bool, "reason": str | None, "description": str}},
      "scenarios": {name: {"description", "status", "reason", "systems": {system: {"status", "reason", "metrics"}}}},
-     "ratios": {"throughput_100b", "throughput_1kb", "p99_latency", "rss", "startup": float | null},
+     "ratios": {"throughput_100b", "throughput_1kb", "p99_latency", "rss", "startup",
+                "control_create", "control_status": float | null},
      "ratio_directions": {...}, "ratio_notes": {name: why the ratio is null, or what it compares},
      "goals": {name: {"goal", "met", "factor"}}, "notes": [str]}
 
@@ -97,6 +98,42 @@ def _p99(py: Mapping[str, Any], java: Mapping[str, Any]) -> tuple[float | None, 
     )
 
 
+CONTROL_FIGURES: dict[str, tuple[str, Any]] = {
+    "control_create": (
+        "time to answer every create (s)",
+        lambda m: (m.get("create") or {}).get("wall_s"),
+    ),
+    "control_status": (
+        "GET /connectors?expand=status p50 (ms)",
+        lambda m: (m.get("status") or {}).get("p50_ms"),
+    ),
+}
+"""The control-plane ratios: what each compares, and how to read it from one size's figures."""
+
+
+def _control_sizes(metrics: Mapping[str, Any]) -> dict[int, Mapping[str, Any]]:
+    return {s["connectors"]: s for s in metrics.get("sizes") or [] if s.get("connectors") is not None}
+
+
+def _control(
+    name: str, py: Mapping[str, Any], java: Mapping[str, Any]
+) -> tuple[float | None, float | None, str]:
+    """A control-plane figure at the size N, of those both systems ran, least favourable to pyconnect."""
+    what, pick = CONTROL_FIGURES[name]
+    py_sizes, java_sizes = _control_sizes(py), _control_sizes(java)
+    common = sorted(
+        n for n in set(py_sizes) & set(java_sizes) if pick(py_sizes[n]) is not None and pick(java_sizes[n])
+    )
+    if not common:
+        return None, None, f"{what}: no connector count measured on both sides"
+    n = max(common, key=lambda k: pick(py_sizes[k]) / pick(java_sizes[k]))
+    return (
+        pick(py_sizes[n]),
+        pick(java_sizes[n]),
+        f"{what} with {n} connectors on three workers (the least favourable to pyconnect of {common})",
+    )
+
+
 def compute_ratios(scenarios: Mapping[str, Any]) -> tuple[dict[str, float | None], dict[str, str]]:
     """The ``ratios`` object (pyconnect / Java) and a note per ratio: what it compares or why it is null."""
     ratios: dict[str, float | None] = {}
@@ -111,7 +148,12 @@ def compute_ratios(scenarios: Mapping[str, Any]) -> tuple[dict[str, float | None
         ),
     }
     for name in RATIO_DIRECTIONS:
-        scenario = "latency" if name == "p99_latency" else simple[name][0]
+        if name == "p99_latency":
+            scenario = "latency"
+        elif name in CONTROL_FIGURES:
+            scenario = "control_plane"
+        else:
+            scenario = simple[name][0]
         py = _metrics(scenarios, scenario, PYCONNECT)
         java = _metrics(scenarios, scenario, JAVA_REFERENCE)
         if py is None or java is None:
@@ -121,6 +163,8 @@ def compute_ratios(scenarios: Mapping[str, Any]) -> tuple[dict[str, float | None
             continue
         if name == "p99_latency":
             py_v, java_v, what = _p99(py, java)
+        elif name in CONTROL_FIGURES:
+            py_v, java_v, what = _control(name, py, java)
         else:
             pick = simple[name][1]
             py_v, what = pick(py)
@@ -325,6 +369,7 @@ def render_markdown(results: Mapping[str, Any], chart_name: str | None = "chart.
             ("translation mismatches", lambda m: m.get("downstream_mismatches")),
         ],
     )
+    out += _control_plane_section(scenarios.get("control_plane"))
     out += _profile_section(results)
     out.append("## Settings")
     out.append("")
@@ -551,6 +596,99 @@ def _scale_out_section(scenario: Mapping[str, Any] | None, throughput: Mapping[s
     return lines
 
 
+def _seconds_and_rate(phase: Mapping[str, Any] | None) -> str:
+    if not phase or phase.get("wall_s") is None:
+        return "n/a"
+    return f"{_fmt(phase['wall_s'], 2)} ({_fmt(phase.get('per_s'))}/s)"
+
+
+def _p50_p99(figures: Mapping[str, Any] | None) -> str:
+    if not figures or figures.get("p50_ms") is None:
+        return "n/a"
+    return f"{_fmt(figures['p50_ms'])} / {_fmt(figures.get('p99_ms'))}"
+
+
+CONTROL_COMPARED = (
+    ("create", lambda m: (m.get("create") or {}).get("wall_s")),
+    ("all RUNNING", lambda m: m.get("create_to_running_s")),
+    ("status p50", lambda m: (m.get("status") or {}).get("p50_ms")),
+    ("status p99", lambda m: (m.get("status") or {}).get("p99_ms")),
+    ("info p50", lambda m: (m.get("info") or {}).get("p50_ms")),
+    ("info p99", lambda m: (m.get("info") or {}).get("p99_ms")),
+    ("restart", lambda m: (m.get("restart") or {}).get("wall_s")),
+    ("delete", lambda m: (m.get("delete") or {}).get("wall_s")),
+)
+"""The figures the control-plane section divides, pyconnect by Java, per connector count."""
+CONTROL_LABELS = {"java-connect": "Java Connect", "pyconnect": "pyconnect"}
+"""The control plane runs VerifiableSourceConnectors: the systems are the runtimes, not the mirrors."""
+
+
+def _control_plane_section(scenario: Mapping[str, Any] | None) -> list[str]:
+    """Per system and connector count: each phase's time, then pyconnect / Java per figure."""
+    if scenario is None:
+        return []
+    lines = _header(scenario, "Control plane: many connectors through REST on a fleet of three workers")
+    rows, notes = [], []
+    by_system: dict[str, dict[int, Mapping[str, Any]]] = {}
+    shape: Mapping[str, Any] = {}
+    for system, entry in (scenario.get("systems") or {}).items():
+        label = CONTROL_LABELS.get(system, system)
+        metrics = entry.get("metrics") or {}
+        if entry.get("status") != "ok":
+            notes.append(f"- {label}: **{entry.get('status')}**: {entry.get('reason')}")
+        shape = shape or metrics
+        by_system[system] = _control_sizes(metrics)
+        for n, m in sorted(by_system[system].items()):
+            retries = sum((m.get(p) or {}).get("retries") or 0 for p in ("create", "restart", "delete"))
+            rows.append(
+                [
+                    label,
+                    _fmt(n),
+                    _seconds_and_rate(m.get("create")),
+                    _p50_p99(m.get("create")),
+                    _fmt(m.get("create_to_running_s"), 2),
+                    _p50_p99(m.get("status")),
+                    _p50_p99(m.get("info")),
+                    _seconds_and_rate(m.get("restart")),
+                    _seconds_and_rate(m.get("delete")),
+                    _fmt(m.get("delete_to_gone_s"), 2),
+                    _fmt(retries),
+                ]
+            )
+    if rows:
+        lines += _table(
+            [
+                "system",
+                "connectors",
+                "create s (per s)",
+                "create p50 / p99 ms",
+                "all RUNNING s",
+                "expand=status p50 / p99 ms",
+                "expand=info p50 / p99 ms",
+                "restart s (per s)",
+                "delete s (per s)",
+                "all gone s",
+                "retried writes",
+            ],
+            rows,
+        )
+    py, java = by_system.get(PYCONNECT, {}), by_system.get(JAVA_REFERENCE, {})
+    common = sorted(set(py) & set(java))
+    if common:
+        ratio_rows = [
+            [_fmt(n)] + [_fmt(ratio(pick(py[n]), pick(java[n])), 2) for _, pick in CONTROL_COMPARED]
+            for n in common
+        ]
+        lines += [f"pyconnect / {CONTROL_LABELS[JAVA_REFERENCE]} (lower is better):", ""]
+        lines += _table(["connectors", *[name for name, _ in CONTROL_COMPARED]], ratio_rows)
+    if shape:
+        notes.append(
+            f"- {_fmt(shape.get('workers'))} workers, {_fmt(shape.get('concurrency'))} writes in flight spread "
+            f"round-robin over the workers, each GET repeated {_fmt(shape.get('repeats'))} times."
+        )
+    return lines + ([*notes, ""] if notes else [])
+
+
 def _limit_section(scenario: Mapping[str, Any] | None) -> list[str]:
     lines = _header(scenario, "Physical limit: the brokers' own produce and consume throughput")
     entry = (scenario or {}).get("systems", {}).get("brokers")
@@ -654,6 +792,23 @@ def chart_series(results: Mapping[str, Any]) -> list[tuple[str, str, dict[str, f
             values("checkpoint_lag", lambda m: (m.get("checkpoint_lag") or {}).get("p50_ms")),
         )
     )
+    control = {
+        system: _control_sizes(entry.get("metrics") or {}) if entry.get("status") == "ok" else {}
+        for system, entry in scenarios.get("control_plane", {}).get("systems", {}).items()
+        if system in systems
+    }
+    if control:
+        largest = max((n for sizes in control.values() for n in sizes), default=0)
+        panels.append(
+            (
+                f"Create {largest or 'n/a'} connectors (REST)",
+                "s",
+                {
+                    system: ((sizes.get(largest) or {}).get("create") or {}).get("wall_s")
+                    for system, sizes in control.items()
+                },
+            )
+        )
     return panels
 
 

@@ -8,7 +8,11 @@ physical limit is measured on separate topics; then each system in turn runs
   drains, then latency at fixed input rates), its RSS sampled throughout;
 - a *fleet session*: three fresh workers with one connector (idle CPU and RSS, then failover);
 - a *checkpoint session*: one fresh worker with a source and a checkpoint connector
-  (``benchmarks.checkpoint_lag``).
+  (``benchmarks.checkpoint_lag``);
+- a *control-plane session* per connector count: three fresh workers, many connectors created,
+  listed, restarted and deleted through REST (``benchmarks.control_plane``; Connect systems only,
+  and pyconnect's runs even when its MirrorSourceConnector is unavailable: it uses
+  VerifiableSourceConnector).
 
 pyconnect's single-worker session ends with the *profile*: the backlogs drained once more under
 another alias with py-spy attached (``benchmarks.profiler``), after the peak RSS is taken, so the
@@ -28,7 +32,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from benchmarks import checkpoint_lag, perftools, profiler, runners, workload
+from benchmarks import checkpoint_lag, control_plane, perftools, profiler, runners, workload
 from benchmarks.procstats import RssSampler, rss_mb, total_cpu_seconds
 from benchmarks.settings import BenchSettings
 from benchmarks.stats import cpu_seconds_per_million, latency_summary, rate
@@ -71,6 +75,15 @@ DESCRIPTIONS = {
     "process on one core: this is how an operator gives pyconnect a second core. records/s and CPU as in the "
     "throughput scenario, CPU summed over both workers; the ratio is to Java's one worker in the throughput "
     "scenario of the same run.",
+    "control_plane": "A fresh fleet of three workers per connector count N runs N VerifiableSourceConnectors "
+    "(tasks.max=1, throughput=1: one record per second per task) with the same JSON on both systems, so the "
+    "cost is the runtime's own: config-topic writes, rebalances, status reads and forwarding. Writes go "
+    "round-robin to the three workers (two thirds reach a follower and are forwarded), a fixed number in flight; "
+    "create = the first POST /connectors to the last answer; all RUNNING = until every connector and task reports "
+    "RUNNING; GET /connectors?expand=status and ?expand=info are timed one at a time, round-robin, with all N "
+    "RUNNING; restart = POST /connectors/<c>/restart (the connector only) for every connector; delete = DELETE "
+    "for every connector, all gone = until every worker lists none. A write answered 409 or 5xx is retried "
+    "(counted) and its time is part of the phase.",
     "profile": "pyconnect's worker drains the throughput backlogs once more (under another alias, after the measured "
     "drains) with py-spy attached (sampling at the rate in the settings, idle samples excluded, frames per "
     "function): shares are of the worker's CPU samples from connector creation to the last record. The folded "
@@ -166,6 +179,8 @@ class Bench:
                     self.s.record_size[size],
                     self.work_dir / "tools" / f"backlog-{size}.log",
                 )
+        if self.wants("control_plane"):
+            workload.create_topics(self.b, [control_plane.CONTROL_TOPIC], 1, {})
         if sources:
             perftools.produce(
                 self.dist,
@@ -216,6 +231,7 @@ class Bench:
             for name in scenario_names:
                 self.put(name, system, "unavailable", reason=reason)
             log.warning("%s: %s", system, reason)
+            self._control_plane(system)
             return
         if system == "java-dedicated":
             if not self.s.java_dedicated:
@@ -234,6 +250,7 @@ class Bench:
             self._checkpoint_lag(system)
         if system == "pyconnect" and self.wants("scale_out"):
             self._scale_out(system)
+        self._control_plane(system)
 
     # ---- single worker: start-up, throughput, latency, peak RSS --------------------------------
 
@@ -463,6 +480,66 @@ class Bench:
             )
         finally:
             worker.stop(20)
+
+    # ---- control plane ---------------------------------------------------------------------------
+
+    def _control_plane(self, system: str) -> None:
+        """One fresh fleet per connector count of ``control_plane_sizes`` (``benchmarks.control_plane``)."""
+        if not self.wants("control_plane") or system == "java-dedicated":
+            return
+        metrics: dict[str, Any] = {
+            "workers": self.s.control_plane_workers,
+            "concurrency": self.s.control_plane_concurrency,
+            "repeats": self.s.control_plane_repeats,
+            "connector": control_plane.connector_config(),
+            "sizes": [],
+        }
+        for n in self.s.control_plane_sizes:
+            workers = runners.make_workers(
+                system,
+                self.b,
+                self.work_dir / "control-plane" / f"{system}-{n}",
+                self.s.control_plane_workers,
+            )
+            try:
+                for w in workers:
+                    w.start()
+                for w in workers:
+                    w.wait_ready(READY_TIMEOUT_S)
+                log.info("%s control plane: %d connectors on %d workers", system, n, len(workers))
+                figures = control_plane.measure(
+                    workers,
+                    n,
+                    concurrency=self.s.control_plane_concurrency,
+                    repeats=self.s.control_plane_repeats,
+                    phase_timeout_s=self.s.control_plane_phase_timeout_s,
+                    log=lambda line: log.info("%s control plane: %s", system, line),
+                )
+                leader = _leader_url(self.b, workers[0].group_id)
+                figures["leader_worker"] = next(
+                    (
+                        i
+                        for i, w in enumerate(workers)
+                        if leader and w.rest_url.rstrip("/") == leader.rstrip("/")
+                    ),
+                    None,
+                )
+                metrics["sizes"].append(figures)
+            except Exception as exc:
+                log.exception("%s control plane failed with %d connectors", system, n)
+                tails = "; ".join(f"{w.worker_id}: {w.log_tail(4)}" for w in workers)
+                self.put(
+                    "control_plane",
+                    system,
+                    "failed",
+                    metrics if metrics["sizes"] else None,
+                    f"{n} connectors: {_short(exc)}; log tails: {tails}"[:1500],
+                )
+                return
+            finally:
+                for w in workers:
+                    w.stop(30)
+        self.put("control_plane", system, "ok", metrics)
 
     # ---- fleet: idle CPU, failover -------------------------------------------------------------
 

@@ -17,6 +17,8 @@ RATIO_DIRECTIONS: dict[str, str] = {
     "p99_latency": LOWER_IS_BETTER,
     "rss": LOWER_IS_BETTER,
     "startup": LOWER_IS_BETTER,
+    "control_create": LOWER_IS_BETTER,
+    "control_status": LOWER_IS_BETTER,
 }
 
 # The goals set for each ratio: pyconnect / Java at least this (higher is better) or at most this
@@ -27,6 +29,8 @@ GOALS: dict[str, float] = {
     "p99_latency": 1.0,
     "rss": 0.25,
     "startup": 0.2,
+    "control_create": 1.0,
+    "control_status": 1.0,
 }
 
 

@@ -21,7 +21,15 @@ from benchmarks.stats import (
 )
 from benchmarks.workload import seq_of, value_for
 
-REQUIRED_RATIOS = {"throughput_100b", "throughput_1kb", "p99_latency", "rss", "startup"}
+REQUIRED_RATIOS = {
+    "throughput_100b",
+    "throughput_1kb",
+    "p99_latency",
+    "rss",
+    "startup",
+    "control_create",
+    "control_status",
+}
 
 
 def test_percentile_interpolates_between_ranks_like_numpy() -> None:
@@ -74,7 +82,7 @@ def test_ratio_is_pyconnect_over_java_and_null_when_a_side_is_missing() -> None:
 def test_ratio_directions() -> None:
     assert set(RATIO_DIRECTIONS) == REQUIRED_RATIOS
     assert RATIO_DIRECTIONS["throughput_100b"] == RATIO_DIRECTIONS["throughput_1kb"] == "higher"
-    for name in ("p99_latency", "rss", "startup"):
+    for name in ("p99_latency", "rss", "startup", "control_create", "control_status"):
         assert RATIO_DIRECTIONS[name] == "lower"
     assert better("throughput_100b", 1.2) and not better("throughput_100b", 0.8)
     assert better("p99_latency", 0.8) and not better("p99_latency", 1.2)
@@ -125,6 +133,39 @@ def _scenarios(py: bool) -> dict[str, Any]:
         ),
         "resources": scenario({"peak_rss_mb": 400.0}, {"peak_rss_mb": 100.0}),
         "startup": scenario({"first_record_s": 10.0}, {"first_record_s": 2.0}),
+        "control_plane": scenario(
+            _control({300: (40.0, 30.0), 1000: (200.0, 100.0)}),
+            _control({300: (10.0, 15.0), 1000: (60.0, 70.0)}),
+        ),
+    }
+
+
+def _control(sizes: dict[int, tuple[float, float]]) -> dict[str, Any]:
+    """Control-plane metrics: per connector count, (create wall s, expand=status p50 ms)."""
+    return {
+        "workers": 3,
+        "concurrency": 8,
+        "repeats": 20,
+        "sizes": [
+            {
+                "connectors": n,
+                "create": {
+                    "requests": n,
+                    "wall_s": create,
+                    "per_s": round(n / create, 1),
+                    "p50_ms": 300.0,
+                    "p99_ms": 900.0,
+                    "retries": 0,
+                },
+                "create_to_running_s": create + 1.0,
+                "status": {"p50_ms": status, "p99_ms": status * 2},
+                "info": {"p50_ms": status * 1.5, "p99_ms": status * 3},
+                "restart": {"requests": n, "wall_s": 2.0, "per_s": n / 2.0, "retries": 1},
+                "delete": {"requests": n, "wall_s": 8.0, "per_s": n / 8.0, "retries": 0},
+                "delete_to_gone_s": 8.5,
+            }
+            for n, (create, status) in sizes.items()
+        ],
     }
 
 
@@ -149,8 +190,11 @@ def test_ratios_when_both_sides_ran() -> None:
         "p99_latency": 1.5,
         "rss": 0.25,
         "startup": 0.2,
+        "control_create": 0.3,
+        "control_status": 0.7,
     }
     assert "500 records/s" in results["ratio_notes"]["p99_latency"]
+    assert "with 1000 connectors" in results["ratio_notes"]["control_status"]
     assert report.validate_results(results) == []
 
 
@@ -298,3 +342,55 @@ def test_scale_out_section_compares_the_fleet_with_each_single_worker() -> None:
     )
     results["scenarios"] = failed
     assert "Status: **failed**: worker exited" in report.render_markdown(results)
+
+
+def test_control_ratios_take_the_connector_count_least_favourable_to_pyconnect() -> None:
+    scenarios = _scenarios(py=True)
+    # 300: create 10/40 = 0.25, status 15/30 = 0.5; 1000: create 60/200 = 0.3, status 70/100 = 0.7.
+    ratios, notes = report.compute_ratios(scenarios)
+    assert ratios["control_create"] == 0.3 and ratios["control_status"] == 0.7
+    assert "time to answer every create (s) with 1000 connectors" in notes["control_create"]
+    assert "[300, 1000]" in notes["control_create"]
+    # A count only one side ran is not compared.
+    scenarios["control_plane"]["systems"]["pyconnect"]["metrics"] = _control(
+        {300: (12.0, 27.0), 5000: (1.0, 1.0)}
+    )
+    ratios, notes = report.compute_ratios(scenarios)
+    assert ratios["control_create"] == 0.3 and ratios["control_status"] == 0.9
+    assert "with 300 connectors" in notes["control_status"]
+
+
+def test_control_ratios_are_null_with_the_reason_when_a_side_failed() -> None:
+    scenarios = _scenarios(py=True)
+    scenarios["control_plane"]["systems"]["java-connect"] = {
+        "status": "failed",
+        "reason": "300 connectors: TimeoutError",
+        "metrics": None,
+    }
+    results = _results(True, scenarios)
+    assert results["ratios"]["control_create"] is None
+    assert "300 connectors: TimeoutError" in results["ratio_notes"]["control_status"]
+    assert results["goals"]["control_create"] == {"goal": 1.0, "met": None, "factor": None}
+    assert report.validate_results(results) == []
+
+
+def test_control_plane_section_lists_each_phase_and_the_ratios_per_count() -> None:
+    results = _results(py=True)
+    assert results["goals"]["control_create"] == {"goal": 1.0, "met": True, "factor": 0.3}
+    text = report.render_markdown(results)
+    assert "## Control plane: many connectors through REST on a fleet of three workers" in text
+    assert "| `control_create` | 0.300 | lower is better | at most 1 | yes |" in text
+    # pyconnect at 300: create 10 s (30/s), status p50/p99 15/30 ms, info 22.5/45 ms, one retried restart.
+    assert (
+        "| pyconnect | 300 | 10.00 (30.0/s) | 300.0 / 900.0 | 11.00 | 15.0 / 30.0 | "
+        "22.5 / 45.0 | 2.00 (150.0/s) | 8.00 (37.5/s) | 8.50 | 1 |" in text
+    )
+    # pyconnect / Java at 1000: create 0.3, RUNNING 61/201, status 0.7 (p50 and p99), restart and delete 1.
+    assert "| 1,000 | 0.30 | 0.30 | 0.70 | 0.70 | 0.70 | 0.70 | 1.00 | 1.00 |" in text
+    assert "3 workers, 8 writes in flight" in text
+    assert "pyconnect / Java Connect (lower is better):" in text
+
+
+def test_chart_has_a_control_plane_panel_for_the_largest_count() -> None:
+    panels = dict((title, values) for title, _, values in report.chart_series(_results(py=True)))
+    assert panels["Create 1000 connectors (REST)"] == {"java-connect": 200.0, "pyconnect": 60.0}
