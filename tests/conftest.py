@@ -12,7 +12,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from pyconnect.testing.backends import ClusterHandle, provide_clusters
+from pyconnect.testing.backends import ClusterHandle, provide_clusters, provide_secured_clusters
+from pyconnect.testing.kafka import KafkaCluster
 
 
 @pytest.fixture(scope="session")
@@ -37,6 +38,17 @@ def cluster_c(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterHandl
     """A third cluster ``C`` for three-cluster topologies (A->B->C); started only when a test asks."""
     with provide_clusters(tmp_path_factory.mktemp("kafka-c"), ("C",)) as handles:
         yield handles["C"]
+
+
+@pytest.fixture(scope="session")
+def secured_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], KafkaCluster]]:
+    """``secured_cluster("sasl_ssl")`` -> a local one-node cluster with that security (``sasl_plaintext``,
+    ``sasl_ssl``, ``ssl`` or ``mtls``; users ``admin`` (super user), ``alice``, ``bob``), started the
+    first time a test asks for that protocol and shared by the session. Call it from a fixture, not
+    from a coroutine. ``cluster.client_properties(user, mechanism)`` gives Java client keys and
+    ``pyconnect.testing.kafka.grant`` adds ACLs."""
+    with provide_secured_clusters(tmp_path_factory.mktemp("kafka-secured")) as get:
+        yield get
 
 
 @pytest.fixture

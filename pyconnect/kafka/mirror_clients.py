@@ -250,6 +250,18 @@ class _DescribeTopicAclsRequest(Request[DescribeAclsRequest_v1]):
         )
 
 
+class _DescribeAclsRequest(Request[DescribeAclsRequest_v1]):
+    """DescribeAcls v1 for one resource pattern (any principal, host, operation and permission)."""
+
+    API_KEY = 29
+
+    def __init__(self, resource_type: ResourceType, name: str | None, pattern_type: PatternType) -> None:
+        self._filter = (resource_type, name, pattern_type)
+
+    def build(self, request_struct_class: type[DescribeAclsRequest_v1]) -> DescribeAclsRequest_v1:
+        return request_struct_class(*self._filter, None, None, AclOperation.ANY, AclPermissionType.ANY)
+
+
 class _CreateAclsRequest(Request[CreateAclsRequest_v1]):
     """CreateAcls v1 carrying many creations (aiokafka's request builder sends one)."""
 
@@ -397,7 +409,28 @@ class MirrorAdmin:
     async def describe_topic_acls(self) -> list[AclBinding]:
         """Every topic ACL of the cluster, in the broker's order (raises :class:`SecurityDisabled`
         without an authorizer, :class:`AclRequestError` on any other error)."""
-        response = await self._admin._send_request(_DescribeTopicAclsRequest())
+        return await self._describe_acls(_DescribeTopicAclsRequest())
+
+    async def describe_acls(
+        self,
+        resource_type: ResourceType,
+        name: str | None = None,
+        pattern_type: PatternType = PatternType.ANY,
+        node_id: int | None = None,
+    ) -> list[AclBinding]:
+        """The ACLs matching one resource filter as broker ``node_id`` (any broker if ``None``) applies
+        them, errors as :meth:`describe_topic_acls`."""
+        return await self._describe_acls(_DescribeAclsRequest(resource_type, name, pattern_type), node_id)
+
+    async def node_ids(self) -> list[int]:
+        """The brokers of the cluster's current metadata."""
+        await self._admin._client.force_metadata_update()
+        return sorted(b.nodeId for b in self._admin._client.cluster.brokers())
+
+    async def _describe_acls(
+        self, request: Request[DescribeAclsRequest_v1], node_id: int | None = None
+    ) -> list[AclBinding]:
+        response = await self._admin._send_request(request, node_id)
         if response.error_code == SECURITY_DISABLED:
             raise SecurityDisabled(response.error_message or "No Authorizer is configured.")
         if response.error_code != 0:

@@ -9,6 +9,9 @@ Chosen by environment variables:
   ``external`` (requires the two variables above) or ``testcontainers`` (needs a Docker engine and
   the ``docker`` extra).
 
+Secured clusters (:func:`provide_secured_clusters`) always come from the local launcher, whatever the
+backend: their users, passwords and CA are made when they start.
+
 A backend that cannot provide clusters raises ``BackendUnavailable`` with a message that says what
 is missing; tests that need Kafka then fail, they never skip.
 """
@@ -16,7 +19,7 @@ is missing; tests that need Kafka then fail, they never skip.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,6 +89,34 @@ def _local(work_dir: Path, aliases: tuple[str, ...]) -> Iterator[dict[str, Clust
         yield {a: ClusterHandle(a, c.bootstrap_servers, c) for a, c in clusters.items()}
     finally:
         stop_clusters(clusters.values())
+
+
+@contextmanager
+def provide_secured_clusters(work_dir: Path) -> Iterator[Callable[[str], KafkaCluster]]:
+    """A factory ``get(protocol)`` of local one-node clusters secured with ``protocol`` (``sasl_plaintext``,
+    ``sasl_ssl``, ``ssl`` or ``mtls``; see :mod:`pyconnect.testing.kafka_security`): each protocol's
+    cluster starts on its first request and is shared afterwards; all stop when the context ends.
+
+    Call ``get`` from the thread that entered the context, outside a running event loop (a pytest
+    fixture, not a coroutine): the brokers die with that thread, and starting one waits for it.
+    """
+    started: dict[str, KafkaCluster] = {}
+
+    def get(protocol: str) -> KafkaCluster:
+        if protocol not in started:
+            alias = protocol.upper()
+            try:
+                started[protocol] = start_clusters(
+                    [alias], work_dir, security=protocol, die_with_parent=True
+                )[alias]
+            except Exception as exc:
+                raise BackendUnavailable(f"could not start a local {protocol} Kafka cluster: {exc}") from exc
+        return started[protocol]
+
+    try:
+        yield get
+    finally:
+        stop_clusters(started.values())
 
 
 def _external(aliases: tuple[str, ...]) -> dict[str, ClusterHandle]:

@@ -3,8 +3,10 @@
 Shell::
 
     python -m pyconnect.testing.kafka fetch
-    python -m pyconnect.testing.kafka up --clusters A,B --dir DIR [--brokers 3]
+    python -m pyconnect.testing.kafka up --clusters A,B --dir DIR [--brokers 3] [--security sasl_ssl]
     python -m pyconnect.testing.kafka status --dir DIR
+    python -m pyconnect.testing.kafka grant --dir DIR --cluster A --principal User:alice \
+        --resource-type topic --name orders --operations read,write,describe
     python -m pyconnect.testing.kafka down --dir DIR
 
 ``up`` formats fresh clusters on free ports, waits until each answers metadata with all its brokers,
@@ -12,12 +14,22 @@ prints one JSON line ``{"A": "127.0.0.1:port,...", "B": ...}`` and returns with 
 running. ``down`` stops what ``up`` started in DIR (SIGTERM, then SIGKILL after a bound), by PID, and
 only processes that still carry this launcher's tag.
 
+``--security`` is ``plaintext`` (the default: no authentication, no authorizer), ``sasl_plaintext``,
+``sasl_ssl``, ``ssl`` or ``mtls`` (see :mod:`pyconnect.testing.kafka_security`: SCRAM and PLAIN
+users, a CA and certificates made at start, the StandardAuthorizer with ``admin`` as super user).
+A secured ``up`` prints, after the JSON line, one line per user and mechanism naming the client
+properties file to use; ``grant`` adds ACLs as the super user.
+
 Python::
 
     clusters = start_clusters(["A", "B"], Path(dir), brokers=1)
     clusters["A"].bootstrap_servers
     clusters["A"].node(1).kill(); clusters["A"].node(1).start()   # fault tests
     stop_clusters(clusters.values())
+
+    secured = start_clusters(["S"], Path(dir), security="sasl_ssl")["S"]
+    secured.client_properties("alice", "SCRAM-SHA-512")   # Java client keys, bootstrap included
+    await grant(secured, "User:alice", "topic", "orders", ["write", "describe"])
 
 Every node runs both KRaft roles (broker and controller) with a static voter set, so a cluster of
 three survives the loss of any one node. Each broker gets a bounded heap (512 MiB by default) so
@@ -44,6 +56,25 @@ from pathlib import Path
 from pyconnect.kafka.probe import wait_for_brokers
 from pyconnect.testing.distribution import DistributionError, KafkaDistribution, ensure_distribution
 from pyconnect.testing.java_process import JavaProcess, pid_alive, pid_has_tag, stop_tagged
+from pyconnect.testing.kafka_security import (
+    ADMIN_USER,
+    PROTOCOLS,
+    SECURITY_DIR,
+    ClusterSecurity,
+    GrantError,
+    grant,
+)
+
+__all__ = [
+    "PROTOCOLS",
+    "BrokerNode",
+    "GrantError",
+    "KafkaCluster",
+    "down",
+    "grant",
+    "start_clusters",
+    "stop_clusters",
+]
 
 STATE_FILE = "clusters.json"
 DEFAULT_HEAP = "512m"
@@ -122,6 +153,8 @@ class BrokerNode:
             "share.coordinator.state.topic.min.isr": 1,
             "group.initial.rebalance.delay.ms": 0,
         }
+        if self.cluster.security:
+            props.update(self.cluster.security.broker_properties(self.port, self.controller_port))
         props.update(self.cluster.overrides)
         return props
 
@@ -129,7 +162,14 @@ class BrokerNode:
         self.dir.mkdir(parents=True, exist_ok=True)
         self.config_file.write_text(render_properties(self.properties()))
         cmd = self.cluster.dist.java_command(
-            "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(self.config_file), heap="256m"
+            "kafka.tools.StorageTool",
+            "format",
+            "-t",
+            cluster_id,
+            "-c",
+            str(self.config_file),
+            *(self.cluster.security.format_arguments() if self.cluster.security else ()),
+            heap="256m",
         )
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
@@ -174,6 +214,7 @@ class KafkaCluster:
     die_with_parent: bool = False
     ports: list[int] | None = None
     nodes: list[BrokerNode] = field(default_factory=list)
+    security: ClusterSecurity | None = None
 
     def __post_init__(self) -> None:
         if not self.nodes:
@@ -192,6 +233,16 @@ class KafkaCluster:
     @property
     def bootstrap_servers(self) -> str:
         return ",".join(f"127.0.0.1:{n.port}" for n in self.nodes)
+
+    def client_properties(
+        self, user: str | None = ADMIN_USER, mechanism: str | None = None
+    ) -> dict[str, str]:
+        """Java client keys for ``user``: ``bootstrap.servers`` plus, on a secured cluster, what
+        :meth:`ClusterSecurity.client_properties` gives (SCRAM-SHA-256 unless ``mechanism`` says)."""
+        props = {"bootstrap.servers": self.bootstrap_servers}
+        if self.security:
+            props.update(self.security.client_properties(user, mechanism))
+        return props
 
     def node(self, node_id: int) -> BrokerNode:
         for n in self.nodes:
@@ -220,8 +271,18 @@ class KafkaCluster:
                     )
             remaining = deadline - time.monotonic()
             try:
+                if self.security and self.security.tls:
+                    handshake_s = min(2.0, max(remaining, 0.5))
+                    if not all(self.security.accepts_tls(n.port, handshake_s) for n in self.nodes):
+                        time.sleep(0.3)
+                        raise TimeoutError("no TLS handshake yet")
                 asyncio.run(
-                    wait_for_brokers(self.bootstrap_servers, len(self.nodes), min(5.0, max(remaining, 0.5)))
+                    wait_for_brokers(
+                        self.bootstrap_servers,
+                        len(self.nodes),
+                        min(5.0, max(remaining, 0.5)),
+                        self.client_properties() if self.security else None,
+                    )
                 )
                 return
             except TimeoutError:
@@ -252,8 +313,10 @@ class KafkaCluster:
         tmp.replace(path)
 
     def state(self) -> dict[str, object]:
+        security = {"security": self.security.protocol} if self.security else {}
         return {
             "bootstrap_servers": self.bootstrap_servers,
+            **security,
             "nodes": [
                 {
                     "node_id": n.node_id,
@@ -291,14 +354,20 @@ def start_clusters(
     overrides: Mapping[str, object] | None = None,
     dist: KafkaDistribution | None = None,
     die_with_parent: bool = False,
+    security: str = "plaintext",
 ) -> dict[str, KafkaCluster]:
     """Format and start one fresh cluster per alias under ``base_dir/<alias>``; return once all answer.
+
+    ``security`` (one of :data:`PROTOCOLS`) secures every cluster's client listener; each cluster
+    gets its own users, passwords and CA under ``base_dir/<alias>/security``.
 
     With ``die_with_parent`` the brokers are killed when this Python process exits, however it ends
     (tests use that); the CLI leaves it off. Each cluster records itself in ``base_dir/clusters.json``
     so that ``down`` (another process) can stop them later.
     On failure every process started here is stopped before the error propagates.
     """
+    if security not in PROTOCOLS:
+        raise ValueError(f"security {security!r}: expected one of {', '.join(PROTOCOLS)}")
     dist = dist or ensure_distribution()
     base_dir = base_dir.resolve()
     clusters: dict[str, KafkaCluster] = {}
@@ -318,8 +387,13 @@ def start_clusters(
                 overrides=dict(overrides or {}),
                 die_with_parent=die_with_parent,
                 ports=ports[2 * brokers * index : 2 * brokers * (index + 1)],
+                security=None
+                if security == "plaintext"
+                else ClusterSecurity.create(security, cdir / SECURITY_DIR),
             )
         for c in clusters.values():
+            if c.security:
+                c.security.write_client_files(c.bootstrap_servers)
             c.format()
         for c in clusters.values():
             c.start()
@@ -354,6 +428,33 @@ def down(base_dir: Path, timeout: float = 30.0) -> list[int]:
     return [pid for pid, _ in stopped]
 
 
+@dataclass(frozen=True)
+class _RecordedCluster:
+    """A cluster another process started, as ``grant`` sees it from the state file."""
+
+    bootstrap_servers: str
+    security: ClusterSecurity
+
+    def client_properties(
+        self, user: str | None = ADMIN_USER, mechanism: str | None = None
+    ) -> dict[str, str]:
+        return {
+            "bootstrap.servers": self.bootstrap_servers,
+            **self.security.client_properties(user, mechanism),
+        }
+
+
+def _recorded_cluster(base_dir: Path, alias: str) -> _RecordedCluster:
+    state = read_state(base_dir)
+    if alias not in state:
+        raise ValueError(f"no cluster {alias!r} in {base_dir / STATE_FILE} (clusters: {', '.join(state)})")
+    if not state[alias].get("security"):
+        raise ValueError(f"cluster {alias} runs without security (plaintext): there are no ACLs to grant")
+    return _RecordedCluster(
+        state[alias]["bootstrap_servers"], ClusterSecurity.load(base_dir / alias / SECURITY_DIR)
+    )
+
+
 def _still_ours(node: Mapping[str, object]) -> bool:
     """The recorded node process still runs: its PID is alive and carries its tag (not a recycled PID)."""
     pid, tag = node.get("pid"), node.get("tag")
@@ -382,6 +483,20 @@ def _main(argv: list[str] | None = None) -> int:
     up_p.add_argument("--dir", required=True, type=Path, help="folder for data, logs and the state file")
     up_p.add_argument("--brokers", type=int, default=1, help="nodes per cluster (default 1)")
     up_p.add_argument("--heap", default=DEFAULT_HEAP, help=f"max heap per broker (default {DEFAULT_HEAP})")
+    up_p.add_argument(
+        "--security",
+        default="plaintext",
+        choices=PROTOCOLS,
+        help="client listener security (default plaintext); the others add users, TLS and ACLs",
+    )
+    grant_p = sub.add_parser("grant", help="allow a principal operations on a resource of a secured cluster")
+    grant_p.add_argument("--dir", required=True, type=Path)
+    grant_p.add_argument("--cluster", required=True, help="the cluster alias")
+    grant_p.add_argument("--principal", required=True, help="e.g. User:alice")
+    grant_p.add_argument("--resource-type", required=True, help="topic, group, cluster, transactional_id")
+    grant_p.add_argument("--name", required=True, help="resource name (kafka-cluster for the cluster)")
+    grant_p.add_argument("--operations", required=True, help="comma-separated, e.g. read,write,describe")
+    grant_p.add_argument("--pattern", default="literal", help="literal (default) or prefixed")
     down_p = sub.add_parser("down", help="stop the clusters started in --dir")
     down_p.add_argument("--dir", required=True, type=Path)
     down_p.add_argument("--timeout", type=float, default=30.0, help="seconds between SIGTERM and SIGKILL")
@@ -398,16 +513,29 @@ def _main(argv: list[str] | None = None) -> int:
             aliases = [a.strip() for a in args.clusters.split(",") if a.strip()]
             if not aliases or args.brokers < 1:
                 parser.error("--clusters needs at least one alias and --brokers at least 1")
-            clusters = start_clusters(aliases, args.dir, brokers=args.brokers, heap=args.heap)
+            clusters = start_clusters(
+                aliases, args.dir, brokers=args.brokers, heap=args.heap, security=args.security
+            )
             print(json.dumps({a: c.bootstrap_servers for a, c in clusters.items()}), flush=True)
+            for alias, started in clusters.items():
+                if started.security:
+                    print("\n".join(started.security.describe(alias, started.bootstrap_servers)), flush=True)
         elif args.command == "down":
             stopped = down(args.dir.resolve(), args.timeout)
             print(f"stopped {len(stopped)} broker process(es)")
         elif args.command == "status":
             for alias, c in read_state(args.dir.resolve()).items():
                 alive = [n["node_id"] for n in c["nodes"] if _still_ours(n)]
-                print(f"{alias}: {c['bootstrap_servers']} running nodes {alive}")
-    except (DistributionError, RuntimeError, TimeoutError, FileNotFoundError) as exc:
+                security = f" ({c['security']})" if c.get("security") else ""
+                print(f"{alias}: {c['bootstrap_servers']} running nodes {alive}{security}")
+        elif args.command == "grant":
+            cluster = _recorded_cluster(args.dir.resolve(), args.cluster)
+            operations = [op.strip() for op in args.operations.split(",") if op.strip()]
+            asyncio.run(
+                grant(cluster, args.principal, args.resource_type, args.name, operations, args.pattern)
+            )
+            print(f"granted {args.principal} {','.join(operations)} on {args.resource_type} {args.name}")
+    except (DistributionError, RuntimeError, TimeoutError, FileNotFoundError, ValueError, KeyError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0
