@@ -20,6 +20,10 @@ Contract:
   (Connect's coordinator-discovery timeout, after which the Java worker revokes all its work).
 - The heartbeat pauses while JoinGroup/SyncGroup are in flight: the broker answers requests on one
   connection in order, and Java's heartbeat thread is likewise disabled while joining.
+- After each completed join the first heartbeats go out sooner (``FOLLOW_UP_BEATS_S``), then every
+  ``heartbeat.interval.ms``: a member only learns from a heartbeat that another member started a
+  round, and the second round of a cooperative rebalance (members that had work revoked rejoin as
+  soon as they stopped it) would otherwise wait for the regular beat, 3 s by default.
 """
 
 from __future__ import annotations
@@ -56,6 +60,8 @@ JOIN_GROUP_TIMEOUT_LAPSE_MS = 5000
 
 RETRY_BACKOFF_MAX_MS = 1000
 DEFAULT_MAX_JOIN_ATTEMPTS = 30
+FOLLOW_UP_BEATS_S = (0.1, 0.4)
+"""Gaps before the first heartbeats after a completed join (then ``heartbeat.interval.ms``)."""
 
 NONE = 0
 COORDINATOR_LOAD_IN_PROGRESS = kafka_errors.CoordinatorLoadInProgressError.errno
@@ -490,7 +496,8 @@ class ConnectGroupMember:
     async def _heartbeats(self) -> None:
         interval_s = self.heartbeat_interval_ms / 1000
         retry_s = self.retry_backoff_ms / 1000
-        next_beat = self._clock() + interval_s
+        follow_ups = [s for s in FOLLOW_UP_BEATS_S if s < interval_s]
+        next_beat = self._clock() + (follow_ups.pop(0) if follow_ups else interval_s)
         while True:
             now = self._clock()
             if now - self._last_heartbeat_ok > self.session_timeout_ms / 1000:
@@ -510,7 +517,7 @@ class ConnectGroupMember:
             if now < next_beat:
                 await asyncio.sleep(min(next_beat - now, interval_s))
                 continue
-            next_beat = now + interval_s
+            next_beat = now + (follow_ups.pop(0) if follow_ups else interval_s)
             if not await self._heartbeat_once():
                 return
 
