@@ -260,7 +260,8 @@ class KafkaCluster:
             n.start()
 
     def wait_ready(self, timeout: float = READY_TIMEOUT_S) -> None:
-        """Block until metadata lists every node; fail fast with the log tail if a node exits."""
+        """Block until the metadata of *every* node lists every node (one node's view can be ahead of
+        another's just after a restart); fail fast with the log tail if a node exits."""
         deadline = time.monotonic() + timeout
         while True:
             for n in self.nodes:
@@ -276,14 +277,7 @@ class KafkaCluster:
                     if not all(self.security.accepts_tls(n.port, handshake_s) for n in self.nodes):
                         time.sleep(0.3)
                         raise TimeoutError("no TLS handshake yet")
-                asyncio.run(
-                    wait_for_brokers(
-                        self.bootstrap_servers,
-                        len(self.nodes),
-                        min(5.0, max(remaining, 0.5)),
-                        self.client_properties() if self.security else None,
-                    )
-                )
+                asyncio.run(self._every_node_sees_every_broker(min(5.0, max(remaining, 0.5))))
                 return
             except TimeoutError:
                 if time.monotonic() >= deadline:
@@ -291,6 +285,11 @@ class KafkaCluster:
                         f"cluster {self.alias} ({self.bootstrap_servers}) did not answer metadata within {timeout:.0f}s; "
                         f"log tail:\n{self.nodes[0].process.log_tail() if self.nodes[0].process else ''}"
                     ) from None
+
+    async def _every_node_sees_every_broker(self, timeout: float) -> None:
+        config = self.client_properties() if self.security else None
+        for n in self.nodes:
+            await wait_for_brokers(f"127.0.0.1:{n.port}", len(self.nodes), timeout, config)
 
     def stop(self, timeout: float = 30.0) -> None:
         """Stop every node at once: stopped one by one, the last nodes lose their KRaft quorum, cannot

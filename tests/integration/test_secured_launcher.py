@@ -13,8 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,11 +29,11 @@ from pyconnect.kafka.clients import create_admin, create_consumer, create_produc
 from pyconnect.kafka.probe import SSL_CLOSE_S
 from pyconnect.testing.kafka import STATE_FILE, KafkaCluster, down, grant
 from pyconnect.testing.kafka_security import ADMIN_USER, untrusted_material
+from tests.integration.test_launcher import cli
 
 pytestmark = pytest.mark.kafka
 
 WAIT_S = 30.0
-CLI_TIMEOUT_S = 150.0
 
 
 @dataclass(frozen=True)
@@ -184,14 +182,6 @@ async def test_principal_without_acls_is_denied_until_granted(
         await produce({**config, "enable.idempotence": "false"}, unique("other"), b"still denied")
 
 
-def cli(*args: str, timeout: float = CLI_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pyconnect.testing.kafka", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
 
 
 async def test_cli_up_security_prints_client_files_status_grant_down(tmp_path: Path, unique) -> None:
