@@ -182,8 +182,6 @@ async def test_principal_without_acls_is_denied_until_granted(
         await produce({**config, "enable.idempotence": "false"}, unique("other"), b"still denied")
 
 
-
-
 async def test_cli_up_security_prints_client_files_status_grant_down(tmp_path: Path, unique) -> None:
     work = tmp_path / "clusters"
     try:
