@@ -17,6 +17,7 @@ class (tests/rest_inputs.py), and the answers are compared with Java's:
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -36,6 +37,8 @@ from tests.rest_inputs import REFUSED_NAMES, RawResponse, decoys, path_of, raw_h
 pytestmark = [pytest.mark.kafka, pytest.mark.java]
 
 JSON = {"Content-Type": "application/json"}
+REBALANCE_RETRY_S = 30.0
+REBALANCE_MESSAGES = (b"rebalance", b"stale configuration")
 
 BOTH_ADDRESS = (
     "x#y",
@@ -65,9 +68,17 @@ class Side:
     topic: str
 
     def send(self, via: str, method: str, target: str, body: object = None, **headers: str) -> RawResponse:
+        """One request; an answer that only says a rebalance is under way (Java: 500 "a rebalance is
+        expected", 409 stale configuration; ours likewise) is retried, as a client does, for 30 s."""
         worker = self.leader if via == "leader" else self.follower
         raw = b"" if body is None else json.dumps(body).encode()
-        return raw_http(worker.port, method, target, raw, {**JSON, **headers})
+        deadline = time.monotonic() + REBALANCE_RETRY_S
+        while True:
+            resp = raw_http(worker.port, method, target, raw, {**JSON, **headers})
+            transient = resp.status in (409, 500) and any(m in resp.body for m in REBALANCE_MESSAGES)
+            if not transient or time.monotonic() > deadline:
+                return resp
+            time.sleep(0.25)
 
     def connectors(self) -> set[str]:
         return set(json.loads(self.send("leader", "GET", "/connectors").body))
