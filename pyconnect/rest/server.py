@@ -67,7 +67,8 @@ class Listener:
 
 
 class _ConnectRequestHandler(RequestHandler):
-    """aiohttp's connection handler, answering what it refuses with the Connect error body."""
+    """aiohttp's connection handler, answering what it refuses with the Connect error body; a client's
+    malformed request is logged at DEBUG, a server failure at ERROR."""
 
     def handle_error(
         self,
@@ -76,7 +77,14 @@ class _ConnectRequestHandler(RequestHandler):
         exc: BaseException | None = None,
         message: str | None = None,
     ) -> web.StreamResponse:
-        super().handle_error(request, status, exc, message)  # logs and checks nothing was sent
+        if request.writer.output_size > 0:
+            raise ConnectionError(
+                "Response is sent already, cannot send another response with the error message"
+            )
+        if status >= 500:
+            self.log_exception("Error handling request from %s", request.remote, exc_info=exc)
+        else:  # the client's error: no traceback at ERROR for every malformed request a client sends
+            self.logger.debug("Refused a request from %s: %s", request.remote, exc or status)
         response = protocol_error(status, exc)
         response.force_close()
         return response

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 from collections.abc import AsyncIterator
 from urllib.parse import urlsplit
 
@@ -273,3 +274,14 @@ async def test_trailing_slashes_are_ignored_as_java_does(pair: Pair) -> None:
         assert (await raw_http_async(p, "GET", "/connectors/c//")).status == 404
     resp = await raw_http_async(port(follower), "DELETE", "/connectors/c/")
     assert resp.status == 204 and leader_herder.configs == {}
+
+
+async def test_malformed_requests_are_not_logged_as_server_errors(
+    pair: Pair, caplog: pytest.LogCaptureFixture
+) -> None:
+    _, leader, _, _ = pair
+    with caplog.at_level(logging.DEBUG, logger="aiohttp.server"):
+        for target, headers in (("/connectors/" + "a" * 10000, {}), ("/connectors", {"X-Big": "x" * 20000})):
+            assert (await raw_http_async(port(leader), "GET", target, headers=headers)).status in (414, 431)
+    refused = [r for r in caplog.records if r.name == "aiohttp.server"]
+    assert refused and all(r.levelno == logging.DEBUG for r in refused), refused
