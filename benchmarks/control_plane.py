@@ -253,16 +253,14 @@ def measure(
     def deadline() -> float:
         return time.monotonic() + phase_timeout_s
 
+    def write_phase(label: str, requests: list[tuple[str, str, object]]) -> None:
+        phase = run_writes(workers, requests, concurrency, deadline())
+        _check(phase, label)
+        out[label] = phase.summary()
+        log(f"{label} {connectors}: {out[label]}")
+
     t0 = time.monotonic()
-    create = run_writes(
-        workers,
-        [("POST", "/connectors", {"name": n, "config": config}) for n in names],
-        concurrency,
-        deadline(),
-    )
-    _check(create, "create")
-    out["create"] = create.summary()
-    log(f"create {connectors}: {out['create']}")
+    write_phase("create", [("POST", "/connectors", {"name": n, "config": config}) for n in names])
     wait_all_running(workers[0], set(names), t0 + phase_timeout_s)
     out["create_to_running_s"] = round(time.monotonic() - t0, 3)
     log(f"all {connectors} RUNNING after {out['create_to_running_s']} s")
@@ -271,21 +269,11 @@ def measure(
     out["info"] = timed_gets(workers, "/connectors?expand=info", repeats, connectors, deadline())
     log(f"GET expand=info: {out['info']}")
     t1 = time.monotonic()
-    restart = run_writes(
-        workers, [("POST", f"/connectors/{n}/restart", None) for n in names], concurrency, deadline()
-    )
-    _check(restart, "restart")
-    out["restart"] = restart.summary()
-    log(f"restart: {out['restart']}")
+    write_phase("restart", [("POST", f"/connectors/{n}/restart", None) for n in names])
     wait_all_running(workers[0], set(names), t1 + phase_timeout_s)
     out["restart_to_running_s"] = round(time.monotonic() - t1, 3)
     t2 = time.monotonic()
-    delete = run_writes(
-        workers, [("DELETE", f"/connectors/{n}", None) for n in names], concurrency, deadline()
-    )
-    _check(delete, "delete")
-    out["delete"] = delete.summary()
-    log(f"delete: {out['delete']}")
+    write_phase("delete", [("DELETE", f"/connectors/{n}", None) for n in names])
     wait_all_gone(workers, t2 + phase_timeout_s)
     out["delete_to_gone_s"] = round(time.monotonic() - t2, 3)
     return out

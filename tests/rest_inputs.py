@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
@@ -96,7 +97,7 @@ class RawResponse:
 
 
 def request_bytes(
-    port: int, method: str, target: str, body: bytes = b"", headers: dict[str, str | None] | None = None
+    port: int, method: str, target: str, body: bytes = b"", headers: Mapping[str, str | None] | None = None
 ) -> bytes:
     """Exactly this request line, these headers (None drops a default) and body."""
     chosen: dict[str, str | None] = {"Host": f"127.0.0.1:{port}", "Connection": "close"}
@@ -124,7 +125,7 @@ def raw_http(
     method: str,
     target: str,
     body: bytes = b"",
-    headers: dict[str, str | None] | None = None,
+    headers: Mapping[str, str | None] | None = None,
     *,
     timeout: float = 30.0,
 ) -> RawResponse:
@@ -142,7 +143,7 @@ async def raw_http_async(
     method: str,
     target: str,
     body: bytes = b"",
-    headers: dict[str, str | None] | None = None,
+    headers: Mapping[str, str | None] | None = None,
     *,
     timeout: float = 30.0,
 ) -> RawResponse:

@@ -16,7 +16,7 @@ from typing import Any
 from aiohttp import web
 
 from pyconnect import COMPATIBLE_KAFKA_VERSION
-from pyconnect.config.connector_name import java_trim
+from pyconnect.config.connector_name import create_request_name
 from pyconnect.errors import BadRequestError, NotFoundError, ServiceUnavailableError
 from pyconnect.herder.entities import initial_target_state
 from pyconnect.herder.interface import HerderApi
@@ -60,9 +60,12 @@ async def json_body(request: web.Request) -> Any:
     return parse_json(await request.read())
 
 
-def connector_location(request: web.Request, name: str) -> dict[str, str]:
-    """The absolute, percent-encoded ``Location`` of a created connector, as Java's Jersey gives it."""
-    return {"Location": request_base(request) + join_segments("connectors", name)}
+def with_location(request: web.Request, name: str, response: web.StreamResponse) -> web.StreamResponse:
+    """A 201 gets the absolute, percent-encoded ``Location`` of the created connector, as Java's Jersey
+    gives it, built by the worker the client asked (also when the leader answered the write)."""
+    if response.status == 201:
+        response.headers["Location"] = request_base(request) + join_segments("connectors", name)
+    return response
 
 
 def string_map(value: Any, what: str) -> dict[str, str]:
@@ -168,14 +171,12 @@ async def create_connector(request: web.Request) -> web.StreamResponse:
             'CreateConnectorRequest), not marked as ignorable (3 known properties: "config", "name", '
             '"initial_state")'
         )
-    name = body.get("name")
-    if name is None:
-        name = ""
-    elif isinstance(name, (int, float)) and not isinstance(name, bool):
-        name = str(name)
-    elif not isinstance(name, str):
+    given = body.get("name")
+    if isinstance(given, (int, float)) and not isinstance(given, bool):
+        given = number_text(given)
+    elif given is not None and not isinstance(given, str):
         raise MalformedRequest("name must be a string")
-    name = java_trim(name)
+    name = create_request_name(given)
     config = string_map(body.get("config", {}), "config")
     if "name" in config and config["name"] != name:
         raise BadRequestError(
@@ -197,10 +198,7 @@ async def create_connector(request: web.Request) -> web.StreamResponse:
         _, info = await herder.put_connector_config(name, config, allow_replace=False, initial_state=target)
         return json_response(info.to_json(), status=201)
 
-    response = await request.app[FORWARDER].run(request, create)
-    if response.status == 201:
-        response.headers.update(connector_location(request, name))
-    return response
+    return with_location(request, name, await request.app[FORWARDER].run(request, create))
 
 
 @routes.get("/connectors/{connector}")
@@ -230,10 +228,7 @@ async def put_connector_config(request: web.Request) -> web.StreamResponse:
         created, info = await herder.put_connector_config(name, config, allow_replace=True)
         return json_response(info.to_json(), status=201 if created else 200)
 
-    response = await request.app[FORWARDER].run(request, put)
-    if response.status == 201:
-        response.headers.update(connector_location(request, name))
-    return response
+    return with_location(request, name, await request.app[FORWARDER].run(request, put))
 
 
 @routes.get("/connectors/{connector}/status")

@@ -285,3 +285,10 @@ async def test_malformed_requests_are_not_logged_as_server_errors(
             assert (await raw_http_async(port(leader), "GET", target, headers=headers)).status in (414, 431)
     refused = [r for r in caplog.records if r.name == "aiohttp.server"]
     assert refused and all(r.levelno == logging.DEBUG for r in refused), refused
+
+
+async def test_a_numeric_name_keeps_its_text_as_java_binds_it(pair: Pair) -> None:
+    leader_herder, leader, _, _ = pair
+    resp = await raw_http_async(port(leader), "POST", "/connectors", b'{"name":1.50,"config":{}}', JSON)
+    assert resp.status == 201 and json.loads(resp.body)["name"] == "1.50"
+    assert resp.headers["location"].endswith("/connectors/1.50") and "1.50" in leader_herder.configs
