@@ -25,7 +25,7 @@ finds missing records or violations.
 
 ``pyconnect offsets translate --group G --from A --to B (--config mm2.properties | --bootstrap ...)``
 prints the failover plan of group G from the checkpoints on B, and with ``--execute`` commits it there
-(see connectors.mirror.failover). Exit codes: 1 error (one line), 3 refused (G has members on B).
+(see connectors.mirror.offsets.failover). Exit codes: 1 error (one line), 3 refused (G has members on B).
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def add_offsets_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """``pyconnect offsets translate``: the failover plan of a consumer group (connectors.mirror.failover)."""
+    """``pyconnect offsets translate``: the failover plan of a consumer group (connectors.mirror.offsets.failover)."""
     offsets = sub.add_parser(
         "offsets",
         help="consumer-group offsets across mirrored clusters (failover)",
@@ -147,7 +147,7 @@ def add_offsets_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 
 
 def run_offsets(args: argparse.Namespace) -> int:
-    from connectors.mirror import failover
+    from connectors.mirror.offsets import failover
 
     if args.log_level.upper() != "DEBUG":
         logging.getLogger("aiokafka").setLevel(logging.CRITICAL)

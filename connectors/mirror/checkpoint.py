@@ -21,7 +21,7 @@ Task contract (Java's ``MirrorCheckpointTask``):
 * ``start`` returns at once; in the background the task loads the last checkpoint per assigned group
   and target partition from the checkpoints topic (CheckpointStore, KAFKA-15905), then reads the
   offset-syncs topic (on the ``offset-syncs.topic.location`` cluster, partition 0) from the beginning
-  to the end into an :class:`~connectors.mirror.offset_sync_store.OffsetSyncStore` (latest sync only
+  to the end into an :class:`~connectors.mirror.offsets.translation.OffsetSyncStore` (latest sync only
   per partition when the checkpoints could not be loaded) and keeps tailing it. A missing offset-syncs
   topic is retried every few seconds (Java gives up after 30 s and stays silent forever).
 * ``poll``: every ``emit.checkpoints.interval.seconds`` (once the store is ready), for each assigned
@@ -33,7 +33,7 @@ Task contract (Java's ``MirrorCheckpointTask``):
 * Translation mode: ``pyconnect.offset.translation`` (ours, not Java's) ``exact`` (default) or
   ``java``. ``java`` reproduces Java's answers bit for bit; ``exact`` answers the true position where
   the offset-sync stream proves it (no re-read after a fail-over) and otherwise at least Java's
-  answer (see :mod:`connectors.mirror.offset_sync_store` for the proof and its one assumption).
+  answer (see :mod:`connectors.mirror.offsets.translation` for the proof and its one assumption).
 * ``sync.group.offsets.enabled``: every ``sync.group.offsets.interval.seconds`` (first after one
   interval) the task describes its groups on the target and commits the checkpointed downstream
   offsets (with the upstream metadata) to each group that is ``Empty`` or unknown (``Dead``) there,
@@ -64,9 +64,9 @@ from connectors.mirror.config import (
     MirrorCheckpointTaskConfig,
 )
 from connectors.mirror.heartbeat import create_compacted_topic, require_string_key, validate_offset_zero
-from connectors.mirror.offset_sync_store import Mode, OffsetSyncStore
+from connectors.mirror.offsets.translation import Mode, OffsetSyncStore
 from connectors.mirror.records import OFFSET_KEY, OffsetSync
-from connectors.mirror.source import ScheduledConnector, Scheduler
+from connectors.mirror.scheduler import ScheduledConnector, Scheduler
 from pyconnect.api.data import BYTES_SCHEMA
 from pyconnect.api.source import SourceRecord, SourceTask
 from pyconnect.config.definition import ConfigDef, ConfigKey, ConfigValue
@@ -74,7 +74,7 @@ from pyconnect.config.types import Importance, Type
 from pyconnect.config.validators import ValidString
 from pyconnect.errors import ConnectError, RetriableError
 from pyconnect.kafka.log import KafkaLog, LogRecord
-from pyconnect.kafka.mirror_clients import CommittedOffset, GroupAdmin, MirrorAdmin
+from pyconnect.kafka.mirror_admin import CommittedOffset, GroupAdmin, MirrorAdmin
 from pyconnect.protocol.javahash import default_hash_order, java_string_hash
 
 log = logging.getLogger(__name__)

@@ -29,13 +29,13 @@ import pyconnect
 from connectors.mirror.checkpoint_records import SOURCE_CLUSTER_ALIAS_KEY, TARGET_CLUSTER_ALIAS_KEY, Heartbeat
 from connectors.mirror.config import MIRROR_HEARTBEAT_CONFIG_DEF, MirrorHeartbeatConfig
 from connectors.mirror.records import OFFSET_KEY, RecordFormatError, validate_source_offset
-from connectors.mirror.source import Scheduler
+from connectors.mirror.scheduler import Scheduler
 from pyconnect.api.connector import SourceConnector
 from pyconnect.api.data import BYTES_SCHEMA
 from pyconnect.api.source import SourceRecord, SourceTask
 from pyconnect.config.definition import ConfigDef
 from pyconnect.errors import ConnectError
-from pyconnect.kafka.mirror_clients import MirrorAdmin, NewTopicSpec
+from pyconnect.kafka.mirror_admin import MirrorAdmin, NewTopicSpec
 
 log = logging.getLogger(__name__)
 

@@ -42,8 +42,8 @@ import contextlib
 import logging
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import pyconnect
 from connectors.mirror.config import (
@@ -53,7 +53,7 @@ from connectors.mirror.config import (
     client_config,
     source_connector_validation_errors,
 )
-from connectors.mirror.offset_sync_writer import OffsetSyncWriter, SendDone
+from connectors.mirror.offsets.sync_writer import OffsetSyncWriter, SendDone
 from connectors.mirror.records import (
     OFFSET_KEY,
     PARTITION_KEY,
@@ -67,12 +67,13 @@ from connectors.mirror.records import (
     validate_source_partition,
     wrap_partition,
 )
-from pyconnect.api.connector import ExactlyOnceSupport, SourceConnector
+from connectors.mirror.scheduler import ScheduledConnector, Scheduler
+from pyconnect.api.connector import ExactlyOnceSupport
 from pyconnect.api.data import BYTES_SCHEMA, OPTIONAL_BYTES_SCHEMA
 from pyconnect.api.source import Header, RecordMetadata, SourceRecord, SourceTask
 from pyconnect.config.definition import ConfigDef, ConfigValue
 from pyconnect.errors import ConnectError
-from pyconnect.kafka.mirror_clients import (
+from pyconnect.kafka.mirror_admin import (
     OP_DELETE,
     OP_SET,
     STATIC_BROKER_CONFIG,
@@ -96,8 +97,6 @@ TASK_INDEX = "task.index"
 READ_COMMITTED = "read_committed"
 EXACTLY_ONCE_SUPPORT = "exactly.once.support"
 
-Job = Callable[[], Awaitable[None]]
-
 
 def java_describe_topics_order(topics: Iterable[str]) -> list[str]:
     """The order Java's ``describeTopics(topics).allTopicNames().get().values()`` iterates in.
@@ -110,90 +109,6 @@ def java_describe_topics_order(topics: Iterable[str]) -> list[str]:
     futures = hash_order(as_set, java_string_hash, n)
     copied = hash_order(futures, java_string_hash, int(n / 0.75 + 1))
     return hash_order(copied, java_string_hash, n)
-
-
-class Scheduler:
-    """Java's MM2 ``Scheduler``: one job at a time; failures and overruns are logged, never raised.
-
-    Every job is bounded by ``timeout_s`` (Java lets an overrunning job continue; here it is cancelled
-    so that ``stop`` is bounded). Repeating jobs run at a fixed rate.
-    """
-
-    def __init__(self, name: str, timeout_s: float) -> None:
-        self._name = name
-        self._timeout_s = timeout_s
-        self._lock = asyncio.Lock()
-        self._tasks: set[asyncio.Task[None]] = set()
-
-    async def execute(self, job: Job, description: str) -> bool:
-        """Run ``job`` now (after any running job); True when it finished without error."""
-        async with self._lock:
-            started = time.monotonic()
-            try:
-                await asyncio.wait_for(job(), self._timeout_s)
-                return True
-            except TimeoutError:
-                log.error("%s took too long (%.0f ms) %s", self._name, self._timeout_s * 1000, description)
-            except ConnectError as exc:
-                log.error("%s caught exception %s: %s", self._name, description, exc)
-            except Exception:
-                log.exception("%s caught exception %s", self._name, description)
-            finally:
-                elapsed = time.monotonic() - started
-                log.debug("%s %s took %.0f ms", self._name, description, elapsed * 1000)
-            return False
-
-    def schedule_repeating(
-        self, job: Job, interval_s: float | None, description: str, *, delayed: bool = False
-    ) -> None:
-        """Run ``job`` every ``interval_s`` (first run at once, or after one interval when ``delayed``).
-        ``None`` (feature disabled) schedules nothing."""
-        if interval_s is None or interval_s < 0:
-            return
-        task = asyncio.create_task(
-            self._repeat(job, interval_s, description, delayed), name=f"{self._name}-{description}"
-        )
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _repeat(self, job: Job, interval_s: float, description: str, delayed: bool) -> None:
-        loop = asyncio.get_running_loop()
-        due = loop.time() + (interval_s if delayed else 0.0)
-        while True:
-            await asyncio.sleep(max(0.0, due - loop.time()))
-            await self.execute(job, description)
-            due = max(due + interval_s, loop.time()) if interval_s > 0 else loop.time() + 1.0
-
-    async def close(self) -> None:
-        tasks, self._tasks = list(self._tasks), set()
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-
-
-class ClosableAdmin(Protocol):
-    async def close(self) -> None: ...
-
-
-class ScheduledConnector(SourceConnector):
-    """A mirror connector that runs its jobs on a :class:`Scheduler` against admin clients of the source
-    and target clusters; ``stop`` ends the scheduler (bounded) and then closes both admins."""
-
-    _scheduler: Scheduler | None = None
-    _source_admin: ClosableAdmin | None = None
-    _target_admin: ClosableAdmin | None = None
-
-    async def stop(self) -> None:
-        if self._scheduler is not None:
-            await self._scheduler.close()
-            self._scheduler = None
-        for admin in (self._source_admin, self._target_admin):
-            if admin is not None:
-                with contextlib.suppress(Exception):
-                    await admin.close()
-        self._source_admin = self._target_admin = None
 
 
 class MirrorSourceConnector(ScheduledConnector):

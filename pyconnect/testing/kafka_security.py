@@ -451,7 +451,7 @@ async def grant(
     import asyncio
     import time
 
-    from pyconnect.kafka.mirror_clients import (
+    from pyconnect.kafka.mirror_admin import (
         AclBinding,
         AclOperation,
         AclPermissionType,

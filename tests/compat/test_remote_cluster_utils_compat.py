@@ -5,7 +5,7 @@ heartbeat connector of flow B -> A writes into A's ``heartbeats``, which the mir
 ``A.heartbeats`` (how B learns that A is upstream). A small Java program (``java/TranslateOffsets.java``,
 compiled at test time against the pinned Kafka jars) then calls ``translateOffsets``,
 ``replicationHops``, ``upstreamClusters``, ``checkpointTopics`` and ``heartbeatTopics`` on B. Its answers
-must equal those of :class:`connectors.mirror.mirror_client.MirrorClient`, of the pure client logic
+must equal those of :class:`connectors.mirror.offsets.mirror_client.MirrorClient`, of the pure client logic
 over the raw checkpoint records, and of the ``pyconnect offsets translate`` plan. The flow keeps its
 offset syncs on B (``offset-syncs.topic.location=target``), so the plan made with A unreachable still
 proves the re-read.
@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from connectors.mirror import client
-from connectors.mirror.mirror_client import MirrorClient
+from connectors.mirror.offsets import remote_cluster_utils
+from connectors.mirror.offsets.mirror_client import MirrorClient
 from pyconnect.testing.backends import ClusterHandle
 from pyconnect.testing.distribution import ensure_distribution, java_executable
 from tests.integration.fleet import wait_for
@@ -119,7 +119,7 @@ async def our_facts(bootstrap: str, group: str) -> tuple[Facts, Offsets]:
             {(tp.topic, tp.partition): (om.offset, om.metadata) for tp, om in offsets.items()},
         )
         raw = await mirror_client.checkpoint_records("A")
-    pure = client.translate_offsets(raw.records, group, "A")
+    pure = remote_cluster_utils.translate_offsets(raw.records, group, "A")
     return facts, {(tp.topic, tp.partition): (om.offset, om.metadata) for tp, om in pure.items()}
 
 

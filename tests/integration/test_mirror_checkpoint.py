@@ -24,7 +24,7 @@ from aiokafka.errors import OffsetOutOfRangeError
 from aiokafka.structs import OffsetAndMetadata
 
 from connectors.mirror.checkpoint_records import Checkpoint, Heartbeat
-from connectors.mirror.offset_sync_store import Mode, OffsetSyncStore, Translation
+from connectors.mirror.offsets.translation import Mode, OffsetSyncStore, Translation
 from pyconnect.testing.backends import ClusterHandle
 from tests.integration.fleet import fleet, python_workers, running_tasks, wait_for
 from tests.integration.mirror_helpers import latest_checkpoints, read_as_group, read_partition0

@@ -38,8 +38,8 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import KafkaError
 
-from connectors.mirror import client
 from connectors.mirror.checkpoint_records import Checkpoint, Heartbeat
+from connectors.mirror.offsets import remote_cluster_utils
 from connectors.mirror.records import OffsetSync
 from pyconnect.kafka.group_member import describe_group
 from pyconnect.protocol.connect_assignment import decode_assignment, merge_into_snapshot
@@ -495,12 +495,15 @@ def test_active_active_with_a_third_hop(
 
         def hops() -> tuple[int, int] | None:
             names = asyncio.run(list_topics(c))
-            found = (client.replication_hops(names, "A"), client.replication_hops(names, "B"))
+            found = (
+                remote_cluster_utils.replication_hops(names, "A"),
+                remote_cluster_utils.replication_hops(names, "B"),
+            )
             return found if found == (2, 1) else None
 
         wait_for("replication hops A=2, B=1 on C", hops, 60)
         assert {"heartbeats", "B.heartbeats", "B.A.heartbeats"} <= asyncio.run(list_topics(c))
-        assert client.upstream_clusters(asyncio.run(list_topics(c))) >= {"A", "B"}
+        assert remote_cluster_utils.upstream_clusters(asyncio.run(list_topics(c))) >= {"A", "B"}
         time.sleep(3)  # two more refresh intervals: a loop would have created its topic by now
         for bootstrap, topics in expected.items():
             assert topics_named(bootstrap, prefix) == set(topics), "each record once per cluster, no loops"

@@ -22,7 +22,7 @@ import pytest
 from aiokafka import AIOKafkaProducer
 
 from connectors.mirror.checkpoint_records import Checkpoint
-from connectors.mirror.offset_sync_store import OffsetSyncStore, Translation
+from connectors.mirror.offsets.translation import OffsetSyncStore, Translation
 from pyconnect.cli import main
 from pyconnect.testing.backends import ClusterHandle
 from spark_analytics.kafka_frames import KafkaCluster

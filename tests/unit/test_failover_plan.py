@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from connectors.mirror.checkpoint_records import Checkpoint
-from connectors.mirror.failover import (
+from connectors.mirror.offsets.failover import (
     EXPORT_FIELDS,
     FailoverError,
     FailoverPlan,
@@ -23,10 +23,10 @@ from connectors.mirror.failover import (
     request_from_bootstrap,
     request_from_mm2,
 )
-from connectors.mirror.offset_sync_store import OffsetSyncStore
+from connectors.mirror.offsets.translation import OffsetSyncStore
 from connectors.mirror.records import TopicPartition
 from pyconnect.cli import main
-from pyconnect.kafka.mirror_clients import CommittedOffset
+from pyconnect.kafka.mirror_admin import CommittedOffset
 
 GROUP = "orders-app"
 

@@ -2,8 +2,9 @@
 
 - aiokafka is imported only under pyconnect/kafka/, aiohttp only under pyconnect/rest/, pyspark only
   under spark_analytics/, testcontainers and docker only by the test-cluster backends.
-- pyconnect/protocol/ and the MM2 record codecs and translation store (connectors/mirror/records.py,
-  checkpoint_records.py, offset_sync_store.py) import only the standard library (and each other).
+- pyconnect/protocol/, the MM2 record codecs (connectors/mirror/records.py, checkpoint_records.py) and the
+  pure offset-translation core (connectors/mirror/offsets/translation.py, sync_writer.py,
+  remote_cluster_utils.py) import only the standard library (and the codecs, and the replication policy).
 """
 
 from __future__ import annotations
@@ -27,9 +28,15 @@ STDLIB_ONLY: dict[str, tuple[str, ...]] = {
     "pyconnect/protocol/": ("pyconnect.protocol",),
     "connectors/mirror/records.py": (),
     "connectors/mirror/checkpoint_records.py": ("connectors.mirror.records",),
-    "connectors/mirror/offset_sync_store.py": (
+    "connectors/mirror/offsets/translation.py": (
         "connectors.mirror.records",
         "connectors.mirror.checkpoint_records",
+    ),
+    "connectors/mirror/offsets/sync_writer.py": ("connectors.mirror.records",),
+    "connectors/mirror/offsets/remote_cluster_utils.py": (
+        "connectors.mirror.records",
+        "connectors.mirror.checkpoint_records",
+        "connectors.mirror.policy",
     ),
 }
 

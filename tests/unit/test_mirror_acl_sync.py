@@ -18,7 +18,7 @@ from aiokafka.protocol.api import Request
 
 from connectors.mirror.config import MirrorSourceConfig
 from connectors.mirror.source import MirrorSourceConnector
-from pyconnect.kafka.mirror_clients import (
+from pyconnect.kafka.mirror_admin import (
     AclBinding,
     AclOperation,
     AclPermissionType,

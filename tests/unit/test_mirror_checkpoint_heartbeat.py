@@ -20,10 +20,10 @@ from connectors.mirror.checkpoint_records import Checkpoint, Heartbeat
 from connectors.mirror.config import MirrorCheckpointConfig, MirrorHeartbeatConfig
 from connectors.mirror.filters import DefaultTopicFilter
 from connectors.mirror.heartbeat import MirrorHeartbeatConnector, MirrorHeartbeatTask
-from connectors.mirror.offset_sync_store import OffsetSyncStore
+from connectors.mirror.offsets.translation import OffsetSyncStore
 from connectors.mirror.policy import DefaultReplicationPolicy
 from pyconnect.errors import ConfigError, ConnectError, RetriableError
-from pyconnect.kafka.mirror_clients import CommittedOffset
+from pyconnect.kafka.mirror_admin import CommittedOffset
 
 BASE = {
     "name": "cp",

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from connectors.mirror.checkpoint_records import Checkpoint
-from connectors.mirror.client import (
+from connectors.mirror.offsets.remote_cluster_utils import (
     OffsetAndMetadata,
     PolicyLike,
     checkpoint_topics,

@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from connectors.mirror.checkpoint_records import Checkpoint
-from connectors.mirror.offset_sync_store import SYNCS_PER_PARTITION, OffsetSyncStore, SyncPoint, Translation
+from connectors.mirror.offsets.translation import SYNCS_PER_PARTITION, OffsetSyncStore, SyncPoint, Translation
 from connectors.mirror.records import OffsetSync
 
 TP = ("topic1", 2)

@@ -8,7 +8,7 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from connectors.mirror.offset_sync_writer import (
+from connectors.mirror.offsets.sync_writer import (
     MAX_OUTSTANDING_OFFSET_SYNCS,
     OffsetSyncWriter,
     PartitionState,

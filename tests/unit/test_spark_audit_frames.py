@@ -16,7 +16,7 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 
 from connectors.mirror.checkpoint_records import Checkpoint
-from connectors.mirror.offset_sync_store import OffsetSyncStore
+from connectors.mirror.offsets.translation import OffsetSyncStore
 from connectors.mirror.records import OffsetSync
 from spark_analytics import copies
 from spark_analytics.kafka_frames import HEADERS_TYPE

@@ -9,7 +9,7 @@ What ``pyconnect offsets translate --group G --from A --to B`` does (see ``pycon
    (a disaster): the plan then says so and uses the checkpoints' upstream offsets as the source position.
 3. The offset-syncs topic, when it can be read (on A for ``offset-syncs.topic.location=source``, the
    default; on B for ``target``), indexed with an exact-mode
-   :class:`~connectors.mirror.offset_sync_store.OffsetSyncStore` to prove where the source position lies
+   :class:`~connectors.mirror.offsets.translation.OffsetSyncStore` to prove where the source position lies
    on B.
 
 One row per partition: source topic and partition, target topic, source offset, translated offset (the
@@ -23,7 +23,7 @@ the first record after it). It counts the target-partition offsets a consumer of
 translated offset reads although G had consumed their originals on A. That is the number of records
 re-read unless B's partition is compacted or holds transaction markers (then it is an upper bound).
 It is known only where the offset syncs prove ``P`` (a sync at the source offset, or a chain of syncs
-proving a contiguous copy through it; see :mod:`connectors.mirror.offset_sync_store` for the proof and
+proving a contiguous copy through it; see :mod:`connectors.mirror.offsets.translation` for the proof and
 its one assumption, that no sync the writer triggered was lost); otherwise it is empty. A negative value
 means the translated offset lies that many records *past* ``P``: the consumer would skip them (G was
 rewound on A after its last checkpoint). **Max re-read** is an upper bound that needs no contiguity
@@ -55,16 +55,16 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, TextIO, TypeVar
 
 from connectors.mirror.checkpoint_records import Checkpoint
-from connectors.mirror.mirror_client import (
+from connectors.mirror.offsets.mirror_client import (
     MirrorClient,
     MirrorClientError,
     client_config,
     read_offset_syncs,
 )
-from connectors.mirror.offset_sync_store import OffsetSyncStore
+from connectors.mirror.offsets.translation import OffsetSyncStore
 from connectors.mirror.policy import SOURCE_CLUSTER_ALIAS_CONFIG, ReplicationPolicy, replication_policy
 from connectors.mirror.records import TopicPartition
-from pyconnect.kafka.mirror_clients import CommittedOffset, GroupAdmin
+from pyconnect.kafka.mirror_admin import CommittedOffset, GroupAdmin
 
 __all__ = [
     "ACTIVE_GROUP_REJECTIONS",

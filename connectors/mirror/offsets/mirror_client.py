@@ -2,7 +2,7 @@
 reading one cluster (spec §6).
 
 Point it at the cluster you fail over **to**: it holds the remote heartbeat topics and the checkpoints.
-The logic is :mod:`connectors.mirror.client` (pure functions); this module only fetches what they read:
+The logic is :mod:`connectors.mirror.offsets.remote_cluster_utils` (pure functions); this module only fetches what they read:
 the topic names (one metadata request, broker-internal topics left out as by Java's ``listTopics()``) and
 partition 0 of a checkpoints topic read from the beginning to its end.
 
@@ -26,13 +26,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from connectors.mirror import client
 from connectors.mirror.checkpoint_records import Checkpoint, RecordFormatError
 from connectors.mirror.config import CLIENT_CONFIG_NAMES
+from connectors.mirror.offsets import remote_cluster_utils
 from connectors.mirror.policy import ReplicationPolicy, replication_policy
 from connectors.mirror.records import OffsetSync, TopicPartition
 from pyconnect.kafka.log import KafkaLog, LogRecord
-from pyconnect.kafka.mirror_clients import MirrorAdmin
+from pyconnect.kafka.mirror_admin import MirrorAdmin
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
@@ -161,19 +161,21 @@ class MirrorClient:
             raise MirrorClientError(f"cannot reach {self.cluster}: {_one_line(exc)}") from None
 
     async def heartbeat_topics(self) -> set[str]:
-        return client.heartbeat_topics(await self.list_topics(), self.policy)
+        return remote_cluster_utils.heartbeat_topics(await self.list_topics(), self.policy)
 
     async def checkpoint_topics(self) -> set[str]:
-        return client.checkpoint_topics(await self.list_topics(), self.policy)
+        return remote_cluster_utils.checkpoint_topics(await self.list_topics(), self.policy)
 
     async def upstream_clusters(self) -> set[str]:
-        return client.upstream_clusters(await self.list_topics(), self.policy)
+        return remote_cluster_utils.upstream_clusters(await self.list_topics(), self.policy)
 
     async def replication_hops(self, upstream_cluster_alias: str) -> int:
-        return client.replication_hops(await self.list_topics(), upstream_cluster_alias, self.policy)
+        return remote_cluster_utils.replication_hops(
+            await self.list_topics(), upstream_cluster_alias, self.policy
+        )
 
     async def remote_topics(self, source: str | None = None) -> set[str]:
-        return client.remote_topics(await self.list_topics(), source, self.policy)
+        return remote_cluster_utils.remote_topics(await self.list_topics(), source, self.policy)
 
     async def checkpoint_records(self, remote_cluster_alias: str) -> PartitionRead:
         """Partition 0 of ``checkpoints_topic(remote_cluster_alias)`` on this cluster, read to its end."""
@@ -182,11 +184,11 @@ class MirrorClient:
 
     async def remote_consumer_offsets(
         self, consumer_group_id: str, remote_cluster_alias: str
-    ) -> dict[TopicPartition, client.OffsetAndMetadata]:
+    ) -> dict[TopicPartition, remote_cluster_utils.OffsetAndMetadata]:
         """Java ``remoteConsumerOffsets`` / ``RemoteClusterUtils.translateOffsets``: where the group resumes
         on this cluster, by target-side topic partition (empty when the group has no checkpoints)."""
         read = await self.checkpoint_records(remote_cluster_alias)
-        return client.remote_consumer_offsets(read.records, consumer_group_id).offsets
+        return remote_cluster_utils.remote_consumer_offsets(read.records, consumer_group_id).offsets
 
     async def latest_checkpoints(
         self, consumer_group_id: str, remote_cluster_alias: str

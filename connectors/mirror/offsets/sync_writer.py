@@ -17,7 +17,7 @@ Contract:
   send finished; that releases the permit. A failed sync is only logged, never retried (as Java).
 * **Where we differ from Java.** Java keeps one unsent sync per partition: under back-pressure a newer
   sync replaces an unsent *triggered* one, and the gap it recorded vanishes from the stream. Exact
-  offset translation (``offset_sync_store``) relies on every triggered sync reaching the topic, so
+  offset translation (:mod:`connectors.mirror.offsets.translation`) relies on every triggered sync reaching the topic, so
   here an unsent triggered sync is never replaced: a newer sync queues behind it. An unsent sync that
   was not triggered (a promoted delayed one) only marks progress inside a run and is still replaced in
   place by a newer one, as in Java. Memory stays bounded: past ``max_pending_per_partition`` unsent

@@ -1,0 +1,107 @@
+"""Java's MM2 ``Scheduler``, shared by the three mirror connectors, and :class:`ScheduledConnector`, the
+base of a connector whose jobs run on one.
+
+Contract: jobs run one at a time, each bounded by ``timeout_s``; a failing or overrunning job is logged
+(naming the connector) and never raised into the caller. ``close`` ends every repeating job and is
+idempotent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Protocol
+
+from pyconnect.api.connector import SourceConnector
+from pyconnect.errors import ConnectError
+
+log = logging.getLogger(__name__)
+
+Job = Callable[[], Awaitable[None]]
+
+
+class Scheduler:
+    """Java's MM2 ``Scheduler``: one job at a time; failures and overruns are logged, never raised.
+
+    Every job is bounded by ``timeout_s`` (Java lets an overrunning job continue; here it is cancelled
+    so that ``stop`` is bounded). Repeating jobs run at a fixed rate.
+    """
+
+    def __init__(self, name: str, timeout_s: float) -> None:
+        self._name = name
+        self._timeout_s = timeout_s
+        self._lock = asyncio.Lock()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def execute(self, job: Job, description: str) -> bool:
+        """Run ``job`` now (after any running job); True when it finished without error."""
+        async with self._lock:
+            started = time.monotonic()
+            try:
+                await asyncio.wait_for(job(), self._timeout_s)
+                return True
+            except TimeoutError:
+                log.error("%s took too long (%.0f ms) %s", self._name, self._timeout_s * 1000, description)
+            except ConnectError as exc:
+                log.error("%s caught exception %s: %s", self._name, description, exc)
+            except Exception:
+                log.exception("%s caught exception %s", self._name, description)
+            finally:
+                elapsed = time.monotonic() - started
+                log.debug("%s %s took %.0f ms", self._name, description, elapsed * 1000)
+            return False
+
+    def schedule_repeating(
+        self, job: Job, interval_s: float | None, description: str, *, delayed: bool = False
+    ) -> None:
+        """Run ``job`` every ``interval_s`` (first run at once, or after one interval when ``delayed``).
+        ``None`` (feature disabled) schedules nothing."""
+        if interval_s is None or interval_s < 0:
+            return
+        task = asyncio.create_task(
+            self._repeat(job, interval_s, description, delayed), name=f"{self._name}-{description}"
+        )
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _repeat(self, job: Job, interval_s: float, description: str, delayed: bool) -> None:
+        loop = asyncio.get_running_loop()
+        due = loop.time() + (interval_s if delayed else 0.0)
+        while True:
+            await asyncio.sleep(max(0.0, due - loop.time()))
+            await self.execute(job, description)
+            due = max(due + interval_s, loop.time()) if interval_s > 0 else loop.time() + 1.0
+
+    async def close(self) -> None:
+        tasks, self._tasks = list(self._tasks), set()
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+class ClosableAdmin(Protocol):
+    async def close(self) -> None: ...
+
+
+class ScheduledConnector(SourceConnector):
+    """A mirror connector that runs its jobs on a :class:`Scheduler` against admin clients of the source
+    and target clusters; ``stop`` ends the scheduler (bounded) and then closes both admins."""
+
+    _scheduler: Scheduler | None = None
+    _source_admin: ClosableAdmin | None = None
+    _target_admin: ClosableAdmin | None = None
+
+    async def stop(self) -> None:
+        if self._scheduler is not None:
+            await self._scheduler.close()
+            self._scheduler = None
+        for admin in (self._source_admin, self._target_admin):
+            if admin is not None:
+                with contextlib.suppress(Exception):
+                    await admin.close()
+        self._source_admin = self._target_admin = None
