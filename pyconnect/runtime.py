@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
 
 from pyconnect.concurrency import together
+from pyconnect.config.client_configs import worker_client_config
 from pyconnect.config.worker import WorkerConfig
 from pyconnect.errors import ConnectError
 from pyconnect.herder.herder import DistributedHerder, PublishTaskConfigs
@@ -52,14 +53,6 @@ def rest_server(cfg: Any) -> RestServer:
         allowed_methods=str(cfg["access.control.allow.methods"] or ""),
         extension_classes=[str(x) for x in cfg["rest.extension.classes"] or []],
     )
-
-
-def worker_client_config(cfg: WorkerConfig) -> dict[str, Any]:
-    """The Kafka client settings a distributed worker uses itself (admin, group member): its originals
-    without the ``producer.``, ``consumer.`` and ``admin.`` prefixed keys, with ``bootstrap.servers``
-    as one string."""
-    base = {k: v for k, v in cfg.originals.items() if not k.startswith(("producer.", "consumer.", "admin."))}
-    return {**base, "bootstrap.servers": cfg.bootstrap_servers_string}
 
 
 async def fetch_kafka_cluster_id(client_config: Mapping[str, Any]) -> str:

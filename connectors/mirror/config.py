@@ -11,17 +11,10 @@ and the two task configs) parse once at construction and raise :class:`~pyconnec
 first problem. They keep the *originals* (the raw string map); pluggable parts (replication policy, filters)
 are configured with the originals, like Java's ``getConfiguredInstance``.
 
-Client configuration assembly (spec section 1.2), each method returning a flat dict of Java client keys and
-string values, later steps overriding earlier ones:
-
-1. ``source.cluster.<k>`` / ``target.cluster.<k>`` restricted to the connectivity keys
-   (:data:`CLIENT_CONFIG_NAMES`: ``bootstrap.servers``, ``security.protocol``, ``ssl.*``, ``sasl.*``);
-2. ``consumer.<k>`` / ``producer.<k>`` / ``admin.<k>``;
-3. ``source.consumer.<k>`` ... ``target.admin.<k>``;
-4. consumers: ``enable.auto.commit=false`` always, ``auto.offset.reset=earliest`` unless set;
-5. ``client.id`` = ``[<user client.id>|]<S>-><T>|<connector name>[-<task index or ?>][|<role>]``.
-
-Quirk kept from Java: ``consumer.poll.timeout.ms`` leaks into consumer maps as ``poll.timeout.ms``.
+The ``*_config`` methods (``source_consumer_config`` ... ``offset_syncs_topic_admin_config``) return the client
+maps of the connectors and tasks, assembled by the rules of :mod:`pyconnect.config.client_configs`
+(``source.cluster.``/``target.cluster.`` connectivity keys < ``<role>.*`` < ``<cluster>.<role>.*``, then the
+``client.id`` label); the methods only pick the cluster, the role and the ``client.id`` suffix.
 """
 
 from __future__ import annotations
@@ -38,6 +31,7 @@ from connectors.mirror.filters import (
     topic_filter,
 )
 from connectors.mirror.policy import ReplicationPolicy, replication_policy
+from pyconnect.config.client_configs import mirror_client_id, mirror_connector_client_config
 from pyconnect.config.connector_keys import CONNECTOR_KEYS
 from pyconnect.config.definition import ConfigDef, ConfigKey
 from pyconnect.config.security_keys import SECURITY_KEYS
@@ -414,11 +408,6 @@ HEARTBEAT_CONNECTOR_CONFIG_DEF = ConfigDef(CONNECTOR_KEYS + BASE_KEYS + HEARTBEA
 SOURCE_TASK_CONFIG_DEF = ConfigDef(CONNECTOR_KEYS + BASE_KEYS + SOURCE_KEYS + SOURCE_TASK_KEYS)
 CHECKPOINT_TASK_CONFIG_DEF = ConfigDef(CONNECTOR_KEYS + BASE_KEYS + CHECKPOINT_KEYS + CHECKPOINT_TASK_KEYS)
 
-#: ``MirrorClientConfig.CLIENT_CONFIG_DEF.names()``: the keys ``source.cluster.``/``target.cluster.`` may carry.
-CLIENT_CONFIG_NAMES: frozenset[str] = frozenset(
-    ["bootstrap.servers", "security.protocol"] + [key.name for key in SECURITY_KEYS]
-)
-
 #: Every key of the three connector tables (framework keys included): what the dedicated driver copies
 #: from the top level of ``mm2.properties`` (``MirrorMakerConfig.allConfigNames``).
 ALL_CONNECTOR_CONFIG_NAMES: frozenset[str] = frozenset(
@@ -427,38 +416,8 @@ ALL_CONNECTOR_CONFIG_NAMES: frozenset[str] = frozenset(
     + HEARTBEAT_CONNECTOR_CONFIG_DEF.names()
 )
 
-SOURCE_CLUSTER_PREFIX = "source.cluster."
-TARGET_CLUSTER_PREFIX = "target.cluster."
-SOURCE_PREFIX = "source."
-TARGET_PREFIX = "target."
 OFFSET_SYNCS_TOPIC_CONFIG_PREFIX = "offset-syncs.topic."
 OFFSET_SYNCS_CLIENT_ROLE_PREFIX = "offset-syncs-"
-
-
-def _with_prefix(props: Mapping[str, str], prefix: str) -> dict[str, str]:
-    """``Utils.entriesWithPrefix(props, prefix)``: matching keys with the prefix stripped."""
-    return {k[len(prefix) :]: v for k, v in props.items() if k.startswith(prefix)}
-
-
-def client_config(
-    originals: Mapping[str, str],
-    cluster: str,
-    role: str,
-    *,
-    consumer: bool = False,
-) -> dict[str, str]:
-    """Steps 1-4 of the assembly for ``cluster`` (``"source"``/``"target"``) and ``role``
-    (``"consumer"``/``"producer"``/``"admin"``); no ``client.id`` handling (see :meth:`MirrorConnectorConfig.client_config`).
-    """
-    props = {
-        k: v for k, v in _with_prefix(originals, f"{cluster}.cluster.").items() if k in CLIENT_CONFIG_NAMES
-    }
-    props.update(_with_prefix(originals, f"{role}."))
-    props.update(_with_prefix(originals, f"{cluster}.{role}."))
-    if consumer:
-        props["enable.auto.commit"] = "false"
-        props.setdefault("auto.offset.reset", "earliest")
-    return props
 
 
 def _seconds_if(enabled: bool, seconds: int) -> float | None:
@@ -539,35 +498,28 @@ class MirrorConnectorConfig:
         """``<S>-><T>|<connector name>``; task configs append ``-<task index>``."""
         return f"{self.source_cluster_alias}->{self.target_cluster_alias}|{self.connector_name}"
 
-    def add_client_id(self, props: dict[str, str], role: str | None) -> dict[str, str]:
-        """Step 5 (KAFKA-14838): prefix any user ``client.id`` and append ``|<role>`` unless ``role`` is None."""
-        label = self.entity_label() + ("" if role is None else "|" + role)
-        user = props.get("client.id")
-        props["client.id"] = label if user is None else f"{user}|{label}"
-        return props
-
-    def client_config(self, cluster: str, role: str, client_role: str | None) -> dict[str, str]:
+    def cluster_client_config(self, cluster: str, role: str, client_role: str | None) -> dict[str, str]:
         """The map for a ``role`` client on ``cluster``; ``client_role`` is the ``client.id`` suffix."""
-        props = client_config(self.originals, cluster, role, consumer=role == "consumer")
-        return self.add_client_id(props, client_role)
+        props = mirror_connector_client_config(self.originals, cluster, role)
+        return mirror_client_id(props, self.entity_label(), client_role)
 
     def source_consumer_config(self, role: str | None = "replication-consumer") -> dict[str, str]:
-        return self.client_config("source", "consumer", role)
+        return self.cluster_client_config("source", "consumer", role)
 
     def source_producer_config(self, role: str | None = "offset-syncs-source-producer") -> dict[str, str]:
-        return self.client_config("source", "producer", role)
+        return self.cluster_client_config("source", "producer", role)
 
     def source_admin_config(self, role: str | None = "replication-source-admin") -> dict[str, str]:
-        return self.client_config("source", "admin", role)
+        return self.cluster_client_config("source", "admin", role)
 
     def target_consumer_config(self, role: str | None = "checkpoints-target-consumer") -> dict[str, str]:
-        return self.client_config("target", "consumer", role)
+        return self.cluster_client_config("target", "consumer", role)
 
     def target_producer_config(self, role: str | None = "offset-syncs-target-producer") -> dict[str, str]:
-        return self.client_config("target", "producer", role)
+        return self.cluster_client_config("target", "producer", role)
 
     def target_admin_config(self, role: str | None = "replication-target-admin") -> dict[str, str]:
-        return self.client_config("target", "admin", role)
+        return self.cluster_client_config("target", "admin", role)
 
 
 class _OffsetSyncsLocation(MirrorConnectorConfig):
@@ -744,10 +696,10 @@ class MirrorCheckpointConfig(_OffsetSyncsLocation):
         return self._int("checkpoints.topic.replication.factor")
 
     def source_admin_config(self, role: str | None = "checkpoint-source-admin") -> dict[str, str]:
-        return self.client_config("source", "admin", role)
+        return self.cluster_client_config("source", "admin", role)
 
     def target_admin_config(self, role: str | None = "checkpoint-target-admin") -> dict[str, str]:
-        return self.client_config("target", "admin", role)
+        return self.cluster_client_config("target", "admin", role)
 
     def offset_syncs_topic_consumer_config(self) -> dict[str, str]:
         if self.offset_syncs_topic_location == "source":
@@ -801,7 +753,7 @@ class MirrorHeartbeatConfig(MirrorConnectorConfig):
         return self._int("heartbeats.topic.replication.factor")
 
     def target_admin_config(self, role: str | None = "heartbeats-target-admin") -> dict[str, str]:
-        return self.client_config("target", "admin", role)
+        return self.cluster_client_config("target", "admin", role)
 
 
 class _TaskLabel(MirrorConnectorConfig):

@@ -7,9 +7,8 @@ a top-level default. Rules (later wins):
 * **Herders** (:meth:`MirrorMakerConfig.cluster_pairs`): one per ordered pair ``S != T`` for which
   ``S->T.enabled`` is true *or* heartbeats are on (``S->T.emit.heartbeats.enabled``, else top-level
   ``emit.heartbeats.enabled``, else true); booleans use ``Boolean.parseBoolean`` (``TRUE`` counts).
-* **Cluster properties** of ``X`` (:meth:`cluster_props`): ``X.<k>`` stripped; each connectivity key present
-  there is also copied (if absent) to ``producer.<k>``, ``consumer.<k>``, ``admin.<k>``; then the same for
-  top-level connectivity keys, which are also copied bare.
+* **Cluster properties** of ``X`` (:meth:`cluster_props`) and every client config: the rules of
+  :mod:`pyconnect.config.client_configs`.
 * **Worker config** of ``S->T`` (:meth:`worker_config`): cluster properties of ``T``, plus top-level keys
   starting with ``offset.storage``, ``config.storage``, ``status.storage``, ``key.converter``,
   ``value.converter``, ``header.converter``, ``task``, ``worker``, ``replication.policy`` (plain string
@@ -30,12 +29,17 @@ the checkpoint connector starts, as in Java).
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from connectors.mirror.config import ALL_CONNECTOR_CONFIG_NAMES, CLIENT_CONFIG_NAMES, MIRROR_SOURCE_CONFIG_DEF
+from connectors.mirror.config import ALL_CONNECTOR_CONFIG_NAMES, MIRROR_SOURCE_CONFIG_DEF
 from pyconnect.config import properties
+from pyconnect.config.client_configs import (
+    mirror_client_originals,
+    mm2_client_config,
+    mm2_cluster_props,
+    mm2_connector_cluster_config,
+)
 from pyconnect.config.definition import ConfigDef, ConfigKey
 from pyconnect.config.providers import providers_for, resolve
 from pyconnect.config.security_keys import SECURITY_KEYS
@@ -58,7 +62,6 @@ _WORKER_TOP_LEVEL_PREFIXES = (
     "worker",
     "replication.policy",
 )
-_CLIENT_KEY = re.compile("(?:consumer|producer|admin)[^\n\r\u0085\u2028\u2029]*")
 
 MM2_CONFIG_DEF = ConfigDef(
     (
@@ -162,17 +165,8 @@ class MirrorMakerConfig:
         return {k: v for k, v in self.raw.items() if k.startswith(prefix)}
 
     def cluster_props(self, alias: str) -> dict[str, str]:
-        props = self._stripped(alias + ".")
-        for source, bare in ((dict(props), False), (self.raw, True)):
-            for key in sorted(CLIENT_CONFIG_NAMES):
-                value = source.get(key)
-                if value is None:
-                    continue
-                for role in ("producer.", "consumer.", "admin."):
-                    props.setdefault(role + key, value)
-                if bare:
-                    props.setdefault(key, value)
-        return props
+        """:func:`~pyconnect.config.client_configs.mm2_cluster_props` of this file."""
+        return mm2_cluster_props(self.raw, alias)
 
     def _transform(self, props: dict[str, str]) -> dict[str, str]:
         names = self.config_providers
@@ -208,13 +202,8 @@ class MirrorMakerConfig:
         props = {k: v for k, v in self.raw.items() if k in ALL_CONNECTOR_CONFIG_NAMES}
         props.update(self._with_prefix("config.providers"))
         props.update(self._with_prefix("replication.policy"))
-        for alias, cluster_prefix, client_prefix in (
-            (flow.source, "source.cluster.", "source."),
-            (flow.target, "target.cluster.", "target."),
-        ):
-            cluster = self.cluster_props(alias)
-            props.update({cluster_prefix + k: v for k, v in cluster.items() if not _CLIENT_KEY.fullmatch(k)})
-            props.update({client_prefix + k: v for k, v in cluster.items() if _CLIENT_KEY.fullmatch(k)})
+        for alias, side in ((flow.source, "source"), (flow.target, "target")):
+            props.update(mm2_connector_cluster_config(self.cluster_props(alias), side))
         props.setdefault("name", simple)
         props.setdefault("connector.class", CONNECTOR_CLASSES[simple])
         props.setdefault("source.cluster.alias", flow.source)
@@ -230,9 +219,13 @@ class MirrorMakerConfig:
     def client_config(self, alias: str) -> dict[str, str]:
         """Originals of ``MirrorClientConfig`` for ``alias`` (``MirrorMakerConfig.clientConfig``), variables
         resolved: feed to a MirrorClient that talks to cluster ``alias``."""
-        props = dict(self.raw)
-        props.update(self.cluster_props(alias))
-        return self._transform(props)
+        return self._transform(mm2_client_config(self.raw, alias))
+
+    def mirror_client_config(self, alias: str) -> dict[str, str]:
+        """:meth:`client_config` cut to what a ``MirrorClientConfig`` reads (connectivity, ``admin.*``,
+        ``consumer.*``, ``replication.policy.*``) before variables are resolved, so that a provider
+        failing on an unrelated key does not stop a fail-over."""
+        return self._transform(mirror_client_originals(mm2_client_config(self.raw, alias)))
 
 
 def load(path: str | os.PathLike[str], environ: Mapping[str, str] | None = None) -> MirrorMakerConfig:

@@ -50,7 +50,6 @@ from connectors.mirror.config import (
     MIRROR_SOURCE_CONFIG_DEF,
     MirrorSourceConfig,
     MirrorSourceTaskConfig,
-    client_config,
     source_connector_validation_errors,
 )
 from connectors.mirror.offsets.sync_writer import OffsetSyncWriter, SendDone
@@ -71,6 +70,7 @@ from connectors.mirror.scheduler import ScheduledConnector, Scheduler
 from pyconnect.api.connector import ExactlyOnceSupport
 from pyconnect.api.data import BYTES_SCHEMA, OPTIONAL_BYTES_SCHEMA
 from pyconnect.api.source import Header, RecordMetadata, SourceRecord, SourceTask
+from pyconnect.config.client_configs import mirror_connector_client_config
 from pyconnect.config.definition import ConfigDef, ConfigValue
 from pyconnect.errors import ConnectError
 from pyconnect.kafka.mirror_admin import (
@@ -134,7 +134,7 @@ class MirrorSourceConnector(ScheduledConnector):
         return MIRROR_SOURCE_CONFIG_DEF
 
     def exactly_once_support(self, props: Mapping[str, str]) -> ExactlyOnceSupport | None:
-        level = client_config(dict(props), "source", "consumer", consumer=True).get("isolation.level")
+        level = mirror_connector_client_config(props, "source", "consumer").get("isolation.level")
         return ExactlyOnceSupport.SUPPORTED if level == READ_COMMITTED else ExactlyOnceSupport.UNSUPPORTED
 
     def validate(self, props: Mapping[str, str | None]) -> dict[str, ConfigValue]:

@@ -2,14 +2,10 @@
 
 Prefix rules, as Java Connect applies them:
 
-* ``producer.*`` / ``consumer.*`` in the worker config go (prefix stripped) to every source-task
-  producer / every sink-task and offset consumer, on top of the defaults Connect forces
-  (:meth:`WorkerConfig.producer_configs`, :meth:`WorkerConfig.consumer_configs`);
-* connector admin clients get every un-prefixed worker key (except those starting ``producer.``,
-  ``consumer.``, ``admin.``), then ``admin.*`` stripped (:meth:`WorkerConfig.admin_configs`);
-* all three also get ``metrics.context.*`` (prefix kept), ``metrics.context.connect.kafka.cluster.id``
-  and ``metrics.context.connect.group.id``; connector-level ``*.override.*`` values are applied by the
-  caller through the ``overrides`` argument (after the override policy has approved them);
+* ``producer.*`` / ``consumer.*`` / ``admin.*`` and ``metrics.context.*`` shape the clients of
+  connectors and tasks (:meth:`WorkerConfig.producer_configs`, :meth:`WorkerConfig.consumer_configs`,
+  :meth:`WorkerConfig.admin_configs`); the precedence of every client config is written down once, in
+  :mod:`pyconnect.config.client_configs`;
 * ``config.storage.*`` / ``offset.storage.*`` / ``status.storage.*``, minus ``topic``, ``partitions``,
   ``replication.factor`` and ``cleanup.policy``, are topic-level configs for creating the internal
   topics (:meth:`WorkerConfig.topic_settings`); internal-topic clients use the un-prefixed config.
@@ -25,7 +21,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from pyconnect.config import properties
+from pyconnect.config import client_configs, properties
 from pyconnect.config.definition import ConfigDef
 from pyconnect.config.javastr import invalid_value
 from pyconnect.config.providers import ConfigProvider, providers_for, resolve_config_variables
@@ -41,11 +37,7 @@ WORKER_CONFIG_DEF = ConfigDef(WORKER_KEYS + SECURITY_KEYS)
 CONFIG_STORAGE_PREFIX = "config.storage."
 OFFSET_STORAGE_PREFIX = "offset.storage."
 STATUS_STORAGE_PREFIX = "status.storage."
-CLIENT_PREFIXES = ("producer.", "consumer.", "admin.")
 REMOVED_KEYS = ("internal.key.converter", "internal.value.converter")
-METRICS_CONTEXT_PREFIX = "metrics.context."
-LONG_MAX = 2**63 - 1
-INT_MAX = 2**31 - 1
 
 _ATTRIBUTES = {key.name.replace(".", "_"): key.name for key in WORKER_CONFIG_DEF}
 
@@ -148,66 +140,23 @@ class WorkerConfig:
             settings.pop(suffix, None)
         return settings
 
-    def metrics_context(self, cluster_id: str) -> dict[str, Any]:
-        """``metrics.context.*`` for clients (Java ``ConnectUtils.addMetricsContextProperties``)."""
-        context = self.with_prefix(METRICS_CONTEXT_PREFIX, strip=False)
-        context[METRICS_CONTEXT_PREFIX + "connect.kafka.cluster.id"] = cluster_id
-        group_id = self._originals.get("group.id")
-        if group_id is not None:
-            context[METRICS_CONTEXT_PREFIX + "connect.group.id"] = group_id
-        return context
-
     def producer_configs(
         self, client_id: str, cluster_id: str, overrides: Mapping[str, Any] | None = None
     ) -> dict[str, Any]:
-        """A source task's producer config (Java ``Worker.baseProducerConfigs``)."""
-        result: dict[str, Any] = {
-            "bootstrap.servers": self.bootstrap_servers_string,
-            "key.serializer": "org.apache.kafka.common.serialization.ByteArraySerializer",
-            "value.serializer": "org.apache.kafka.common.serialization.ByteArraySerializer",
-            "max.block.ms": str(LONG_MAX),
-            "enable.idempotence": "false",
-            "acks": "all",
-            "max.in.flight.requests.per.connection": "1",
-            "delivery.timeout.ms": str(INT_MAX),
-            "client.id": client_id,
-        }
-        result.update(self.with_prefix("producer."))
-        result.update(self.metrics_context(cluster_id))
-        result.update(overrides or {})
-        return result
+        """A source task's producer config: :func:`~pyconnect.config.client_configs.task_producer_config`."""
+        return client_configs.task_producer_config(self, client_id, cluster_id, overrides)
 
     def consumer_configs(
         self, group_id: str, client_id: str, cluster_id: str, overrides: Mapping[str, Any] | None = None
     ) -> dict[str, Any]:
-        """A sink task's or offsets consumer's config (Java ``Worker.baseConsumerConfigs``).
-
-        ``group_id`` is ``connect-<connector>`` for sink connectors.
-        """
-        result: dict[str, Any] = {
-            "group.id": group_id,
-            "client.id": client_id,
-            "bootstrap.servers": self.bootstrap_servers_string,
-            "enable.auto.commit": "false",
-            "auto.offset.reset": "earliest",
-            "key.deserializer": "org.apache.kafka.common.serialization.ByteArrayDeserializer",
-            "value.deserializer": "org.apache.kafka.common.serialization.ByteArrayDeserializer",
-        }
-        result.update(self.with_prefix("consumer."))
-        result.update(self.metrics_context(cluster_id))
-        result.update(overrides or {})
-        return result
+        """A sink task's or offsets consumer's config: :func:`~pyconnect.config.client_configs.task_consumer_config`."""
+        return client_configs.task_consumer_config(self, group_id, client_id, cluster_id, overrides)
 
     def admin_configs(
         self, client_id: str, cluster_id: str, overrides: Mapping[str, Any] | None = None
     ) -> dict[str, Any]:
-        """A connector's admin client config (Java ``Worker.adminConfigs``)."""
-        result: dict[str, Any] = {"bootstrap.servers": self.bootstrap_servers_string, "client.id": client_id}
-        result.update({k: v for k, v in self._originals.items() if not k.startswith(CLIENT_PREFIXES)})
-        result.update(self.with_prefix("admin."))
-        result.update(overrides or {})
-        result.update(self.metrics_context(cluster_id))
-        return result
+        """A connector's admin client config: :func:`~pyconnect.config.client_configs.connector_admin_config`."""
+        return client_configs.connector_admin_config(self, client_id, cluster_id, overrides)
 
     def providers(self) -> dict[str, ConfigProvider]:
         """The config providers for connector configs, named by the parsed ``config.providers`` list."""

@@ -47,8 +47,8 @@ from aiokafka.protocol.group import (
     SyncGroupRequest,
 )
 
+from pyconnect.config.client_configs import admin_kwargs
 from pyconnect.errors import ConnectError, RetriableError
-from pyconnect.kafka.clients import admin_kwargs
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from typing import Any
 from aiokafka import AIOKafkaClient
 from aiokafka.errors import KafkaError
 
-from pyconnect.kafka.clients import admin_kwargs
+from pyconnect.config.client_configs import admin_kwargs
 
 SSL_CLOSE_S = 0.2
 """aiokafka closes a TLS connection without waiting for it: the socket is released only once the

@@ -5,7 +5,8 @@ initializer): create the topic when it is missing (compacted, the configured par
 replication factor, ``-1`` = broker default), then require ``cleanup.policy=compact`` on an existing
 topic (skipped when the configs cannot be described, as Java does). ``open(on_records)`` builds the
 ``KafkaLog``. The stores only see the two methods, which :class:`~pyconnect.stores.memory.MemoryTopic`
-also has.
+also has. The client configs (worker keys, internal-topic producer settings, client ids) come from
+:mod:`pyconnect.config.client_configs`; the names re-exported here keep older imports working.
 """
 
 from __future__ import annotations
@@ -15,14 +16,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pyconnect.config.client_configs import client_id_base
+from pyconnect.config.client_configs import internal_producer_config as producer_settings
+from pyconnect.config.client_configs import worker_client_config as client_config
 from pyconnect.errors import ConfigError
 from pyconnect.kafka.clients import create_admin
 from pyconnect.kafka.log import KafkaLog, RecordsCallback
 from pyconnect.kafka.topics import TopicSpec, ensure_topic, topic_config
 
-log = logging.getLogger(__name__)
+__all__ = ["InternalTopic", "client_config", "client_id_base", "producer_settings"]
 
-INT_MAX = 2**31 - 1
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -86,25 +90,3 @@ class InternalTopic:
             consumer_config=self.consumer_config,
             read_only=read_only,
         )
-
-
-def client_config(worker: Any) -> dict[str, Any]:
-    """The Java client keys every internal-topic client gets from a ``WorkerConfig`` (its originals)."""
-    config = {k: v for k, v in worker.originals.items() if v is not None}
-    config["bootstrap.servers"] = worker.bootstrap_servers_string
-    return config
-
-
-def client_id_base(worker: Any) -> str:
-    """Java's ``ConnectUtils.clientIdBase``: ``<group.id>-`` or ``<group.id>-<client.id>-``."""
-    group = worker["group.id"] or ""
-    client = worker["client.id"] or ""
-    return f"{group}-{client}-" if client else f"{group}-"
-
-
-def producer_settings(client_id: str, *, status: bool = False) -> dict[str, Any]:
-    """Internal producer overrides (Java: no idempotence, acks=all; status: no client retries)."""
-    settings: dict[str, Any] = {"client.id": client_id, "enable.idempotence": "false", "acks": "all"}
-    if not status:
-        settings["delivery.timeout.ms"] = str(INT_MAX)
-    return settings

@@ -20,6 +20,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pyconnect.config.client_configs import client_id_base, internal_producer_config, worker_client_config
 from pyconnect.errors import ConnectError
 from pyconnect.kafka.log import LogRecord
 from pyconnect.protocol.internal_records import (
@@ -28,7 +29,7 @@ from pyconnect.protocol.internal_records import (
     freeze,
 )
 from pyconnect.stores.base import RecordLog, TopicSource
-from pyconnect.stores.kafka_topic import InternalTopic, client_config, client_id_base, producer_settings
+from pyconnect.stores.kafka_topic import InternalTopic
 from pyconnect.stores.memory import MemoryTopic
 from pyconnect.stores.offset_index import OffsetIndex
 
@@ -56,11 +57,11 @@ class OffsetStore(OffsetIndex):
         return cls(
             InternalTopic(
                 name=worker["offset.storage.topic"],
-                client_config=client_config(worker),
+                client_config=worker_client_config(worker),
                 partitions=worker["offset.storage.partitions"],
                 replication_factor=worker["offset.storage.replication.factor"],
                 topic_configs=worker.topic_settings("offset.storage."),
-                producer_config=producer_settings(client_id),
+                producer_config=internal_producer_config(client_id),
                 consumer_config=consumer,
                 worker_topic_config="offset.storage.topic",
                 purpose="source connector offsets",

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from pyconnect.config.client_configs import client_id_base, internal_producer_config, worker_client_config
 from pyconnect.errors import ConnectError
 from pyconnect.kafka.log import LogRecord
 from pyconnect.protocol.internal_records import (
@@ -40,7 +41,7 @@ from pyconnect.protocol.internal_records import (
 )
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.stores.base import RecordLog, TopicSource, is_retriable
-from pyconnect.stores.kafka_topic import InternalTopic, client_config, client_id_base, producer_settings
+from pyconnect.stores.kafka_topic import InternalTopic
 from pyconnect.stores.memory import MemoryTopic
 
 log = logging.getLogger(__name__)
@@ -99,11 +100,11 @@ class StatusStore:
     @classmethod
     def from_worker_config(cls, worker: Any) -> StatusStore:
         client_id = client_id_base(worker) + "statuses"
-        producer = producer_settings(client_id, status=True)
+        producer = internal_producer_config(client_id, status=True)
         return cls(
             InternalTopic(
                 name=worker["status.storage.topic"],
-                client_config=client_config(worker),
+                client_config=worker_client_config(worker),
                 partitions=worker["status.storage.partitions"],
                 replication_factor=worker["status.storage.replication.factor"],
                 topic_configs=worker.topic_settings("status.storage."),

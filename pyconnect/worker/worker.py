@@ -23,7 +23,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from pyconnect.api.source import SourceTaskContext
-from pyconnect.kafka.clients import create_producer, ignored_keys
+from pyconnect.config.client_configs import client_overrides, ignored_keys
+from pyconnect.kafka.clients import create_producer
 from pyconnect.protocol.internal_records import State, TargetState
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.worker.plugins import PluginRegistry
@@ -32,9 +33,6 @@ from pyconnect.worker.status import StatusReporter
 from pyconnect.worker.worker_connector import WorkerConnector
 
 log = logging.getLogger(__name__)
-
-PRODUCER_OVERRIDE_PREFIX = "producer.override."
-PRINCIPAL_OVERRIDES = ("sasl.jaas.config", "sasl.mechanism", "security.protocol")
 
 
 class ConnectorOffsetReader:
@@ -68,25 +66,6 @@ class ConnectorContextImpl:
     def raise_error(self, exc: BaseException) -> None:
         if self.worker_connector is not None:
             self.worker_connector.fail(exc)
-
-
-def client_overrides(connector_config: Mapping[str, str], policy: str) -> dict[str, str]:
-    """The connector's ``producer.override.*`` settings that the override policy lets through."""
-    overrides = {
-        k[len(PRODUCER_OVERRIDE_PREFIX) :]: v
-        for k, v in connector_config.items()
-        if k.startswith(PRODUCER_OVERRIDE_PREFIX)
-    }
-    simple = policy.rsplit(".", 1)[-1].removesuffix("ConnectorClientConfigOverridePolicy").lower()
-    if simple == "none":
-        if overrides:
-            raise ValueError(f"The 'None' policy does not allow any client overrides: {sorted(overrides)}")
-        return {}
-    if simple == "principal":
-        forbidden = sorted(k for k in overrides if k not in PRINCIPAL_OVERRIDES)
-        if forbidden:
-            raise ValueError(f"The 'Principal' policy does not allow these client overrides: {forbidden}")
-    return overrides
 
 
 class Worker:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pyconnect.kafka.clients import (
+from pyconnect.config.client_configs import (
     ClientConfigError,
     admin_kwargs,
     consumer_kwargs,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pyconnect.worker.worker import client_overrides
+from pyconnect.config.client_configs import client_overrides
 
 CONFIG = {
     "connector.class": "X",

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pyconnect.config import properties
-from pyconnect.kafka.clients import consumer_kwargs
+from pyconnect.config.client_configs import consumer_kwargs
 from pyconnect.testing import distribution
 from pyconnect.testing.kafka import KafkaCluster, _main, render_properties
 from pyconnect.testing.kafka_security import ClusterSecurity, untrusted_material

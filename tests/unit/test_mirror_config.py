@@ -10,7 +10,6 @@ import pytest
 
 from connectors.mirror.config import (
     CHECKPOINT_CONNECTOR_CONFIG_DEF,
-    CLIENT_CONFIG_NAMES,
     MIRROR_CHECKPOINT_CONFIG_DEF,
     MIRROR_HEARTBEAT_CONFIG_DEF,
     MIRROR_SOURCE_CONFIG_DEF,
@@ -24,6 +23,7 @@ from connectors.mirror.config import (
 )
 from connectors.mirror.filters import DefaultConfigPropertyFilter, DefaultTopicFilter
 from connectors.mirror.policy import IdentityReplicationPolicy
+from pyconnect.config.client_configs import CLIENT_CONFIG_NAMES
 from pyconnect.config.definition import ConfigDef
 from pyconnect.config.types import convert_to_string
 from pyconnect.errors import ConfigError

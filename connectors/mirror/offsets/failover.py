@@ -58,12 +58,12 @@ from connectors.mirror.checkpoint_records import Checkpoint
 from connectors.mirror.offsets.mirror_client import (
     MirrorClient,
     MirrorClientError,
-    client_config,
     read_offset_syncs,
 )
 from connectors.mirror.offsets.translation import OffsetSyncStore
 from connectors.mirror.policy import SOURCE_CLUSTER_ALIAS_CONFIG, ReplicationPolicy, replication_policy
 from connectors.mirror.records import TopicPartition
+from pyconnect.config.client_configs import mirror_client_config
 from pyconnect.kafka.mirror_admin import CommittedOffset, GroupAdmin
 
 __all__ = [
@@ -279,7 +279,7 @@ async def _target_side(
         raise FailoverError(
             f"no checkpoints for group {request.group} in {topic} on cluster {request.target}"
         )
-    admin = GroupAdmin(client_config(request.target_config, "admin"))
+    admin = GroupAdmin(mirror_client_config(request.target_config, "admin"))
     try:
         await _bounded(admin.start(), request, request.target)
         states = await _retrying(lambda: admin.group_states([request.group]), request, request.target)
@@ -298,10 +298,10 @@ async def _target_side(
 async def _source_offsets(
     request: TranslateRequest, notes: list[str]
 ) -> dict[tuple[str, int], CommittedOffset] | None:
-    if request.source_config is None or not client_config(request.source_config, "admin"):
+    if request.source_config is None or not mirror_client_config(request.source_config, "admin"):
         notes.append(f"cluster {request.source} is not configured: source offsets are the checkpointed ones")
         return None
-    admin = GroupAdmin(client_config(request.source_config, "admin"))
+    admin = GroupAdmin(mirror_client_config(request.source_config, "admin"))
     try:
         await _bounded(admin.start(), request, request.source)
         return await _retrying(lambda: admin.committed_offsets(request.group), request, request.source)
@@ -338,7 +338,7 @@ async def _offset_syncs(
         )
     try:
         syncs, skipped = await read_offset_syncs(
-            client_config(config, "consumer"), topic, request.timeout_s, cluster=f"cluster {alias}"
+            mirror_client_config(config, "consumer"), topic, request.timeout_s, cluster=f"cluster {alias}"
         )
     except MirrorClientError as exc:
         notes.append(f"offset syncs not read ({exc}): re-reads are unknown")
@@ -465,7 +465,7 @@ async def execute_plan(plan: FailoverPlan, request: TranslateRequest) -> Execute
     any other failure. Nothing is committed when it raises before the commit request.
     """
     offsets = plan.to_commit
-    admin = GroupAdmin(client_config(request.target_config, "admin"))
+    admin = GroupAdmin(mirror_client_config(request.target_config, "admin"))
     try:
         await _bounded(admin.start(), request, plan.target)
         states = await _retrying(lambda: admin.group_states([plan.group]), request, plan.target)
@@ -637,7 +637,6 @@ def parse_bootstrap(values: Sequence[str]) -> dict[str, str]:
 
 EXIT_ERROR = 1
 EXIT_REFUSED = 3
-_MM2_CLIENT_PREFIXES = ("admin.", "consumer.", "replication.policy.")
 
 
 def request_from_mm2(
@@ -646,7 +645,6 @@ def request_from_mm2(
     """A request from ``mm2.properties``: each side's ``MirrorMakerConfig.clientConfig(alias)`` (top-level
     and ``<alias>.`` keys, config providers resolved), the policy of B's client config, and the flow's
     ``offset-syncs.topic.location`` unless ``location`` overrides it."""
-    from connectors.mirror.config import CLIENT_CONFIG_NAMES
     from connectors.mirror.mm2_properties import MirrorMakerConfig, SourceAndTarget
     from pyconnect.config import properties
 
@@ -657,14 +655,7 @@ def request_from_mm2(
                 f"unknown cluster alias {alias} ({option}): {path} defines clusters {', '.join(mm2.clusters)}"
             )
 
-    def client(alias: str) -> dict[str, str]:
-        merged = {**mm2.raw, **mm2.cluster_props(alias)}
-        kept = {
-            k: v for k, v in merged.items() if k in CLIENT_CONFIG_NAMES or k.startswith(_MM2_CLIENT_PREFIXES)
-        }
-        return mm2._transform(kept)
-
-    target_config, source_config = client(target), client(source)
+    target_config, source_config = mm2.mirror_client_config(target), mm2.mirror_client_config(source)
     if not target_config.get("bootstrap.servers"):
         raise FailoverError(f"cluster {target} has no bootstrap.servers in {path}")
     flow = mm2.connector_base_config(SourceAndTarget(source, target), "MirrorCheckpointConnector")

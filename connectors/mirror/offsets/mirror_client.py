@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from connectors.mirror.checkpoint_records import Checkpoint, RecordFormatError
-from connectors.mirror.config import CLIENT_CONFIG_NAMES
 from connectors.mirror.offsets import remote_cluster_utils
 from connectors.mirror.policy import ReplicationPolicy, replication_policy
 from connectors.mirror.records import OffsetSync, TopicPartition
+from pyconnect.config.client_configs import mirror_client_config
 from pyconnect.kafka.log import KafkaLog, LogRecord
 from pyconnect.kafka.mirror_admin import MirrorAdmin
 
@@ -39,7 +39,6 @@ __all__ = [
     "MirrorClient",
     "MirrorClientError",
     "PartitionRead",
-    "client_config",
     "read_offset_syncs",
     "read_partition0",
 ]
@@ -49,20 +48,6 @@ DEFAULT_TIMEOUT_S = 30.0
 
 class MirrorClientError(RuntimeError):
     """A cluster could not be reached, or what was asked for is not there; the message is one line."""
-
-
-def client_config(config: Mapping[str, Any], role: str) -> dict[str, str]:
-    """Java ``MirrorClientConfig.clientConfig(prefix)``: connectivity keys, ``<role>.``-prefixed ones winning."""
-    props = {k: str(v) for k, v in config.items() if k in CLIENT_CONFIG_NAMES and v is not None}
-    prefix = role + "."
-    props.update(
-        {
-            k[len(prefix) :]: str(v)
-            for k, v in config.items()
-            if k.startswith(prefix) and k[len(prefix) :] in CLIENT_CONFIG_NAMES and v is not None
-        }
-    )
-    return props
 
 
 def _one_line(exc: BaseException) -> str:
@@ -141,11 +126,11 @@ class MirrorClient:
 
     @property
     def consumer_config(self) -> dict[str, str]:
-        return client_config(self.config, "consumer")
+        return mirror_client_config(self.config, "consumer")
 
     @property
     def admin_config(self) -> dict[str, str]:
-        return client_config(self.config, "admin")
+        return mirror_client_config(self.config, "admin")
 
     async def list_topics(self) -> set[str]:
         """Java ``Admin.listTopics().names()`` (broker-internal topics left out)."""
