@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cached_property
+from typing import Any, ClassVar
 
 from connectors.mirror.filters import (
     ConfigPropertyFilter,
@@ -420,83 +421,55 @@ OFFSET_SYNCS_TOPIC_CONFIG_PREFIX = "offset-syncs.topic."
 OFFSET_SYNCS_CLIENT_ROLE_PREFIX = "offset-syncs-"
 
 
-def _seconds_if(enabled: bool, seconds: int) -> float | None:
-    return float(seconds) if enabled else None
-
-
 class MirrorConnectorConfig:
-    """Keys shared by the three connectors; subclasses pick the table (``DEFINITION``)."""
+    """Keys shared by the three connectors; subclasses pick the table (``DEFINITION``).
 
-    DEFINITION: ConfigDef = HEARTBEAT_CONNECTOR_CONFIG_DEF
+    Every key of the table is an attribute named with ``_`` for ``.`` and ``-`` (``config.topics``,
+    ``config.offset_syncs_topic_location``, ``config.admin_timeout_ms``), holding the parsed value (lists
+    are copies); ``config.values[name]`` is the same by key name. The methods below exist only where
+    there is more than a read: seconds-or-``None`` intervals, derived topic names, client configs,
+    pluggable parts built from the originals.
+    """
+
+    DEFINITION: ClassVar[ConfigDef] = HEARTBEAT_CONNECTOR_CONFIG_DEF
+    _ATTRIBUTES: ClassVar[dict[str, str]] = DEFINITION.attribute_names()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._ATTRIBUTES = cls.DEFINITION.attribute_names()
 
     def __init__(self, props: Mapping[str, str]) -> None:
         self.originals: dict[str, str] = dict(props)
         self.values: dict[str, object] = self.DEFINITION.parse(self.originals)
 
-    def _get(self, name: str) -> object:
-        return self.values[name]
+    def __getattr__(self, attribute: str) -> Any:
+        name = type(self)._ATTRIBUTES.get(attribute)
+        values = self.__dict__.get("values")
+        if name is None or values is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {attribute!r}")
+        value = values[name]
+        return list(value) if isinstance(value, list) else value
 
-    def _str(self, name: str) -> str:
-        value = self.values[name]
-        assert isinstance(value, str)
-        return value
-
-    def _int(self, name: str) -> int:
-        value = self.values[name]
-        assert isinstance(value, int)
-        return value
-
-    def _bool(self, name: str) -> bool:
-        value = self.values[name]
-        assert isinstance(value, bool)
-        return value
-
-    def _list(self, name: str) -> list[str]:
-        value = self.values[name]
-        assert isinstance(value, list)
-        return [str(v) for v in value]
-
-    @property
-    def connector_name(self) -> str:
-        return self._str("name")
-
-    @property
-    def enabled(self) -> bool:
-        """``enabled``: ``False`` makes the source/checkpoint connectors inert (the heartbeat one ignores it)."""
-        return self._bool("enabled")
-
-    @property
-    def source_cluster_alias(self) -> str:
-        return self._str("source.cluster.alias")
-
-    @property
-    def target_cluster_alias(self) -> str:
-        return self._str("target.cluster.alias")
-
-    @property
-    def admin_timeout_ms(self) -> int:
-        return self._int("admin.timeout.ms")
+    def _seconds_if_enabled(self, feature: str) -> float | None:
+        """``<feature>.interval.seconds`` as seconds, or ``None`` when ``<feature>.enabled`` is false."""
+        if not self.values[f"{feature}.enabled"]:
+            return None
+        seconds = self.values[f"{feature}.interval.seconds"]
+        assert isinstance(seconds, int)
+        return float(seconds)
 
     @property
     def admin_timeout_s(self) -> float:
-        return self.admin_timeout_ms / 1000.0
+        return int(self.admin_timeout_ms) / 1000.0
 
     @cached_property
     def replication_policy(self) -> ReplicationPolicy:
         """Built once from the originals (the separator only counts when explicitly configured)."""
         return replication_policy(self.originals)
 
-    @property
-    def metric_reporters(self) -> list[str]:
-        return self._list("metric.reporters")
-
-    @property
-    def forwarding_admin_class(self) -> str:
-        return self._str("forwarding.admin.class")
-
     def entity_label(self) -> str:
         """``<S>-><T>|<connector name>``; task configs append ``-<task index>``."""
-        return f"{self.source_cluster_alias}->{self.target_cluster_alias}|{self.connector_name}"
+        return f"{self.source_cluster_alias}->{self.target_cluster_alias}|{self.name}"
 
     def cluster_client_config(self, cluster: str, role: str, client_role: str | None) -> dict[str, str]:
         """The map for a ``role`` client on ``cluster``; ``client_role`` is the ``client.id`` suffix."""
@@ -523,12 +496,7 @@ class MirrorConnectorConfig:
 
 
 class _OffsetSyncsLocation(MirrorConnectorConfig):
-    """Accessors shared by the source and checkpoint configs (both declare ``offset-syncs.topic.location``)."""
-
-    @property
-    def offset_syncs_topic_location(self) -> str:
-        """``source`` (default) or ``target``: the cluster that hosts the offset-syncs topic."""
-        return self._str("offset-syncs.topic.location")
+    """What the source and checkpoint configs share (both declare ``offset-syncs.topic.location``)."""
 
     @property
     def offset_syncs_topic(self) -> str:
@@ -550,20 +518,12 @@ class _OffsetSyncsLocation(MirrorConnectorConfig):
         return self.target_admin_config(OFFSET_SYNCS_CLIENT_ROLE_PREFIX + "target-admin")
 
     @property
-    def consumer_poll_timeout_ms(self) -> int:
-        return self._int("consumer.poll.timeout.ms")
-
-    @property
     def consumer_poll_timeout_s(self) -> float:
-        return self.consumer_poll_timeout_ms / 1000.0
+        return int(self.consumer_poll_timeout_ms) / 1000.0
 
     @cached_property
     def topic_filter(self) -> TopicFilter:
         return topic_filter(self.originals)
-
-    @property
-    def metric_names_formats(self) -> list[str]:
-        return self._list("metric.names.formats")
 
 
 class MirrorSourceConfig(_OffsetSyncsLocation):
@@ -571,71 +531,27 @@ class MirrorSourceConfig(_OffsetSyncsLocation):
 
     DEFINITION = SOURCE_CONNECTOR_CONFIG_DEF
 
-    @property
-    def topics(self) -> list[str]:
-        return self._list("topics")
-
-    @property
-    def topics_exclude(self) -> list[str]:
-        return self._list("topics.exclude")
-
-    @property
-    def config_properties_exclude(self) -> list[str]:
-        return self._list("config.properties.exclude")
-
     @cached_property
     def config_property_filter(self) -> ConfigPropertyFilter:
         return config_property_filter(self.originals)
 
     @property
-    def refresh_topics_enabled(self) -> bool:
-        return self._bool("refresh.topics.enabled")
-
-    @property
     def refresh_topics_interval_s(self) -> float | None:
-        return _seconds_if(self.refresh_topics_enabled, self._int("refresh.topics.interval.seconds"))
-
-    @property
-    def sync_topic_configs_enabled(self) -> bool:
-        return self._bool("sync.topic.configs.enabled")
+        return self._seconds_if_enabled("refresh.topics")
 
     @property
     def sync_topic_configs_interval_s(self) -> float | None:
-        return _seconds_if(self.sync_topic_configs_enabled, self._int("sync.topic.configs.interval.seconds"))
-
-    @property
-    def sync_topic_acls_enabled(self) -> bool:
-        return self._bool("sync.topic.acls.enabled")
+        return self._seconds_if_enabled("sync.topic.configs")
 
     @property
     def sync_topic_acls_interval_s(self) -> float | None:
-        return _seconds_if(self.sync_topic_acls_enabled, self._int("sync.topic.acls.interval.seconds"))
-
-    @property
-    def replication_factor(self) -> int:
-        """For new remote topics; ``-1`` means the broker default (see :attr:`replication_factor_or_none`)."""
-        return self._int("replication.factor")
+        return self._seconds_if_enabled("sync.topic.acls")
 
     @property
     def replication_factor_or_none(self) -> int | None:
         """``None`` when ``replication.factor`` is ``-1`` (let the broker pick), else the value."""
-        return None if self.replication_factor == -1 else self.replication_factor
-
-    @property
-    def offset_syncs_topic_replication_factor(self) -> int:
-        return self._int("offset-syncs.topic.replication.factor")
-
-    @property
-    def offset_lag_max(self) -> int:
-        return self._int("offset.lag.max")
-
-    @property
-    def emit_offset_syncs_enabled(self) -> bool:
-        return self._bool("emit.offset-syncs.enabled")
-
-    @property
-    def heartbeats_replication_enabled(self) -> bool:
-        return self._bool("heartbeats.replication.enabled")
+        factor = int(self.replication_factor)
+        return None if factor == -1 else factor
 
     def offset_syncs_topic_producer_config(self) -> dict[str, str]:
         if self.offset_syncs_topic_location == "source":
@@ -655,45 +571,21 @@ class MirrorCheckpointConfig(_OffsetSyncsLocation):
 
     DEFINITION = CHECKPOINT_CONNECTOR_CONFIG_DEF
 
-    @property
-    def groups(self) -> list[str]:
-        return self._list("groups")
-
-    @property
-    def groups_exclude(self) -> list[str]:
-        return self._list("groups.exclude")
-
     @cached_property
     def group_filter(self) -> GroupFilter:
         return group_filter(self.originals)
 
     @property
-    def refresh_groups_enabled(self) -> bool:
-        return self._bool("refresh.groups.enabled")
-
-    @property
     def refresh_groups_interval_s(self) -> float | None:
-        return _seconds_if(self.refresh_groups_enabled, self._int("refresh.groups.interval.seconds"))
-
-    @property
-    def emit_checkpoints_enabled(self) -> bool:
-        return self._bool("emit.checkpoints.enabled")
+        return self._seconds_if_enabled("refresh.groups")
 
     @property
     def emit_checkpoints_interval_s(self) -> float | None:
-        return _seconds_if(self.emit_checkpoints_enabled, self._int("emit.checkpoints.interval.seconds"))
-
-    @property
-    def sync_group_offsets_enabled(self) -> bool:
-        return self._bool("sync.group.offsets.enabled")
+        return self._seconds_if_enabled("emit.checkpoints")
 
     @property
     def sync_group_offsets_interval_s(self) -> float | None:
-        return _seconds_if(self.sync_group_offsets_enabled, self._int("sync.group.offsets.interval.seconds"))
-
-    @property
-    def checkpoints_topic_replication_factor(self) -> int:
-        return self._int("checkpoints.topic.replication.factor")
+        return self._seconds_if_enabled("sync.group.offsets")
 
     def source_admin_config(self, role: str | None = "checkpoint-source-admin") -> dict[str, str]:
         return self.cluster_client_config("source", "admin", role)
@@ -741,53 +633,30 @@ class MirrorHeartbeatConfig(MirrorConnectorConfig):
         return self.replication_policy.heartbeats_topic()
 
     @property
-    def emit_heartbeats_enabled(self) -> bool:
-        return self._bool("emit.heartbeats.enabled")
-
-    @property
     def emit_heartbeats_interval_s(self) -> float | None:
-        return _seconds_if(self.emit_heartbeats_enabled, self._int("emit.heartbeats.interval.seconds"))
-
-    @property
-    def heartbeats_topic_replication_factor(self) -> int:
-        return self._int("heartbeats.topic.replication.factor")
+        return self._seconds_if_enabled("emit.heartbeats")
 
     def target_admin_config(self, role: str | None = "heartbeats-target-admin") -> dict[str, str]:
         return self.cluster_client_config("target", "admin", role)
 
 
 class _TaskLabel(MirrorConnectorConfig):
-    @property
-    def task_index(self) -> int | None:
-        value = self.values["task.index"]
-        assert value is None or isinstance(value, int)
-        return value
-
     def entity_label(self) -> str:
         index = "?" if self.task_index is None else str(self.task_index)
         return f"{super().entity_label()}-{index}"
 
 
 class MirrorSourceTaskConfig(_TaskLabel, MirrorSourceConfig):
-    """A source task's config: the connector's originals plus ``task.assigned.partitions`` (required,
-    non-empty) and ``task.index``."""
+    """A source task's config: the connector's originals plus ``task.assigned.partitions`` (encoded
+    ``topic-partition`` strings, required, non-empty) and ``task.index``."""
 
     DEFINITION = SOURCE_TASK_CONFIG_DEF
-
-    @property
-    def task_assigned_partitions(self) -> list[str]:
-        """Encoded ``topic-partition`` strings (decode at the last ``-``)."""
-        return self._list("task.assigned.partitions")
 
 
 class MirrorCheckpointTaskConfig(_TaskLabel, MirrorCheckpointConfig):
     """A checkpoint task's config: originals plus ``task.assigned.groups`` (required, non-empty) and ``task.index``."""
 
     DEFINITION = CHECKPOINT_TASK_CONFIG_DEF
-
-    @property
-    def task_assigned_groups(self) -> list[str]:
-        return self._list("task.assigned.groups")
 
 
 def source_connector_validation_errors(props: Mapping[str, str]) -> dict[str, str]:

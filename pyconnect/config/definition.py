@@ -128,6 +128,11 @@ class ConfigDef:
     def names(self) -> list[str]:
         return list(self._keys)
 
+    def attribute_names(self) -> dict[str, str]:
+        """``{attribute: key name}`` for a typed config's generated attributes: ``.`` and ``-`` become ``_``
+        (``offset-syncs.topic.location`` -> ``offset_syncs_topic_location``)."""
+        return {name.replace(".", "_").replace("-", "_"): name for name in self._keys}
+
     def __contains__(self, name: object) -> bool:
         return name in self._keys
 

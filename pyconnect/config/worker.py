@@ -39,7 +39,7 @@ OFFSET_STORAGE_PREFIX = "offset.storage."
 STATUS_STORAGE_PREFIX = "status.storage."
 REMOVED_KEYS = ("internal.key.converter", "internal.value.converter")
 
-_ATTRIBUTES = {key.name.replace(".", "_"): key.name for key in WORKER_CONFIG_DEF}
+_ATTRIBUTES = WORKER_CONFIG_DEF.attribute_names()
 
 
 class WorkerConfig:
