@@ -39,19 +39,19 @@ from pyconnect.worker.worker import Worker
 log = logging.getLogger(__name__)
 
 
-def rest_server(cfg: Any) -> RestServer:
+def rest_server(cfg: WorkerConfig) -> RestServer:
     """The REST server a worker config describes (listeners, advertised address, TLS, CORS, extensions);
     its herder is attached once built."""
     return RestServer(
         None,
-        [str(x) for x in cfg["listeners"]],
-        advertised_host=cfg["rest.advertised.host.name"] or None,
-        advertised_port=cfg["rest.advertised.port"] or None,
-        advertised_scheme=cfg["rest.advertised.listener"] or None,
+        [str(x) for x in cfg.listeners],
+        advertised_host=cfg.rest_advertised_host_name or None,
+        advertised_port=cfg.rest_advertised_port or None,
+        advertised_scheme=cfg.rest_advertised_listener or None,
         ssl_settings=SslSettings.from_worker_config(cfg.originals),
-        allowed_origins=str(cfg["access.control.allow.origin"] or ""),
-        allowed_methods=str(cfg["access.control.allow.methods"] or ""),
-        extension_classes=[str(x) for x in cfg["rest.extension.classes"] or []],
+        allowed_origins=cfg.access_control_allow_origin or "",
+        allowed_methods=cfg.access_control_allow_methods or "",
+        extension_classes=[str(x) for x in cfg.rest_extension_classes or []],
     )
 
 
@@ -113,11 +113,11 @@ class DistributedMember(Generic[H]):
         self.kafka_cluster_id = cluster_id
         member = ConnectGroupMember(
             client_config,
-            str(cfg["group.id"]),
-            session_timeout_ms=int(cfg["session.timeout.ms"]),
-            rebalance_timeout_ms=int(cfg["rebalance.timeout.ms"]),
-            heartbeat_interval_ms=int(cfg["heartbeat.interval.ms"]),
-            retry_backoff_ms=int(cfg["retry.backoff.ms"]),
+            cfg.group_id,
+            session_timeout_ms=cfg.session_timeout_ms,
+            rebalance_timeout_ms=cfg.rebalance_timeout_ms,
+            heartbeat_interval_ms=cfg.heartbeat_interval_ms,
+            retry_backoff_ms=cfg.retry_backoff_ms,
             client_id=cfg.originals.get("client.id") or f"connect-{self.worker_id}",
         )
         reporter = _LateReporter()
@@ -128,10 +128,10 @@ class DistributedMember(Generic[H]):
         def coordinator(herder: DistributedHerder) -> WorkerCoordinator:
             return WorkerCoordinator(
                 member,
-                mode=str(cfg["connect.protocol"]),
+                mode=cfg.connect_protocol,
                 rest_url=self.rest_url,
                 config_snapshot=herder.config_snapshot_for_assignor,
-                max_delay_ms=int(cfg["scheduled.rebalance.max.delay.ms"]),
+                max_delay_ms=cfg.scheduled_rebalance_max_delay_ms,
                 on_revoked=herder.on_revoked,
             )
 
@@ -215,7 +215,7 @@ class DistributedRuntime:
                 "Worker %s started (Kafka cluster %s, group %s)",
                 worker_id,
                 self._member.kafka_cluster_id,
-                self.config["group.id"],
+                self.config.group_id,
             )
         except BaseException:
             await self.stop()

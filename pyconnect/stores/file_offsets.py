@@ -111,7 +111,7 @@ class FileOffsetStore(OffsetIndex):
 
     @classmethod
     def from_worker_config(cls, worker: Any) -> FileOffsetStore:
-        return cls(str(worker["offset.storage.file.filename"]))
+        return cls(worker.offset_storage_file_filename)
 
     async def start(self) -> None:
         if self._started:

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pyconnect.config.client_configs import client_id_base, internal_producer_config, worker_client_config
+from pyconnect.config.worker import WorkerConfig
 from pyconnect.errors import ConnectError
 from pyconnect.kafka.log import LogRecord
 from pyconnect.protocol.internal_records import (
@@ -49,17 +50,17 @@ class OffsetStore(OffsetIndex):
         self._partitions: dict[str, dict[Any, dict[str, Any]]] = {}
 
     @classmethod
-    def from_worker_config(cls, worker: Any) -> OffsetStore:
+    def from_worker_config(cls, worker: WorkerConfig) -> OffsetStore:
         client_id = client_id_base(worker) + "offsets"
         consumer = {"client.id": client_id}
-        if str(worker["exactly.once.source.support"]).lower() == "enabled":
+        if worker.exactly_once_source_enabled:
             consumer["isolation.level"] = "read_committed"
         return cls(
             InternalTopic(
-                name=worker["offset.storage.topic"],
+                name=worker.offset_storage_topic,
                 client_config=worker_client_config(worker),
-                partitions=worker["offset.storage.partitions"],
-                replication_factor=worker["offset.storage.replication.factor"],
+                partitions=worker.offset_storage_partitions,
+                replication_factor=worker.offset_storage_replication_factor,
                 topic_configs=worker.topic_settings("offset.storage."),
                 producer_config=internal_producer_config(client_id),
                 consumer_config=consumer,

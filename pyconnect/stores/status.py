@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from pyconnect.config.client_configs import client_id_base, internal_producer_config, worker_client_config
+from pyconnect.config.worker import WorkerConfig
 from pyconnect.errors import ConnectError
 from pyconnect.kafka.log import LogRecord
 from pyconnect.protocol.internal_records import (
@@ -98,15 +99,15 @@ class StatusStore:
         self._retries: set[asyncio.Task[None]] = set()
 
     @classmethod
-    def from_worker_config(cls, worker: Any) -> StatusStore:
+    def from_worker_config(cls, worker: WorkerConfig) -> StatusStore:
         client_id = client_id_base(worker) + "statuses"
         producer = internal_producer_config(client_id, status=True)
         return cls(
             InternalTopic(
-                name=worker["status.storage.topic"],
+                name=worker.status_storage_topic,
                 client_config=worker_client_config(worker),
-                partitions=worker["status.storage.partitions"],
-                replication_factor=worker["status.storage.replication.factor"],
+                partitions=worker.status_storage_partitions,
+                replication_factor=worker.status_storage_replication_factor,
                 topic_configs=worker.topic_settings("status.storage."),
                 producer_config=producer,
                 consumer_config={"client.id": client_id},

@@ -24,6 +24,7 @@ from typing import Any
 
 from pyconnect.api.source import SourceTaskContext
 from pyconnect.config.client_configs import client_overrides, ignored_keys
+from pyconnect.config.worker import WorkerConfig
 from pyconnect.kafka.clients import create_producer
 from pyconnect.protocol.internal_records import State, TargetState
 from pyconnect.protocol.task_id import ConnectorTaskId
@@ -72,7 +73,7 @@ class Worker:
     def __init__(
         self,
         worker_id: str,
-        config: Any,
+        config: WorkerConfig,
         plugins: PluginRegistry,
         offset_store: Any,
         reporter: StatusReporter,
@@ -152,7 +153,7 @@ class Worker:
             header_converter = self.converter(connector_config, "header.converter", False)
             client_id = f"connector-producer-{task_id.connector}-{task_id.task}"
             overrides = client_overrides(
-                connector_config, str(self._setting("connector.client.config.override.policy"))
+                connector_config, self.config.connector_client_config_override_policy
             )
             producer_config = self.config.producer_configs(client_id, self.kafka_cluster_id, overrides)
             dropped = [
@@ -193,8 +194,8 @@ class Worker:
             write_offsets=write_offsets,
             reporter=self.reporter,
             target_state=target,
-            offset_flush_interval_s=int(self._setting("offset.flush.interval.ms")) / 1000,
-            offset_flush_timeout_s=int(self._setting("offset.flush.timeout.ms")) / 1000,
+            offset_flush_interval_s=self.config.offset_flush_interval_ms / 1000,
+            offset_flush_timeout_s=self.config.offset_flush_timeout_ms / 1000,
             tolerate_errors=tolerance == "all",
             close_producer=producer.stop,
             on_topic=self.topic_tracker,
