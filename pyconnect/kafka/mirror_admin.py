@@ -1,7 +1,7 @@
 """Kafka operations the MirrorMaker 2 connectors run against the source and target clusters.
 
 Connectors never import aiokafka (design.md seams); they call these helpers with Java client config
-maps (``bootstrap.servers``, ``isolation.level`` ...), translated by :mod:`pyconnect.kafka.clients`.
+maps (``bootstrap.servers``, ``isolation.level`` ...), translated by :mod:`pyconnect.config.client_configs`.
 
 Contract:
 - :class:`MirrorAdmin` wraps one admin client. ``topic_partitions()`` is one metadata round trip

@@ -1,0 +1,86 @@
+"""The precedence rules of pyconnect.config.client_configs, one per client family."""
+
+from __future__ import annotations
+
+from pyconnect.config.client_configs import (
+    client_overrides,
+    mirror_client_config,
+    mirror_client_id,
+    mirror_connector_client_config,
+    mm2_client_config,
+    mm2_connector_cluster_config,
+    worker_client_config,
+)
+from pyconnect.config.worker import WorkerConfig
+
+WORKER = {
+    "bootstrap.servers": "h1:9092, h2:9092",
+    "group.id": "g",
+    "config.storage.topic": "c",
+    "offset.storage.topic": "o",
+    "status.storage.topic": "s",
+    "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+    "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+    "security.protocol": "SASL_PLAINTEXT",
+    "producer.linger.ms": "50",
+    "consumer.max.poll.records": "7",
+    "admin.request.timeout.ms": "9",
+}
+
+
+def test_the_workers_own_clients_get_its_unprefixed_keys_and_one_bootstrap_string() -> None:
+    config = worker_client_config(WorkerConfig(WORKER, environ={}))
+    assert config["bootstrap.servers"] == "h1:9092,h2:9092"
+    assert config["security.protocol"] == "SASL_PLAINTEXT"
+    assert not [k for k in config if k.startswith(("producer.", "consumer.", "admin."))]
+
+
+def test_overrides_are_read_per_role() -> None:
+    connector = {"consumer.override.max.poll.records": "1", "producer.override.linger.ms": "2"}
+    assert client_overrides(connector, "All", "consumer") == {"max.poll.records": "1"}
+    assert client_overrides(connector, "All") == {"linger.ms": "2"}
+
+
+def test_mirror_connector_clients_layer_cluster_then_role_then_cluster_role() -> None:
+    originals = {
+        "source.cluster.bootstrap.servers": "a:1",
+        "source.cluster.linger.ms": "1",
+        "consumer.bootstrap.servers": "ignored-by-the-next-layer",
+        "source.consumer.bootstrap.servers": "a:2",
+        "consumer.auto.offset.reset": "latest",
+        "consumer.enable.auto.commit": "true",
+    }
+    props = mirror_connector_client_config(originals, "source", "consumer")
+    assert props == {
+        "bootstrap.servers": "a:2",
+        "auto.offset.reset": "latest",
+        "enable.auto.commit": "false",
+    }
+    assert mirror_client_id({"client.id": "me"}, "A->B|mm2-0", "replication-consumer") == {
+        "client.id": "me|A->B|mm2-0|replication-consumer"
+    }
+
+
+def test_mirror_client_keeps_only_connectivity_keys_role_prefixed_winning() -> None:
+    config = {
+        "bootstrap.servers": "b:1",
+        "admin.bootstrap.servers": "b:2",
+        "admin.client.id": "x",
+        "groups": "g",
+    }
+    assert mirror_client_config(config, "admin") == {"bootstrap.servers": "b:2"}
+    assert mirror_client_config(config, "consumer") == {"bootstrap.servers": "b:1"}
+
+
+def test_mm2_cluster_properties_become_cluster_keys_then_client_keys() -> None:
+    raw = {"clusters": "A, B", "A.bootstrap.servers": "a:1", "A.consumer.max.poll.records": "5", "A.x": "y"}
+    client = mm2_client_config(raw, "A")
+    assert client["bootstrap.servers"] == "a:1" and client["admin.bootstrap.servers"] == "a:1"
+    props = mm2_connector_cluster_config(
+        {"x": "y", "consumer.max.poll.records": "5", "bootstrap.servers": "a:1"}, "source"
+    )
+    assert list(props) == [
+        "source.cluster.x",
+        "source.cluster.bootstrap.servers",
+        "source.consumer.max.poll.records",
+    ]
