@@ -78,8 +78,8 @@ class TaskSet:
     Contract: :meth:`spawn` starts a task and keeps it until it finishes; a task that fails is logged
     at ERROR on ``log`` when it finishes (its exception is retrieved, never left to the loop's
     "exception was never retrieved"). :meth:`close` ends every task still running with
-    :func:`cancel_and_wait` (tasks spawned meanwhile included); it is idempotent and the set can be
-    used again afterwards. Called from the event loop's thread only.
+    :func:`cancel_and_wait` (tasks spawned meanwhile included), optionally after a grace period; it
+    is idempotent and the set can be used again afterwards. Called from the event loop's thread only.
     """
 
     def __init__(self, log: logging.Logger = _log) -> None:
@@ -100,7 +100,14 @@ class TaskSet:
     def __len__(self) -> int:
         return len(self._tasks)
 
-    async def close(self) -> None:
+    def running(self) -> set[asyncio.Task[Any]]:
+        """A snapshot of the tasks not finished yet (for ``asyncio.wait``)."""
+        return set(self._tasks)
+
+    async def close(self, grace_s: float = 0.0) -> None:
+        """Give running tasks up to ``grace_s`` seconds to finish on their own, then cancel and wait."""
+        if grace_s > 0 and self._tasks:
+            await asyncio.wait(self.running(), timeout=grace_s)
         while self._tasks:
             await cancel_and_wait(*self._tasks, log=None)
 

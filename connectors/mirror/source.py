@@ -42,7 +42,7 @@ import contextlib
 import logging
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 import pyconnect
@@ -70,6 +70,7 @@ from connectors.mirror.records import (
 from pyconnect.api.connector import ExactlyOnceSupport, SourceConnector
 from pyconnect.api.data import BYTES_SCHEMA, OPTIONAL_BYTES_SCHEMA
 from pyconnect.api.source import Header, RecordMetadata, SourceRecord, SourceTask
+from pyconnect.concurrency import TaskSet
 from pyconnect.config.definition import ConfigDef, ConfigValue
 from pyconnect.errors import ConnectError
 from pyconnect.kafka.mirror_clients import (
@@ -123,7 +124,7 @@ class Scheduler:
         self._name = name
         self._timeout_s = timeout_s
         self._lock = asyncio.Lock()
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = TaskSet(log)
 
     async def execute(self, job: Job, description: str) -> bool:
         """Run ``job`` now (after any running job); True when it finished without error."""
@@ -150,11 +151,9 @@ class Scheduler:
         ``None`` (feature disabled) schedules nothing."""
         if interval_s is None or interval_s < 0:
             return
-        task = asyncio.create_task(
+        self._tasks.spawn(
             self._repeat(job, interval_s, description, delayed), name=f"{self._name}-{description}"
         )
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
 
     async def _repeat(self, job: Job, interval_s: float, description: str, delayed: bool) -> None:
         loop = asyncio.get_running_loop()
@@ -165,12 +164,7 @@ class Scheduler:
             due = max(due + interval_s, loop.time()) if interval_s > 0 else loop.time() + 1.0
 
     async def close(self) -> None:
-        tasks, self._tasks = list(self._tasks), set()
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await self._tasks.close()
 
 
 class ClosableAdmin(Protocol):
@@ -185,15 +179,27 @@ class ScheduledConnector(SourceConnector):
     _source_admin: ClosableAdmin | None = None
     _target_admin: ClosableAdmin | None = None
 
+    @contextlib.asynccontextmanager
+    async def _stopped_unless_started(self) -> AsyncIterator[None]:
+        """Around the part of ``start`` that follows creating the clients: a start that is cancelled
+        (the runtime stopping the connector meanwhile) or fails stops them before re-raising."""
+        try:
+            yield
+        except BaseException:
+            await self.stop()
+            raise
+
     async def stop(self) -> None:
-        if self._scheduler is not None:
-            await self._scheduler.close()
-            self._scheduler = None
-        for admin in (self._source_admin, self._target_admin):
-            if admin is not None:
-                with contextlib.suppress(Exception):
-                    await admin.close()
-        self._source_admin = self._target_admin = None
+        scheduler, self._scheduler = self._scheduler, None
+        try:
+            if scheduler is not None:
+                await scheduler.close()
+        finally:  # the admins are closed even when this stop is cancelled
+            for admin in (self._source_admin, self._target_admin):
+                if admin is not None:
+                    with contextlib.suppress(Exception):
+                        await admin.close()
+            self._source_admin = self._target_admin = None
 
 
 class MirrorSourceConnector(ScheduledConnector):
@@ -275,6 +281,16 @@ class MirrorSourceConnector(ScheduledConnector):
         self._source_admin = MirrorAdmin(config.source_admin_config("replication-source-admin"))
         self._target_admin = MirrorAdmin(config.target_admin_config("replication-target-admin"))
         scheduler = self._scheduler = Scheduler(self._name, config.admin_timeout_ms / 1000)
+        async with self._stopped_unless_started():
+            await self._start_jobs(config, scheduler)
+        log.info(
+            "Started %s with %d topic-partitions in %.0f ms.",
+            self._name,
+            len(self.known_source_partitions),
+            (time.monotonic() - started) * 1000,
+        )
+
+    async def _start_jobs(self, config: MirrorSourceConfig, scheduler: Scheduler) -> None:
         if config.emit_offset_syncs_enabled:
             await scheduler.execute(self._create_offset_syncs_topic, "creating upstream offset-syncs topic")
         await scheduler.execute(self._load_topic_partitions, "loading initial set of topic-partitions")
@@ -293,12 +309,6 @@ class MirrorSourceConnector(ScheduledConnector):
             config.refresh_topics_interval_s,
             "refreshing topics",
             delayed=True,
-        )
-        log.info(
-            "Started %s with %d topic-partitions in %.0f ms.",
-            self._name,
-            len(self.known_source_partitions),
-            (time.monotonic() - started) * 1000,
         )
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
@@ -613,7 +623,7 @@ class MirrorSourceTask(SourceTask):
         self._consumer: SourceConsumer | None = None
         self._producer: Any = None
         self._writer: OffsetSyncWriter | None = None
-        self._sends: set[asyncio.Task[None]] = set()
+        self._sends = TaskSet(log)
         self._stopping = False
         self._routes: dict[tuple[str, int], tuple[str, dict[str, Any]]] = {}
         self.partitions: list[TopicPartition] = []
@@ -747,9 +757,7 @@ class MirrorSourceTask(SourceTask):
             writer.fire_pending_offset_syncs()
 
     def _send_offset_sync(self, sync: OffsetSync, done: SendDone) -> None:
-        task = asyncio.ensure_future(self._send(sync, done))
-        self._sends.add(task)
-        task.add_done_callback(self._sends.discard)
+        self._sends.spawn(self._send(sync, done), name=f"{self._name}-offset-sync")
 
     async def _send(self, sync: OffsetSync, done: SendDone) -> None:
         try:
@@ -774,9 +782,10 @@ class MirrorSourceTask(SourceTask):
             if writer is not None:
                 writer.fire_pending_offset_syncs()
             remaining = deadline - time.monotonic()
-            if not self._sends or remaining <= 0:
+            sends = self._sends.running()
+            if not sends or remaining <= 0:
                 break
-            await asyncio.wait(set(self._sends), timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(sends, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
         left = len(writer.pending_syncs()) if writer is not None else 0
         if left:
             log.warning("%s: %d offset syncs not sent before stopping", self._name, left)
@@ -785,10 +794,10 @@ class MirrorSourceTask(SourceTask):
         started = time.monotonic()
         self._stopping = True
         consumer, self._consumer = self._consumer, None
-        if consumer is not None:
-            with contextlib.suppress(Exception):
-                await consumer.close()
         try:
+            if consumer is not None:
+                with contextlib.suppress(Exception):
+                    await consumer.close()
             if self._producer is not None:
                 await self._drain_offset_syncs(STOP_SYNC_DRAIN_S)
         finally:  # even when the runtime cancels a stop that overran its graceful bound
@@ -796,8 +805,7 @@ class MirrorSourceTask(SourceTask):
             if producer is not None:
                 with contextlib.suppress(Exception):
                     await producer.stop()
-        for task in list(self._sends):
-            task.cancel()
+            await self._sends.close()
         log.info(
             "Stopping %s took %.0f ms.",
             getattr(self, "_name", "MirrorSourceTask"),
