@@ -5,6 +5,8 @@
 - :class:`TaskSet` is the owned set of a component whose background tasks come and go (fire-and-forget
   sends, scheduled jobs): it keeps a strong reference to each task, logs a task that failed, and ends
   the ones still running on :meth:`TaskSet.close`.
+- :func:`stop_in_order` runs a composition root's shutdown steps in its one written order: each step
+  runs even when an earlier one failed or the caller was cancelled.
 - :func:`together` awaits several awaitables concurrently. When one raises, the others are cancelled
   and awaited, and that first exception is re-raised as itself (not wrapped in an ``ExceptionGroup``),
   so callers keep catching ``ConfigError``/``ConnectError`` exactly as with sequential awaits.
@@ -17,8 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Coroutine
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, Protocol, TypeVar
 
 _log = logging.getLogger(__name__)
 
@@ -110,6 +112,44 @@ class TaskSet:
             await asyncio.wait(self.running(), timeout=grace_s)
         while self._tasks:
             await cancel_and_wait(*self._tasks, log=None)
+
+
+class Stoppable(Protocol):
+    async def stop(self) -> None: ...
+
+
+async def stop_in_order(
+    *steps: tuple[str, Stoppable | Callable[[], Awaitable[Any]] | None], log: logging.Logger | None = _log
+) -> list[Exception]:
+    """Run each ``(what, part)`` step in the given order (a composition root's shutdown order): await
+    ``part.stop()``, or ``part()`` for a function.
+
+    Contract: every step runs, whatever the previous ones did (``None`` parts are skipped). A step
+    that raises is logged at WARNING on ``log`` ("Stopping <what> failed", unless ``log`` is None) and
+    its exception returned, in order. When the caller is cancelled during a step, that step ends as
+    the cancellation makes it end, the remaining steps still run to completion (so no client is left
+    open), then the caller's ``CancelledError`` is raised.
+    """
+    failures: list[Exception] = []
+    caller_cancelled: asyncio.CancelledError | None = None
+    current = asyncio.current_task()
+    for what, part in steps:
+        if part is None:
+            continue
+        try:
+            await (part.stop() if hasattr(part, "stop") else part())
+        except asyncio.CancelledError as exc:
+            if current is not None and current.cancelling():
+                caller_cancelled = caller_cancelled or exc
+            elif log is not None:  # the step's own stray cancellation, not the caller's
+                log.warning("Stopping %s was cancelled", what)
+        except Exception as exc:
+            failures.append(exc)
+            if log is not None:
+                log.warning("Stopping %s failed: %s", what, exc)
+    if caller_cancelled is not None:
+        raise caller_cancelled
+    return failures
 
 
 async def together(*steps: Awaitable[Any]) -> list[Any]:

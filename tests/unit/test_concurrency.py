@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from pyconnect.concurrency import TaskSet, cancel_and_wait, together
+from pyconnect.concurrency import TaskSet, cancel_and_wait, stop_in_order, together
 from pyconnect.errors import ConfigError
 
 
@@ -196,3 +196,52 @@ async def test_together_logs_a_second_failure_instead_of_dropping_it(
         with pytest.raises(ConfigError):
             await together(fails_on_cancel(), _fail(0.01, ConfigError("bad topic")))
     assert any("socket close failed" in r.getMessage() for r in caplog.records)
+
+
+class _Part:
+    def __init__(
+        self, name: str, log: list[str], seconds: float = 0.0, error: Exception | None = None
+    ) -> None:
+        self.name, self.log, self.seconds, self.error = name, log, seconds, error
+
+    async def stop(self) -> None:
+        try:
+            await asyncio.sleep(self.seconds)
+        finally:
+            self.log.append(self.name)
+        if self.error is not None:
+            raise self.error
+
+
+async def test_stop_in_order_runs_every_step_in_order_and_returns_failures(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    log: list[str] = []
+    boom = RuntimeError("boom")
+
+    async def rest() -> None:
+        log.append("rest")
+
+    with caplog.at_level(logging.WARNING, logger="test.owner"):
+        failures = await stop_in_order(
+            ("herder", _Part("herder", log, error=boom)),
+            ("nothing", None),
+            ("offsets", _Part("offsets", log)),
+            ("REST server", rest),
+            log=logging.getLogger("test.owner"),
+        )
+    assert log == ["herder", "offsets", "rest"]
+    assert failures == [boom]
+    assert [r.getMessage() for r in caplog.records] == ["Stopping herder failed: boom"]
+
+
+async def test_stop_in_order_finishes_every_step_when_the_caller_is_cancelled() -> None:
+    log: list[str] = []
+    stopping = asyncio.create_task(
+        stop_in_order(("herder", _Part("herder", log, 5.0)), ("offsets", _Part("offsets", log, 0.05)))
+    )
+    await asyncio.sleep(0.02)
+    stopping.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await stopping
+    assert log == ["herder", "offsets"], "the cancelled step ended, the next one still ran to its end"
