@@ -38,6 +38,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from connectors.mirror.mm2_properties import MirrorMakerConfig, SourceAndTarget, load
+from pyconnect.concurrency import stop_in_order
 from pyconnect.config.worker import WorkerConfig
 from pyconnect.errors import ConfigError, ConnectError
 from pyconnect.herder.mirror_herder import MirrorHerder
@@ -211,7 +212,8 @@ class MirrorMaker:
         )
 
     async def stop(self) -> None:
-        """Stop every herder and then its offset store (flows concurrently), then the REST server; errors
+        """Stop every herder and then its offset store (flows concurrently), then the REST server: the
+        stop order of ``pyconnect.runtime``, with every flow's member as its first two steps; errors
         are logged, not raised.
 
         Java closes the REST server first; here it goes last so that no follower publishing task configs
@@ -221,9 +223,11 @@ class MirrorMaker:
         members, self._members = self._members, {}
         if herders:
             log.info("Kafka MirrorMaker stopping")
-        await asyncio.gather(*(_quietly(f"herder {flow}", m.stop()) for flow, m in members.items()))
-        if self.rest is not None:
-            await _quietly("the internal REST server", self.rest.stop())
+
+        async def stop_members() -> None:
+            await asyncio.gather(*(_quietly(f"herder {flow}", m.stop()) for flow, m in members.items()))
+
+        await stop_in_order(("the herders", stop_members), ("the internal REST server", self.rest), log=log)
         if herders:
             log.info("Kafka MirrorMaker stopped.")
 

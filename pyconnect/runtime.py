@@ -2,8 +2,18 @@
 
 Start order (Java's, with independent steps overlapped): REST server (so ``/health`` answers
 "starting"), the Kafka cluster id together with the offset store, then the status and config stores
-together, worker and herder, then the herder's tick joins the group. Stop order is the reverse:
-herder (stops all work, committing offsets, leaves the group, stops stores), REST server.
+together, worker and herder, then the herder's tick joins the group.
+
+Stop order, the same for every composition root (distributed and standalone here, the dedicated
+MirrorMaker's flows in ``mirror_maker.py``), each step run by :func:`~pyconnect.concurrency.stop_in_order`
+(every step runs even when an earlier one failed or the stop was cancelled):
+
+1. the herder: it stops all work (tasks commit their offsets, every client is closed), leaves the
+   group and stops the config and status stores;
+2. the offset store (after the tasks' final commits);
+3. the REST server, last, so that a follower publishing task configs during shutdown cannot reopen
+   the forwarding client after the server closed it.
+
 ``start``/``stop`` are idempotent; a failed start stops whatever was started before re-raising.
 :class:`DistributedMember` is the part between the REST server and the group (cluster id, stores,
 worker, herder), built the same way for a distributed worker and for each dedicated MirrorMaker flow.
@@ -11,12 +21,11 @@ worker, herder), built the same way for a distributed worker and for each dedica
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
 
-from pyconnect.concurrency import together
+from pyconnect.concurrency import stop_in_order, together
 from pyconnect.config.client_configs import worker_client_config
 from pyconnect.config.worker import WorkerConfig
 from pyconnect.errors import ConnectError
@@ -152,16 +161,9 @@ class DistributedMember(Generic[H]):
         return herder
 
     async def stop(self) -> None:
-        failures: list[Exception] = []
         herder, self.herder = self.herder, None
         offsets, self.offset_store = self.offset_store, None
-        for part in (herder, offsets):
-            if part is None:
-                continue
-            try:
-                await part.stop()
-            except Exception as exc:
-                failures.append(exc)
+        failures = await stop_in_order(("herder", herder), ("offset store", offsets), log=None)
         if failures:
             raise failures[0]
 
@@ -223,10 +225,7 @@ class DistributedRuntime:
 
     async def stop(self) -> None:
         member, self._member = self._member, None
-        if member is not None:
-            with contextlib.suppress(Exception):
-                await member.stop()
-        await self.rest.stop()
+        await stop_in_order(("worker", member), ("REST server", self.rest), log=log)
 
 
 class StandaloneRuntime:
@@ -300,11 +299,10 @@ class StandaloneRuntime:
 
     async def stop(self) -> None:
         herder, self.herder = self.herder, None
-        if herder is not None:
-            with contextlib.suppress(Exception):
-                await herder.stop()
         offsets, self.offset_store = self.offset_store, None
-        if offsets is not None:
-            with contextlib.suppress(Exception):
-                await offsets.stop()
-        await self.rest.stop()
+        await stop_in_order(
+            ("herder", herder),
+            ("offset store", offsets),
+            ("REST server", self.rest),
+            log=log,
+        )

@@ -1,7 +1,8 @@
 """Shared fixtures: the two real Kafka clusters (A and B) and unique names per test.
 
 Clusters come from pyconnect.testing.backends (local KRaft launcher by default). A test that asks
-for them and cannot get them errors with the backend's message: it never skips.
+for them and cannot get them errors with the backend's message: it never skips. Every test fails
+on a leaked task or aiokafka client, in this process or in a worker it started (tests/leak_guard.py).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import pytest
 
 from pyconnect.testing.backends import ClusterHandle, provide_clusters, provide_secured_clusters
 from pyconnect.testing.kafka import KafkaCluster
+from tests.leak_guard import leak_guard, pytest_sessionfinish  # noqa: F401  (fixture and hook)
 
 
 @pytest.fixture(scope="session")

@@ -69,6 +69,7 @@ from connectors.mirror.records import OFFSET_KEY, OffsetSync
 from connectors.mirror.scheduler import ScheduledConnector, Scheduler
 from pyconnect.api.data import BYTES_SCHEMA
 from pyconnect.api.source import SourceRecord, SourceTask
+from pyconnect.concurrency import cancel_and_wait
 from pyconnect.config.definition import ConfigDef, ConfigKey, ConfigValue
 from pyconnect.config.types import Importance, Type
 from pyconnect.config.validators import ValidString
@@ -187,8 +188,9 @@ class MirrorCheckpointConnector(ScheduledConnector):
         self._source_admin = GroupAdmin(config.source_admin_config())
         self._target_admin = MirrorAdmin(config.target_admin_config())
         scheduler = self._scheduler = Scheduler(self._name, config.admin_timeout_s)
-        await scheduler.execute(self._create_checkpoints_topic, "creating checkpoints topic")
-        await scheduler.execute(self._load_initial_groups, "loading initial consumer groups")
+        async with self._stopped_unless_started():
+            await scheduler.execute(self._create_checkpoints_topic, "creating checkpoints topic")
+            await scheduler.execute(self._load_initial_groups, "loading initial consumer groups")
         scheduler.schedule_repeating(
             self.refresh_consumer_groups,
             config.refresh_groups_interval_s,
@@ -548,21 +550,21 @@ class MirrorCheckpointTask(SourceTask):
         self._stopping = True
         self._wake.set()
         init, self._init = self._init, None
-        if init is not None:
-            # Let a client that is being started finish (cancelling it mid-start can leak it).
-            await asyncio.wait({init}, timeout=STOP_GRACE_S)
-            init.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await init
-        if self._scheduler is not None:
-            await self._scheduler.close()
-            self._scheduler = None
-        sync_log, self._offset_syncs_log = self._offset_syncs_log, None
-        if sync_log is not None:
-            with contextlib.suppress(Exception):
-                await sync_log.stop()
-        for admin in (self._source_admin, self._target_admin):
-            if admin is not None:
+        try:
+            if init is not None:
+                # Let a client that is being started finish (cancelling it mid-start can leak it).
+                await asyncio.wait({init}, timeout=STOP_GRACE_S)
+        finally:  # every client is closed, even when this stop is cancelled
+            await cancel_and_wait(init, log=log)
+            scheduler, self._scheduler = self._scheduler, None
+            if scheduler is not None:
+                await scheduler.close()
+            sync_log, self._offset_syncs_log = self._offset_syncs_log, None
+            if sync_log is not None:
                 with contextlib.suppress(Exception):
-                    await admin.close()
-        self._source_admin = self._target_admin = None
+                    await sync_log.stop()
+            for admin in (self._source_admin, self._target_admin):
+                if admin is not None:
+                    with contextlib.suppress(Exception):
+                        await admin.close()
+            self._source_admin = self._target_admin = None

@@ -99,7 +99,11 @@ class MirrorHeartbeatConnector(SourceConnector):
             await create_compacted_topic(admin, topic, config.heartbeats_topic_replication_factor)
             log.info("%s: heartbeats topic %s is ready", name, topic)
 
-        await Scheduler(name, config.admin_timeout_s).execute(create, "creating heartbeats topic")
+        try:
+            await Scheduler(name, config.admin_timeout_s).execute(create, "creating heartbeats topic")
+        except BaseException:  # cancelled (the runtime stopping it meanwhile): no unclosed admin
+            await self.stop()
+            raise
 
     async def stop(self) -> None:
         admin, self._admin = self._admin, None

@@ -12,10 +12,11 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Protocol
 
 from pyconnect.api.connector import SourceConnector
+from pyconnect.concurrency import TaskSet
 from pyconnect.errors import ConnectError
 
 log = logging.getLogger(__name__)
@@ -34,7 +35,7 @@ class Scheduler:
         self._name = name
         self._timeout_s = timeout_s
         self._lock = asyncio.Lock()
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = TaskSet(log)
 
     async def execute(self, job: Job, description: str) -> bool:
         """Run ``job`` now (after any running job); True when it finished without error."""
@@ -61,11 +62,9 @@ class Scheduler:
         ``None`` (feature disabled) schedules nothing."""
         if interval_s is None or interval_s < 0:
             return
-        task = asyncio.create_task(
+        self._tasks.spawn(
             self._repeat(job, interval_s, description, delayed), name=f"{self._name}-{description}"
         )
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
 
     async def _repeat(self, job: Job, interval_s: float, description: str, delayed: bool) -> None:
         loop = asyncio.get_running_loop()
@@ -76,12 +75,7 @@ class Scheduler:
             due = max(due + interval_s, loop.time()) if interval_s > 0 else loop.time() + 1.0
 
     async def close(self) -> None:
-        tasks, self._tasks = list(self._tasks), set()
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await self._tasks.close()
 
 
 class ClosableAdmin(Protocol):
@@ -96,12 +90,24 @@ class ScheduledConnector(SourceConnector):
     _source_admin: ClosableAdmin | None = None
     _target_admin: ClosableAdmin | None = None
 
+    @contextlib.asynccontextmanager
+    async def _stopped_unless_started(self) -> AsyncIterator[None]:
+        """Around the part of ``start`` that follows creating the clients: a start that is cancelled
+        (the runtime stopping the connector meanwhile) or fails stops them before re-raising."""
+        try:
+            yield
+        except BaseException:
+            await self.stop()
+            raise
+
     async def stop(self) -> None:
-        if self._scheduler is not None:
-            await self._scheduler.close()
-            self._scheduler = None
-        for admin in (self._source_admin, self._target_admin):
-            if admin is not None:
-                with contextlib.suppress(Exception):
-                    await admin.close()
-        self._source_admin = self._target_admin = None
+        scheduler, self._scheduler = self._scheduler, None
+        try:
+            if scheduler is not None:
+                await scheduler.close()
+        finally:  # the admins are closed even when this stop is cancelled
+            for admin in (self._source_admin, self._target_admin):
+                if admin is not None:
+                    with contextlib.suppress(Exception):
+                        await admin.close()
+            self._source_admin = self._target_admin = None

@@ -70,6 +70,7 @@ from connectors.mirror.scheduler import ScheduledConnector, Scheduler
 from pyconnect.api.connector import ExactlyOnceSupport
 from pyconnect.api.data import BYTES_SCHEMA, OPTIONAL_BYTES_SCHEMA
 from pyconnect.api.source import Header, RecordMetadata, SourceRecord, SourceTask
+from pyconnect.concurrency import TaskSet
 from pyconnect.config.client_configs import mirror_connector_client_config
 from pyconnect.config.definition import ConfigDef, ConfigValue
 from pyconnect.errors import ConnectError
@@ -190,6 +191,16 @@ class MirrorSourceConnector(ScheduledConnector):
         self._source_admin = MirrorAdmin(config.source_admin_config("replication-source-admin"))
         self._target_admin = MirrorAdmin(config.target_admin_config("replication-target-admin"))
         scheduler = self._scheduler = Scheduler(self._name, config.admin_timeout_ms / 1000)
+        async with self._stopped_unless_started():
+            await self._start_jobs(config, scheduler)
+        log.info(
+            "Started %s with %d topic-partitions in %.0f ms.",
+            self._name,
+            len(self.known_source_partitions),
+            (time.monotonic() - started) * 1000,
+        )
+
+    async def _start_jobs(self, config: MirrorSourceConfig, scheduler: Scheduler) -> None:
         if config.emit_offset_syncs_enabled:
             await scheduler.execute(self._create_offset_syncs_topic, "creating upstream offset-syncs topic")
         await scheduler.execute(self._load_topic_partitions, "loading initial set of topic-partitions")
@@ -208,12 +219,6 @@ class MirrorSourceConnector(ScheduledConnector):
             config.refresh_topics_interval_s,
             "refreshing topics",
             delayed=True,
-        )
-        log.info(
-            "Started %s with %d topic-partitions in %.0f ms.",
-            self._name,
-            len(self.known_source_partitions),
-            (time.monotonic() - started) * 1000,
         )
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
@@ -528,7 +533,7 @@ class MirrorSourceTask(SourceTask):
         self._consumer: SourceConsumer | None = None
         self._producer: Any = None
         self._writer: OffsetSyncWriter | None = None
-        self._sends: set[asyncio.Task[None]] = set()
+        self._sends = TaskSet(log)
         self._stopping = False
         self._routes: dict[tuple[str, int], tuple[str, dict[str, Any]]] = {}
         self.partitions: list[TopicPartition] = []
@@ -662,9 +667,7 @@ class MirrorSourceTask(SourceTask):
             writer.fire_pending_offset_syncs()
 
     def _send_offset_sync(self, sync: OffsetSync, done: SendDone) -> None:
-        task = asyncio.ensure_future(self._send(sync, done))
-        self._sends.add(task)
-        task.add_done_callback(self._sends.discard)
+        self._sends.spawn(self._send(sync, done), name=f"{self._name}-offset-sync")
 
     async def _send(self, sync: OffsetSync, done: SendDone) -> None:
         try:
@@ -689,9 +692,10 @@ class MirrorSourceTask(SourceTask):
             if writer is not None:
                 writer.fire_pending_offset_syncs()
             remaining = deadline - time.monotonic()
-            if not self._sends or remaining <= 0:
+            sends = self._sends.running()
+            if not sends or remaining <= 0:
                 break
-            await asyncio.wait(set(self._sends), timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(sends, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
         left = len(writer.pending_syncs()) if writer is not None else 0
         if left:
             log.warning("%s: %d offset syncs not sent before stopping", self._name, left)
@@ -700,10 +704,10 @@ class MirrorSourceTask(SourceTask):
         started = time.monotonic()
         self._stopping = True
         consumer, self._consumer = self._consumer, None
-        if consumer is not None:
-            with contextlib.suppress(Exception):
-                await consumer.close()
         try:
+            if consumer is not None:
+                with contextlib.suppress(Exception):
+                    await consumer.close()
             if self._producer is not None:
                 await self._drain_offset_syncs(STOP_SYNC_DRAIN_S)
         finally:  # even when the runtime cancels a stop that overran its graceful bound
@@ -711,8 +715,7 @@ class MirrorSourceTask(SourceTask):
             if producer is not None:
                 with contextlib.suppress(Exception):
                     await producer.stop()
-        for task in list(self._sends):
-            task.cancel()
+            await self._sends.close()
         log.info(
             "Stopping %s took %.0f ms.",
             getattr(self, "_name", "MirrorSourceTask"),

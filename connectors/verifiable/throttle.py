@@ -14,6 +14,7 @@ import time
 from typing import Protocol
 
 from pyconnect.api.converters.jackson import to_float32
+from pyconnect.concurrency import cancel_and_wait
 
 NS_PER_MS = 1_000_000
 NS_PER_SEC = 1_000 * NS_PER_MS
@@ -84,8 +85,7 @@ class ThroughputThrottler:
         try:
             await asyncio.wait((sleeper, waker), return_when=asyncio.FIRST_COMPLETED)
         finally:
-            sleeper.cancel()
-            waker.cancel()
+            await cancel_and_wait(sleeper, waker)
 
     def wakeup(self) -> None:
         self._wakeup.set()

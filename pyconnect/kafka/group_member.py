@@ -47,6 +47,7 @@ from aiokafka.protocol.group import (
     SyncGroupRequest,
 )
 
+from pyconnect.concurrency import cancel_and_wait
 from pyconnect.config.client_configs import admin_kwargs
 from pyconnect.errors import ConnectError, RetriableError
 
@@ -477,12 +478,7 @@ class ConnectGroupMember:
 
     async def _stop_heartbeat(self) -> None:
         task, self._heartbeat_task = self._heartbeat_task, None
-        if task is None:
-            return
-        if task is asyncio.current_task():
-            return
-        task.cancel()
-        await asyncio.wait([task])
+        await cancel_and_wait(task, log=log)
 
     async def _heartbeat_loop(self) -> None:
         """Heartbeat every ``heartbeat.interval.ms`` until fenced, out of the group, or cancelled."""

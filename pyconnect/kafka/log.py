@@ -27,7 +27,6 @@ Contract:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
+from pyconnect.concurrency import cancel_and_wait
 from pyconnect.kafka.clients import create_consumer, create_producer
 from pyconnect.kafka.end_offsets import end_offsets
 
@@ -131,19 +131,18 @@ class KafkaLog:
 
     async def stop(self) -> None:
         tail, self._tail = self._tail, None
-        if tail is not None:
-            tail.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await tail
-        self._fail_barriers(RuntimeError(f"KafkaLog {self.topic} stopped"))
-        producer, self._producer = self._producer, None
-        consumer, self._consumer = self._consumer, None
         try:
-            if producer is not None:
-                await producer.stop()
-        finally:
-            if consumer is not None:
-                await consumer.stop()
+            await cancel_and_wait(tail, log=None)  # _run logged its own failure
+        finally:  # the clients are closed even when this stop is cancelled
+            self._fail_barriers(RuntimeError(f"KafkaLog {self.topic} stopped"))
+            producer, self._producer = self._producer, None
+            consumer, self._consumer = self._consumer, None
+            try:
+                if producer is not None:
+                    await producer.stop()
+            finally:
+                if consumer is not None:
+                    await consumer.stop()
 
     async def read_to_end(self) -> None:
         tail, consumer = self._tail, self._consumer

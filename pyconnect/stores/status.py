@@ -17,13 +17,13 @@ Corrupt records are logged with topic/partition/offset and skipped.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from pyconnect.concurrency import TaskSet, cancel_and_wait
 from pyconnect.config.client_configs import client_id_base, internal_producer_config, worker_client_config
 from pyconnect.config.worker import WorkerConfig
 from pyconnect.errors import ConnectError
@@ -96,7 +96,7 @@ class StatusStore:
         self._idle = asyncio.Event()
         self._idle.set()
         self._sender: asyncio.Task[None] | None = None
-        self._retries: set[asyncio.Task[None]] = set()
+        self._retries = TaskSet(log)
 
     @classmethod
     def from_worker_config(cls, worker: WorkerConfig) -> StatusStore:
@@ -128,14 +128,9 @@ class StatusStore:
 
     async def stop(self) -> None:
         async with self._start_lock:
-            tasks = [t for t in (self._sender, *self._retries) if t is not None]
-            self._sender = None
-            self._retries.clear()
-            for task in tasks:
-                task.cancel()
-            for task in tasks:
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            sender, self._sender = self._sender, None
+            await cancel_and_wait(sender, log=log)
+            await self._retries.close()
             while not self._queue.empty():
                 self._queue.get_nowait()
             self._outstanding = 0
@@ -234,9 +229,7 @@ class StatusStore:
         ):
             self._done()
             return
-        task = asyncio.get_running_loop().create_task(self._retry(send))
-        self._retries.add(task)
-        task.add_done_callback(self._retries.discard)
+        self._retries.spawn(self._retry(send), name="status-store-retry")
 
     async def _retry(self, send: _Send) -> None:
         await asyncio.sleep(self._retry_backoff_s)

@@ -2,7 +2,8 @@
 
 ``OwnedProcess``: one tagged ``JavaProcess`` (any program) owned by PID: ``pid``, ``running``,
 ``start`` (``prepare`` what it reads, then ``launch`` it), ``stop`` (SIGTERM, SIGKILL after a bound),
-``kill`` (-9), ``log_tail`` and ``check_alive``.
+``kill`` (-9), ``log_tail`` and ``check_alive``. Every log it launches is watched for leak reports
+(``leaks.PROCESS_LOGS``; the test suite fails on them).
 
 ``ConnectWorkerProcess``: a distributed Connect worker (Java or pyconnect) on a free 127.0.0.1 REST
 port with its ``worker.properties``: the internal topics default to ``<group_id>-configs``,
@@ -32,6 +33,7 @@ from typing import Any
 
 from pyconnect.testing.java_process import JavaProcess
 from pyconnect.testing.kafka import free_ports, render_properties
+from pyconnect.testing.leaks import PROCESS_LOGS
 
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 READY_TIMEOUT_S = 90.0
@@ -90,6 +92,7 @@ class OwnedProcess:
             return
         self.prepare()
         self.process = self.launch()
+        PROCESS_LOGS.watch(self.process.log_file)
         self.process.start()
 
 

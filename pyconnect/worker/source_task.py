@@ -17,8 +17,9 @@ Contract:
   whether the topic is new for the connector).
 - ``stop()`` asks the loop to end (a blocking ``poll`` is cancelled); ``wait_stopped(timeout)``
   waits for a clean end and otherwise cancels the loop: then no UNASSIGNED is reported and the final
-  commit may be skipped, as in Java. Either way the plugin's ``stop()`` runs exactly once when its
-  ``start()`` was called (even a failed or cancelled ``start``), so its clients are always closed. A
+  commit may be skipped, as in Java; the same when ``wait_stopped`` itself is cancelled. Either way
+  the plugin's ``stop()`` runs exactly once when its ``start()`` was called (even a failed or
+  cancelled ``start``), so its clients are always closed, and no task of this object outlives it. A
   failed task reports FAILED with its trace and leaves other tasks alone.
 """
 
@@ -34,6 +35,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from pyconnect.api.source import RecordMetadata, SourceRecord, SourceTask, SourceTaskContext
+from pyconnect.concurrency import TaskSet, cancel_and_wait
 from pyconnect.errors import RetriableError
 from pyconnect.kafka.batch_sender import BatchSender, OutgoingRecord, SentBatch
 from pyconnect.protocol.internal_records import State, TargetState
@@ -93,7 +95,7 @@ class WorkerSourceTask:
         self._state_changed = asyncio.Event()
         self._send_error: BaseException | None = None
         self._run_task: asyncio.Task[None] | None = None
-        self._hooks: set[asyncio.Future[None]] = set()
+        self._hooks = TaskSet(log)
         self._hooks_commit_batch = type(task).commit_record_batch is not SourceTask.commit_record_batch
         self._hooks_commit_record = type(task).commit_record is not SourceTask.commit_record
         self.records_polled = 0
@@ -125,18 +127,27 @@ class WorkerSourceTask:
         """True when the loop ended cleanly within ``timeout`` seconds; else it is cancelled."""
         if self._run_task is None:
             return True
-        done, _ = await asyncio.wait({self._run_task}, timeout=timeout)
+        try:
+            done, _ = await asyncio.wait({self._run_task}, timeout=timeout)
+        except asyncio.CancelledError:
+            await self._abort()
+            raise
         if done:
             return True
         log.error("Task %s did not stop within %.1f s; cancelling it", self.id, timeout)
-        self._run_task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await self._run_task
-        with contextlib.suppress(Exception):
-            await self._stop_plugin()
-        with contextlib.suppress(Exception):
-            await self._stop_producer()
+        await self._abort()
         return False
+
+    async def _abort(self) -> None:
+        """Cancel the loop, then stop the plugin and close the producer (as the loop's end would)."""
+        try:
+            await cancel_and_wait(self._run_task, log=log)
+        finally:  # the plugin's and the producer's clients are closed even when this wait is cancelled
+            await self._hooks.close()
+            with contextlib.suppress(Exception):
+                await self._stop_plugin()
+            with contextlib.suppress(Exception):
+                await self._stop_producer()
 
     async def _run(self) -> None:
         failed = False
@@ -175,15 +186,13 @@ class WorkerSourceTask:
                 self.id, State.FAILED, "".join(traceback.format_exception(exc)), self._version()
             )
         finally:
-            if committer is not None:
-                committer.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await committer
+            await cancel_and_wait(committer, log=log)
         await self._finish(started, failed)
 
     async def _finish(self, started: bool, failed: bool) -> None:
         if started:
             await self._submitted.wait_all_acked(self._flush_timeout_s)
+            await self._hooks.close(grace_s=self._flush_timeout_s)
             await self._commit_offsets()
         await self._stop_plugin()
         await self._stop_producer()
@@ -226,13 +235,15 @@ class WorkerSourceTask:
         stopped = asyncio.ensure_future(self._state_changed.wait())
         try:
             await asyncio.wait({poll, stopped}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            stopped.cancel()
+        except BaseException:
+            await cancel_and_wait(poll, stopped, log=log)
+            raise
         if not poll.done():
-            poll.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await poll
+            errors = await cancel_and_wait(poll, stopped, log=None)
+            if errors:
+                raise errors[0]
             return None
+        await cancel_and_wait(stopped, log=None)
         try:
             records = poll.result()
         except RetriableError as exc:
@@ -387,9 +398,7 @@ class WorkerSourceTask:
                 )
                 for position, i in enumerate(batch.indices)
             ]
-            hook = asyncio.ensure_future(self._commit_record_hooks(acked))
-            self._hooks.add(hook)
-            hook.add_done_callback(self._hooks.discard)
+            self._hooks.spawn(self._commit_record_hooks(acked), name=f"commit-record-{self.id}")
 
     async def _commit_record_hooks(self, acked: list[tuple[SourceRecord, RecordMetadata]]) -> None:
         """``commit_record`` for one acknowledged batch, in order, from one task (not one per record)."""

@@ -165,10 +165,12 @@ class Worker:
                 log.debug("Task %s: producer settings without an equivalent here: %s", task_id, dropped)
             producer = create_producer(producer_config)
             await producer.start()
-        except Exception as exc:
-            if producer is not None:
+        except BaseException as exc:
+            if producer is not None:  # also when this start is cancelled: no unclosed producer
                 with contextlib.suppress(Exception):
                     await producer.stop()
+            if not isinstance(exc, Exception):
+                raise
             log.error("Task %s could not be created: %s", task_id, exc)
             self.reporter.report(task_id, State.FAILED, "".join(traceback.format_exception(exc)))
             return False
