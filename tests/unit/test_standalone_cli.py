@@ -10,7 +10,7 @@ import pytest
 
 from pyconnect import cli
 from pyconnect.errors import ConfigError
-from pyconnect.herder.standalone import StandaloneConfig
+from pyconnect.config.standalone import StandaloneConfig
 from pyconnect.protocol.internal_records import TargetState
 
 WORKER = {
