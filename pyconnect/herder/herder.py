@@ -265,9 +265,9 @@ class Herder(AbstractHerder):
         self._idle.clear()
         self._wakeup.set()
 
-    async def _settled(self) -> None:
-        """Standalone: wait until the work caused by what just happened is applied and its
-        statuses are readable."""
+    async def settled(self) -> None:
+        """Wait until the loop has applied everything that happened so far and the statuses it
+        wrote are readable (standalone replies; tests)."""
         try:
             await asyncio.wait_for(self._idle.wait(), REQUEST_TIMEOUT_S)
         except TimeoutError:
@@ -499,7 +499,7 @@ class Herder(AbstractHerder):
                 "Request timed out. The worker is currently busy with a rebalance or another operation."
             ) from None
         if self.mode.reply_when_settled:
-            await self._settled()
+            await self.settled()
         return result
 
     async def _run_requests(self) -> None:
@@ -662,7 +662,7 @@ class Herder(AbstractHerder):
         await self.config_store.put_target_state(name, target)
         if self.mode.reply_when_settled:
             self._wake()
-            await self._settled()
+            await self.settled()
 
     async def stop_connector(self, name: str) -> None:
         async def stop() -> None:
