@@ -10,7 +10,7 @@ Java's ``MirrorMaker`` (spec §7), one process:
   :meth:`MirrorMakerConfig.worker_config` (``group.id=<S>-mm2``, internal topics
   ``mm2-configs/offsets/status.<S>.internal``, ``ByteArrayConverter``), connector client overrides
   always allowed (Java passes ``AllConnectorClientConfigOverridePolicy`` whatever the file says), its own
-  stores, worker and group member. A :class:`MirrorHerder` keeps the three connectors
+  stores, worker and group member. A herder in dedicated mode (:func:`pyconnect.herder.modes.dedicated`) keeps the three connectors
   ``MirrorSourceConnector``, ``MirrorHeartbeatConnector``, ``MirrorCheckpointConnector`` configured with
   :meth:`MirrorMakerConfig.connector_base_config` whenever it becomes leader (KAFKA-15372).
 - **Internal REST (KIP-710).** With ``dedicated.mode.enable.internal.rest=true`` one
@@ -29,7 +29,6 @@ Java's ``MirrorMaker`` (spec §7), one process:
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import os
 import socket
@@ -41,7 +40,8 @@ from connectors.mirror.mm2_properties import MirrorMakerConfig, SourceAndTarget,
 from pyconnect.concurrency import stop_in_order
 from pyconnect.config.worker import WorkerConfig
 from pyconnect.errors import ConfigError, ConnectError
-from pyconnect.herder.mirror_herder import MirrorHerder
+from pyconnect.herder.herder import Herder
+from pyconnect.herder.modes import dedicated
 from pyconnect.rest.mirror_internal import MirrorRestServer
 from pyconnect.runtime import DistributedMember
 from pyconnect.worker.plugins import PluginRegistry
@@ -117,7 +117,7 @@ class MirrorMaker:
         self.connector_configs = {flow: flow_connector_configs(config, flow) for flow in self.flows}
         self.rest = MirrorRestServer(config.raw) if config.enable_internal_rest else None
         self.plugins = plugins
-        self._members: dict[SourceAndTarget, DistributedMember[MirrorHerder]] = {}
+        self._members: dict[SourceAndTarget, DistributedMember] = {}
         self._started = False
 
     @classmethod
@@ -128,7 +128,7 @@ class MirrorMaker:
         return cls(load(path), clusters, **kwargs)
 
     @property
-    def herders(self) -> dict[SourceAndTarget, MirrorHerder]:
+    def herders(self) -> dict[SourceAndTarget, Herder]:
         """The herders built so far, by flow."""
         return {flow: m.herder for flow, m in self._members.items() if m.herder is not None}
 
@@ -198,12 +198,7 @@ class MirrorMaker:
             worker_id=worker_id,
             rest_url=rest_url or NOT_USED_URL,
             publish_task_configs=publish,
-            herder_type=functools.partial(
-                MirrorHerder,
-                flow=str(flow),
-                worker_id=worker_id,
-                connector_configs=self.connector_configs[flow],
-            ),
+            mode=dedicated(str(flow), self.connector_configs[flow]),
         )
         self._members[flow] = member
         await member.start()

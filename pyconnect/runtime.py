@@ -22,15 +22,18 @@ worker, herder), built the same way for a distributed worker and for each dedica
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
-from typing import Any, Generic, TypeVar
+from collections.abc import Mapping
+from typing import Any
 
 from pyconnect.concurrency import stop_in_order, together
 from pyconnect.config.client_configs import worker_client_config
+from pyconnect.config.standalone import StandaloneConfig
 from pyconnect.config.worker import WorkerConfig
 from pyconnect.errors import ConnectError
-from pyconnect.herder.herder import DistributedHerder, PublishTaskConfigs
-from pyconnect.herder.standalone import StandaloneConfig, StandaloneHerder, StandaloneStatus
+from pyconnect.herder.herder import Herder, PublishTaskConfigs
+from pyconnect.herder.membership import GroupMembership
+from pyconnect.herder.modes import DISTRIBUTED, HerderMode
+from pyconnect.herder.standalone import standalone_herder
 from pyconnect.herder.worker_coordinator import WorkerCoordinator
 from pyconnect.kafka.clients import create_admin
 from pyconnect.kafka.group_member import ConnectGroupMember
@@ -43,6 +46,7 @@ from pyconnect.stores.file_offsets import FileOffsetStore
 from pyconnect.stores.offsets import OffsetStore
 from pyconnect.stores.status import StatusStore
 from pyconnect.worker.plugins import PluginRegistry
+from pyconnect.worker.status import RecordingReporter
 from pyconnect.worker.worker import Worker
 
 log = logging.getLogger(__name__)
@@ -74,16 +78,12 @@ async def fetch_kafka_cluster_id(client_config: Mapping[str, Any]) -> str:
         await admin.close()
 
 
-H = TypeVar("H", bound=DistributedHerder)
-
-
-class DistributedMember(Generic[H]):
+class DistributedMember:
     """One member of a distributed Connect group, built from a ``WorkerConfig``: the Kafka cluster id,
     the config, offset and status stores, the worker, the group member and the herder.
 
     Shared by :class:`DistributedRuntime` (one per process) and the dedicated MirrorMaker (one per
-    flow). ``herder_type`` builds the herder from the config and :class:`DistributedHerder`'s keyword
-    arguments (a subclass, or a partial carrying its extra arguments); ``worker_id`` names the worker
+    flow). ``mode`` is the herder's mode (distributed, or a dedicated flow); ``worker_id`` names the worker
     (statuses, client ids), ``rest_url`` is what the member advertises to its group.
 
     ``start`` (once) looks up the Kafka cluster id, starts the offset store, builds the worker and the
@@ -102,19 +102,19 @@ class DistributedMember(Generic[H]):
         worker_id: str,
         rest_url: str,
         publish_task_configs: PublishTaskConfigs,
-        herder_type: Callable[..., H],
+        mode: HerderMode = DISTRIBUTED,
     ) -> None:
         self.config = config
         self.worker_id = worker_id
         self.rest_url = rest_url
         self.kafka_cluster_id: str | None = None
         self.offset_store: OffsetStore | None = None
-        self.herder: H | None = None
+        self.herder: Herder | None = None
         self._plugins = plugins
         self._publish = publish_task_configs
-        self._herder_type = herder_type
+        self._mode = mode
 
-    async def start(self) -> H:
+    async def start(self) -> Herder:
         cfg = self.config
         client_config = worker_client_config(cfg)
         self.offset_store = offset_store = OffsetStore.from_worker_config(cfg)
@@ -129,13 +129,12 @@ class DistributedMember(Generic[H]):
             retry_backoff_ms=cfg.retry_backoff_ms,
             client_id=cfg.originals.get("client.id") or f"connect-{self.worker_id}",
         )
-        reporter = _LateReporter()
         worker = Worker(
-            self.worker_id, cfg, self._plugins, offset_store, reporter, kafka_cluster_id=cluster_id
+            self.worker_id, cfg, self._plugins, offset_store, RecordingReporter(), kafka_cluster_id=cluster_id
         )
 
-        def coordinator(herder: DistributedHerder) -> WorkerCoordinator:
-            return WorkerCoordinator(
+        def membership(herder: Herder) -> GroupMembership:
+            coordinator = WorkerCoordinator(
                 member,
                 mode=cfg.connect_protocol,
                 rest_url=self.rest_url,
@@ -143,19 +142,20 @@ class DistributedMember(Generic[H]):
                 max_delay_ms=cfg.scheduled_rebalance_max_delay_ms,
                 on_revoked=herder.on_revoked,
             )
+            return GroupMembership(member, coordinator)
 
-        herder = self._herder_type(
+        herder = Herder(
             cfg,
             worker=worker,
             config_store=ConfigStore.from_worker_config(cfg),
             status_store=StatusStore.from_worker_config(cfg),
-            coordinator_factory=coordinator,
-            member=member,
+            membership_factory=membership,
             rest_url=self.rest_url,
+            worker_id=self.worker_id,
             kafka_cluster_id=cluster_id,
             publish_task_configs=self._publish,
+            mode=self._mode,
         )
-        reporter.herder = herder
         self.herder = herder
         await herder.start()
         return herder
@@ -168,24 +168,13 @@ class DistributedMember(Generic[H]):
             raise failures[0]
 
 
-class _LateReporter:
-    """The worker reports statuses through its herder, which is built after the worker."""
-
-    def __init__(self) -> None:
-        self.herder: DistributedHerder | None = None
-
-    def report(self, item: Any, state: Any, trace: str | None = None, version: str | None = None) -> None:
-        if self.herder is not None:
-            self.herder.report(item, state, trace, version)
-
-
 class DistributedRuntime:
     def __init__(self, props: Mapping[str, str], *, plugins: PluginRegistry | None = None) -> None:
         self.config = WorkerConfig(props)
         self.plugins = plugins or PluginRegistry.from_entry_points()
         cfg = self.config
         self.rest = rest_server(cfg)
-        self._member: DistributedMember[DistributedHerder] | None = None
+        self._member: DistributedMember | None = None
         self._started = False
 
     @property
@@ -193,7 +182,7 @@ class DistributedRuntime:
         return self.rest.advertised_url
 
     @property
-    def herder(self) -> DistributedHerder | None:
+    def herder(self) -> Herder | None:
         return self._member.herder if self._member is not None else None
 
     async def start(self) -> None:
@@ -209,7 +198,6 @@ class DistributedRuntime:
                 worker_id=worker_id,
                 rest_url=self.rest_url,
                 publish_task_configs=self.rest.forwarder.post_task_configs,
-                herder_type=DistributedHerder,
             )
             herder = await self._member.start()
             self.rest.attach(herder)
@@ -243,7 +231,7 @@ class StandaloneRuntime:
         self.plugins = plugins or PluginRegistry.from_entry_points()
         cfg = self.config
         self.rest = rest_server(cfg)
-        self.herder: StandaloneHerder | None = None
+        self.herder: Herder | None = None
         self.offset_store: FileOffsetStore | None = None
         self._started = False
 
@@ -263,13 +251,15 @@ class StandaloneRuntime:
             self.offset_store = FileOffsetStore.from_worker_config(self.config)
             await self.offset_store.start()
             worker_id = self.rest_url.split("://", 1)[-1].rstrip("/")
-            status = StandaloneStatus(worker_id)
             worker = Worker(
-                worker_id, self.config, self.plugins, self.offset_store, status, kafka_cluster_id=cluster_id
+                worker_id,
+                self.config,
+                self.plugins,
+                self.offset_store,
+                RecordingReporter(),
+                kafka_cluster_id=cluster_id,
             )
-            self.herder = StandaloneHerder(
-                self.config, worker=worker, status=status, kafka_cluster_id=cluster_id
-            )
+            self.herder = standalone_herder(self.config, worker=worker, kafka_cluster_id=cluster_id)
             await self.herder.start()
             self.rest.attach(self.herder)
             log.info("Standalone worker %s started (Kafka cluster %s)", worker_id, cluster_id)

@@ -10,10 +10,9 @@ from pyconnect.stores.config import (
     ClusterConfigState,
     ConfigStateMachine,
     ConfigStore,
-    ConfigUpdateListener,
     MemoryConfigStore,
-    NullConfigListener,
 )
+from pyconnect.stores.config_events import ConfigEvent, ConfigListener
 from pyconnect.stores.kafka_topic import InternalTopic
 from pyconnect.stores.memory import MemoryLog, MemoryTopic
 from pyconnect.stores.offsets import MemoryOffsetStore, OffsetStore
@@ -21,16 +20,16 @@ from pyconnect.stores.status import MemoryStatusStore, StatusStore
 
 __all__ = [
     "ClusterConfigState",
+    "ConfigEvent",
+    "ConfigListener",
     "ConfigStateMachine",
     "ConfigStore",
-    "ConfigUpdateListener",
     "InternalTopic",
     "MemoryConfigStore",
     "MemoryLog",
     "MemoryOffsetStore",
     "MemoryStatusStore",
     "MemoryTopic",
-    "NullConfigListener",
     "OffsetStore",
     "StatusStore",
 ]

@@ -15,10 +15,10 @@ Reader contract:
   accepted it), ``-1`` before any: the "config offset" of group metadata and assignments.
 - Records that cannot be used are logged with topic/partition/offset and skipped.
 
-Listener contract: :class:`ConfigUpdateListener` callbacks are plain (sync) calls made from the log's
-tail task (or from ``refresh``/writers that read to the end), in topic order, only for records read
-after ``start()`` finished its initial read (restart requests and logger levels read during startup
-are dropped, as in Java). A callback must not block; an exception from it is logged and the tail goes
+Listener contract: the listener (``listener(event)``, events of :mod:`pyconnect.stores.config_events`)
+is called plainly (sync) from the log's tail task (or from ``refresh``/writers that read to the end),
+in topic order, only for records read after ``start()`` finished its initial read (restart requests
+and logger levels read during startup are dropped, as in Java). A callback must not block; an exception from it is logged and the tail goes
 on. Take a :meth:`ConfigStore.snapshot` inside the callback to see the state that includes the record.
 
 Writers are coroutines; privileged writes (connector configs, deletions, task configs, session keys,
@@ -62,6 +62,18 @@ from pyconnect.protocol.internal_records import (
 from pyconnect.protocol.javahash import java_string_key
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.stores.base import RecordLog, TopicSource
+from pyconnect.stores.config_events import (
+    ConfigEvent,
+    ConfigListener,
+    ConnectorConfigRemoved,
+    ConnectorConfigUpdated,
+    LoggerLevelChanged,
+    RestartRequested,
+    SessionKeyUpdated,
+    TargetStateChanged,
+    TaskConfigsCommitted,
+    ignore_config_event,
+)
 from pyconnect.stores.kafka_topic import InternalTopic, client_config, client_id_base, producer_settings
 from pyconnect.stores.memory import MemoryTopic
 
@@ -71,49 +83,6 @@ READ_WRITE_TOTAL_TIMEOUT_S = 30.0
 CONFIG_TOPIC_CONFIG = "config.storage.topic"
 
 Config = Mapping[str, str | None]
-
-
-class ConfigUpdateListener(Protocol):
-    """What the herder hears from the config topic (Java ``ConfigBackingStore.UpdateListener``)."""
-
-    def on_connector_config_remove(self, connector: str) -> None: ...
-
-    def on_connector_config_update(self, connector: str) -> None: ...
-
-    def on_task_config_update(self, tasks: Sequence[ConnectorTaskId]) -> None: ...
-
-    def on_connector_target_state_change(self, connector: str) -> None: ...
-
-    def on_session_key_update(self, session_key: SessionKeyRecord) -> None: ...
-
-    def on_restart_request(self, request: RestartRequest) -> None: ...
-
-    def on_logger_level_update(self, namespace: str, level: str) -> None: ...
-
-
-class NullConfigListener:
-    """A listener that ignores everything (the default until the herder sets its own)."""
-
-    def on_connector_config_remove(self, connector: str) -> None:
-        pass
-
-    def on_connector_config_update(self, connector: str) -> None:
-        pass
-
-    def on_task_config_update(self, tasks: Sequence[ConnectorTaskId]) -> None:
-        pass
-
-    def on_connector_target_state_change(self, connector: str) -> None:
-        pass
-
-    def on_session_key_update(self, session_key: SessionKeyRecord) -> None:
-        pass
-
-    def on_restart_request(self, request: RestartRequest) -> None:
-        pass
-
-    def on_logger_level_update(self, namespace: str, level: str) -> None:
-        pass
 
 
 def _frozen(mapping: Mapping[Any, Any]) -> Mapping[Any, Any]:
@@ -225,15 +194,15 @@ class ConfigStateMachine:
             inconsistent_connectors=frozenset(self.inconsistent),
         )
 
-    def apply_record(self, record: LogRecord) -> list[tuple[str, tuple[Any, ...]]]:
+    def apply_record(self, record: LogRecord) -> list[ConfigEvent]:
         """Apply one consumed record; raises ``InternalRecordError`` for records that are skipped."""
         value = loads(record.value)  # unparsable JSON: raises before the offset moves (as Java)
         self._snapshot = None
         self.offset = record.offset + 1
         return self.apply(decode_config_value(decode_key(record.key), value))
 
-    def apply(self, record: ConfigRecord) -> list[tuple[str, tuple[Any, ...]]]:
-        """Apply one decoded record; returns ``(listener method, args)`` pairs to call."""
+    def apply(self, record: ConfigRecord) -> list[ConfigEvent]:
+        """Apply one decoded record; returns the events it causes for the listener."""
         self._snapshot = None
         if isinstance(record, TargetStateRecord):
             return self._target_state(record)
@@ -252,19 +221,19 @@ class ConfigStateMachine:
         if isinstance(record, CommitRecord):
             return self._commit(record)
         if isinstance(record, RestartRequest):
-            return [("on_restart_request", (record,))]
+            return [RestartRequested(record, self.offset)]
         if isinstance(record, TaskCountRecord):
             self.connector_task_count_records[record.connector] = record.task_count
             self.connectors_pending_fencing.discard(record.connector)
             return []
         if isinstance(record, SessionKeyRecord):
             self.session_key = record
-            return [("on_session_key_update", (record,))]
+            return [SessionKeyUpdated(record, self.offset)]
         if isinstance(record, LoggerLevelRecord):
-            return [("on_logger_level_update", (record.namespace, record.level))]
+            return [LoggerLevelChanged(record.namespace, record.level, self.offset)]
         raise InternalRecordError(f"unexpected config record {record!r}")
 
-    def _target_state(self, record: TargetStateRecord) -> list[tuple[str, tuple[Any, ...]]]:
+    def _target_state(self, record: TargetStateRecord) -> list[ConfigEvent]:
         name = record.connector
         if record.state is None:
             self.connector_target_states.pop(name, None)
@@ -274,18 +243,18 @@ class ConfigStateMachine:
         previous = self.connector_target_states.get(name)
         self.connector_target_states[name] = record.state
         if previous is not record.state and name in self.connector_configs:
-            return [("on_connector_target_state_change", (name,))]
+            return [TargetStateChanged(name, self.offset)]
         return []
 
-    def _connector_config(self, record: ConnectorConfigRecord) -> list[tuple[str, tuple[Any, ...]]]:
+    def _connector_config(self, record: ConnectorConfigRecord) -> list[ConfigEvent]:
         name = record.connector
         if record.properties is None:
             self._remove_connector(name)
             log.info("Successfully processed removal of connector '%s'", name)
-            return [("on_connector_config_remove", (name,))]
+            return [ConnectorConfigRemoved(name, self.offset)]
         self.connector_configs[name] = dict(record.properties)
         self.connector_target_states.setdefault(name, TargetState.STARTED)
-        return [("on_connector_config_update", (name,))]
+        return [ConnectorConfigUpdated(name, self.offset)]
 
     def _remove_connector(self, name: str) -> None:
         self.connector_configs.pop(name, None)
@@ -295,7 +264,7 @@ class ConfigStateMachine:
         self.deferred_task_updates.pop(name, None)
         self.applied_connector_configs.pop(name, None)
 
-    def _commit(self, record: CommitRecord) -> list[tuple[str, tuple[Any, ...]]]:
+    def _commit(self, record: CommitRecord) -> list[ConfigEvent]:
         name = record.connector
         applied = self.connector_configs.get(name)
         if applied is None:
@@ -326,7 +295,7 @@ class ConfigStateMachine:
             deferred.clear()
         self.connector_task_counts[name] = record.tasks
         self.connectors_pending_fencing.add(name)
-        return [("on_task_config_update", (updated,))]
+        return [TaskConfigsCommitted(name, tuple(updated), self.offset)]
 
 
 class PrivilegedWriter(Protocol):
@@ -349,7 +318,7 @@ class ConfigStore:
         self.topic = topic
         self._name = getattr(topic, "name", "config")
         self._state = ConfigStateMachine()
-        self._listener: ConfigUpdateListener = NullConfigListener()
+        self._listener: ConfigListener = ignore_config_event
         self._log: RecordLog | None = None
         self._started = False
         self._start_lock = asyncio.Lock()
@@ -377,8 +346,8 @@ class ConfigStore:
         )
         return cls(topic, transactional=eos in ("enabled", "preparing"))
 
-    def set_update_listener(self, listener: ConfigUpdateListener) -> None:
-        """Set before ``start()``; callbacks go to this listener from then on."""
+    def set_update_listener(self, listener: ConfigListener) -> None:
+        """Set before ``start()``; every :mod:`~pyconnect.stores.config_events` event goes to it from then on."""
         self._listener = listener
 
     async def start(self) -> None:
@@ -427,7 +396,7 @@ class ConfigStore:
     def _on_records(self, records: Sequence[LogRecord]) -> None:
         for record in records:
             try:
-                calls = self._state.apply_record(record)
+                events = self._state.apply_record(record)
             except InternalRecordError as exc:
                 log.error(
                     "Skipping config record at %s-%d offset %d (key %r): %s",
@@ -440,13 +409,13 @@ class ConfigStore:
                 continue
             if not self._started:
                 continue
-            for method, args in calls:
+            for event in events:
                 try:
-                    getattr(self._listener, method)(*args)
+                    self._listener(event)
                 except Exception:
                     log.exception(
-                        "Config update listener %s failed for record at %s-%d offset %d",
-                        method,
+                        "Config update listener failed on %s for record at %s-%d offset %d",
+                        type(event).__name__,
                         record.topic,
                         record.partition,
                         record.offset,

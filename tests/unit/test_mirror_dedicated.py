@@ -1,12 +1,13 @@
 """Dedicated MirrorMaker without Kafka: which herders a file gives, their worker ids and configs, the CLI's
-one-line errors, and MirrorHerder's leader-side configuration (KAFKA-15372) over in-memory stores."""
+one-line errors, and the dedicated herder's leader-side configuration (KAFKA-15372) over in-memory stores."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import socket
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -15,8 +16,8 @@ import pytest
 from connectors.mirror.mm2_properties import MirrorMakerConfig, SourceAndTarget
 from pyconnect.cli import main
 from pyconnect.errors import ConfigError
-from pyconnect.herder.mirror_herder import MirrorHerder
-from pyconnect.herder.worker_coordinator import RebalanceOutcome
+from pyconnect.herder.herder import Herder
+from pyconnect.herder.modes import dedicated
 from pyconnect.mirror_maker import (
     CONNECTOR_ORDER,
     MirrorMaker,
@@ -25,12 +26,11 @@ from pyconnect.mirror_maker import (
     flow_worker_props,
     herder_flows,
 )
-from pyconnect.protocol.connect_assignment import ExtendedAssignment
-from pyconnect.protocol.connect_metadata import ConnectProtocolCompatibility
 from pyconnect.stores import MemoryConfigStore, MemoryOffsetStore, MemoryStatusStore
 from pyconnect.worker.plugins import PluginRegistry
 from pyconnect.worker.status import RecordingReporter
 from pyconnect.worker.worker import Worker
+from tests.herder_fakes import ScriptedMembership
 
 T = TypeVar("T")
 AB, BA = SourceAndTarget("A", "B"), SourceAndTarget("B", "A")
@@ -187,13 +187,10 @@ class Settings(dict[str, object]):
         return {}
 
 
-class InlineMirrorHerder(MirrorHerder):
-    """The real MirrorHerder with requests run inline (no tick, no group) and counted writes."""
+class CountingHerder(Herder):
+    """The real herder of a dedicated flow, counting the connector config writes it attempts."""
 
     writes: list[str]
-
-    async def _submit(self, operation: Callable[[], Awaitable[T]]) -> T:
-        return await operation()
 
     async def put_connector_config(self, name: str, config: Mapping[str, str], **kwargs: Any) -> Any:
         self.writes.append(name)
@@ -202,66 +199,57 @@ class InlineMirrorHerder(MirrorHerder):
 
 async def mirror_herder(
     configs: MemoryConfigStore, desired: Mapping[str, Mapping[str, str]]
-) -> InlineMirrorHerder:
+) -> CountingHerder:
     settings = Settings(
         {"topic.tracking.enable": True, "worker.sync.timeout.ms": 3000, "worker.unsync.backoff.ms": 10}
     )
     statuses, offsets = MemoryStatusStore(), MemoryOffsetStore()
     worker = Worker("w", settings, PluginRegistry.from_entry_points(), offsets, RecordingReporter())
-    herder = InlineMirrorHerder(
+    herder = CountingHerder(
         settings,
-        flow="A->B",
-        worker_id="127.0.0.1:1/A->B",
-        connector_configs=desired,
         worker=worker,
         config_store=configs,
         status_store=statuses,
-        coordinator_factory=lambda h: None,  # type: ignore[arg-type,return-value]
-        member=None,
+        membership_factory=ScriptedMembership,
         rest_url="http://127.0.0.1:1/",
+        worker_id="127.0.0.1:1/A->B",
         kafka_cluster_id="test-cluster",
-        publish_task_configs=None,  # type: ignore[arg-type]
+        mode=dedicated("A->B", desired),
     )
     herder.writes = []
-    configs.set_update_listener(herder)
-    for store in (offsets, statuses, configs):
-        await store.start()
+    await offsets.start()
+    await herder.start()
     return herder
 
 
-async def rebalance(herder: InlineMirrorHerder, *, leader: bool, revoked: bool = False) -> None:
-    """One completed round as the coordinator would report it, then any configuration it started."""
-    offset = herder.config_store.offset
-    assignment = ExtendedAssignment(
-        0,
-        "leader",
-        "http://leader:1/",
-        offset,
-        revoked_connectors=("MirrorHeartbeatConnector",) if revoked else (),
-    )
-    outcome = RebalanceOutcome(
-        herder.generation + 1,
-        "me",
-        "me" if leader else "other",
-        "http://leader:1/",
-        ConnectProtocolCompatibility.SESSIONED,
-        leader,
-        assignment,
-        ExtendedAssignment(0, "leader", "http://leader:1/", offset),
-    )
-    herder._rejoin_requested = False
-    await herder._handle_rebalance(outcome)
-    if herder._configuring is not None:
-        await herder._configuring
+async def rebalance(herder: CountingHerder, *, leader: bool, revoked: bool = False) -> None:
+    """One completed round as the group would report it, then any configuration it started."""
+    membership = herder.membership
+    assert isinstance(membership, ScriptedMembership)
+    generation = herder.generation + 1
+    membership.play(leader=leader, revoked=revoked)
+    deadline = asyncio.get_running_loop().time() + 5
+    while herder.generation < generation:
+        assert asyncio.get_running_loop().time() < deadline, "the round was not applied"
+        await asyncio.sleep(0.005)
+    if revoked:
+        return
+    membership.serving = True
+    try:
+        await herder.settled()
+        await herder.configured()
+        await herder.settled()
+    finally:
+        membership.serving = False
 
 
-async def stop(herder: InlineMirrorHerder) -> None:
-    for store in (herder.worker.offset_store, herder.status_store, herder.config_store):
-        await store.stop()
+async def stop(herder: CountingHerder) -> None:
+    await herder.stop()
+    await herder.worker.offset_store.stop()
 
 
 async def test_a_new_leader_writes_missing_configs_in_java_order(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, "pyconnect.herder.mirror_herder")
+    caplog.set_level(logging.INFO, "pyconnect.herder.herder")
     desired = flow_connector_configs(mm2(), AB)
     herder = await mirror_herder(MemoryConfigStore(), desired)
     try:

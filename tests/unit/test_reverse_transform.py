@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pyconnect.herder.herder import reverse_transform
+from pyconnect.herder.core import reverse_transform
 
 
 def test_resolved_values_of_variable_keys_are_replaced_by_the_raw_variable() -> None:

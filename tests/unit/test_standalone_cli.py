@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from pyconnect import cli
+from pyconnect.config.standalone import StandaloneConfig
 from pyconnect.errors import ConfigError
-from pyconnect.herder.standalone import StandaloneConfig
 from pyconnect.protocol.internal_records import TargetState
 
 WORKER = {

@@ -1,4 +1,4 @@
-"""StandaloneHerder over a real Worker and FileOffsetStore; only the Kafka producer is a fake.
+"""The standalone herder over a real Worker and FileOffsetStore; only the Kafka producer is a fake.
 
 Covers the HerderApi as the REST layer uses it in standalone mode: create, statuses, pause/resume,
 stop (tasks removed, offsets editable), restart, delete, and the distributed-only internal endpoint.
@@ -14,13 +14,16 @@ from typing import Any
 
 import pytest
 
+from pyconnect.config.standalone import StandaloneConfig
 from pyconnect.errors import AlreadyExistsError, BadRequestError, NotFoundError
-from pyconnect.herder.standalone import StandaloneConfig, StandaloneHerder, StandaloneStatus
+from pyconnect.herder.herder import Herder
+from pyconnect.herder.standalone import standalone_herder
 from pyconnect.protocol.internal_records import TargetState
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.stores.file_offsets import FileOffsetStore
 from pyconnect.worker import worker as worker_module
 from pyconnect.worker.plugins import PluginRegistry
+from pyconnect.worker.status import RecordingReporter
 from pyconnect.worker.worker import Worker
 
 
@@ -76,7 +79,7 @@ VERIFIABLE = {
 
 
 @pytest.fixture
-async def herder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[StandaloneHerder]:
+async def herder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Herder]:
     monkeypatch.setattr(worker_module, "create_producer", FakeProducer)
     config = StandaloneConfig(
         {
@@ -89,9 +92,10 @@ async def herder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterat
     )
     offsets = FileOffsetStore(tmp_path / "offsets.json")
     await offsets.start()
-    status = StandaloneStatus("127.0.0.1:8083")
-    worker = Worker("127.0.0.1:8083", config, PluginRegistry.from_entry_points(), offsets, status)
-    herder = StandaloneHerder(config, worker=worker, status=status, kafka_cluster_id="cluster")
+    worker = Worker(
+        "127.0.0.1:8083", config, PluginRegistry.from_entry_points(), offsets, RecordingReporter()
+    )
+    herder = standalone_herder(config, worker=worker, kafka_cluster_id="cluster")
     await herder.start()
     herder.mark_ready()
     try:
@@ -108,12 +112,12 @@ async def eventually(probe: Any, timeout: float = 5.0) -> None:
         await asyncio.sleep(0.02)
 
 
-def states(herder: StandaloneHerder, name: str) -> tuple[str, list[str]]:
+def states(herder: Herder, name: str) -> tuple[str, list[str]]:
     info = herder.connector_status(name)
     return info.connector.state, [t.state for t in info.tasks]
 
 
-async def test_create_runs_connector_and_tasks(herder: StandaloneHerder) -> None:
+async def test_create_runs_connector_and_tasks(herder: Herder) -> None:
     created, info = await herder.put_connector_config("v", VERIFIABLE, allow_replace=False)
     assert created and info.type.value == "source"
     assert info.tasks == [ConnectorTaskId("v", 0), ConnectorTaskId("v", 1)]
@@ -127,13 +131,13 @@ async def test_create_runs_connector_and_tasks(herder: StandaloneHerder) -> None
     await eventually(lambda: len(herder.worker.offset_store.connector_partitions("v")) == 2)
 
 
-async def test_invalid_config_is_a_bad_request(herder: StandaloneHerder) -> None:
+async def test_invalid_config_is_a_bad_request(herder: Herder) -> None:
     with pytest.raises(BadRequestError):
         await herder.put_connector_config("v", {"tasks.max": "1"}, allow_replace=False)
     assert herder.connectors() == []
 
 
-async def test_pause_resume_stop_and_offsets(herder: StandaloneHerder) -> None:
+async def test_pause_resume_stop_and_offsets(herder: Herder) -> None:
     await herder.put_connector_config("v", VERIFIABLE, allow_replace=False)
     await eventually(lambda: states(herder, "v") == ("RUNNING", ["RUNNING", "RUNNING"]))
     await herder.pause_connector("v")
@@ -157,7 +161,7 @@ async def test_pause_resume_stop_and_offsets(herder: StandaloneHerder) -> None:
     await eventually(lambda: states(herder, "v") == ("RUNNING", ["RUNNING", "RUNNING"]))
 
 
-async def test_restart_and_delete(herder: StandaloneHerder) -> None:
+async def test_restart_and_delete(herder: Herder) -> None:
     await herder.put_connector_config("v", VERIFIABLE, allow_replace=False)
     await eventually(lambda: states(herder, "v") == ("RUNNING", ["RUNNING", "RUNNING"]))
     assert await herder.restart_connector("v", include_tasks=False, only_failed=False) is None
@@ -178,7 +182,7 @@ async def test_restart_and_delete(herder: StandaloneHerder) -> None:
         await herder.delete_connector("v")
 
 
-async def test_replace_with_new_task_count_and_initial_state(herder: StandaloneHerder) -> None:
+async def test_replace_with_new_task_count_and_initial_state(herder: Herder) -> None:
     await herder.put_connector_config("v", VERIFIABLE, allow_replace=False, initial_state=TargetState.PAUSED)
     await eventually(lambda: states(herder, "v")[0] == "PAUSED")
     await herder.resume_connector("v")
@@ -191,7 +195,7 @@ async def test_replace_with_new_task_count_and_initial_state(herder: StandaloneH
     assert len(patched.tasks) == 3
 
 
-async def test_task_configs_from_outside_are_refused(herder: StandaloneHerder) -> None:
+async def test_task_configs_from_outside_are_refused(herder: Herder) -> None:
     with pytest.raises(BadRequestError, match="standalone"):
         await herder.put_task_configs("v", [], b"[]", {})
     await herder.set_cluster_logger_level("pyconnect.herder", "DEBUG")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -23,36 +23,42 @@ from pyconnect.protocol.internal_records import (
 )
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.stores import MemoryConfigStore, MemoryOffsetStore, MemoryStatusStore, MemoryTopic
+from pyconnect.stores.config_events import (
+    ConfigEvent,
+    ConnectorConfigRemoved,
+    ConnectorConfigUpdated,
+    LoggerLevelChanged,
+    RestartRequested,
+    SessionKeyUpdated,
+    TargetStateChanged,
+    TaskConfigsCommitted,
+)
 
 PROPS = {"connector.class": "Demo", "tasks.max": "2", "name": "c"}
 
 
 class Recorder:
-    """A ConfigUpdateListener that records every call."""
+    """A config listener that records every event as a short tuple."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, Any]] = []
 
-    def on_connector_config_remove(self, connector: str) -> None:
-        self.calls.append(("remove", connector))
-
-    def on_connector_config_update(self, connector: str) -> None:
-        self.calls.append(("update", connector))
-
-    def on_task_config_update(self, tasks: Sequence[ConnectorTaskId]) -> None:
-        self.calls.append(("tasks", list(tasks)))
-
-    def on_connector_target_state_change(self, connector: str) -> None:
-        self.calls.append(("target", connector))
-
-    def on_session_key_update(self, session_key: SessionKeyRecord) -> None:
-        self.calls.append(("session", session_key.algorithm))
-
-    def on_restart_request(self, request: RestartRequest) -> None:
-        self.calls.append(("restart", request))
-
-    def on_logger_level_update(self, namespace: str, level: str) -> None:
-        self.calls.append(("logger", (namespace, level)))
+    def __call__(self, event: ConfigEvent) -> None:
+        match event:
+            case ConnectorConfigRemoved(connector=name):
+                self.calls.append(("remove", name))
+            case ConnectorConfigUpdated(connector=name):
+                self.calls.append(("update", name))
+            case TaskConfigsCommitted(tasks=tasks):
+                self.calls.append(("tasks", list(tasks)))
+            case TargetStateChanged(connector=name):
+                self.calls.append(("target", name))
+            case SessionKeyUpdated(key=key):
+                self.calls.append(("session", key.algorithm))
+            case RestartRequested(request=request):
+                self.calls.append(("restart", request))
+            case LoggerLevelChanged(namespace=namespace, level=level):
+                self.calls.append(("logger", (namespace, level)))
 
 
 def task_record(connector: str, n: int, props: dict[str, str] | None = None) -> tuple[bytes, bytes]:
@@ -232,8 +238,9 @@ async def test_corrupt_records_are_skipped_and_only_valid_json_moves_the_offset(
 
 async def test_a_failing_listener_does_not_stop_the_store() -> None:
     class Boom(Recorder):
-        def on_connector_config_update(self, connector: str) -> None:
-            raise RuntimeError("listener bug")
+        def __call__(self, event: ConfigEvent) -> None:
+            if isinstance(event, ConnectorConfigUpdated):
+                raise RuntimeError("listener bug")
 
     store = MemoryConfigStore()
     store.set_update_listener(Boom())
