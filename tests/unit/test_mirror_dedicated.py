@@ -3,7 +3,6 @@ one-line errors, and the dedicated herder's leader-side configuration (KAFKA-153
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 import socket
@@ -26,11 +25,8 @@ from pyconnect.mirror_maker import (
     flow_worker_props,
     herder_flows,
 )
-from pyconnect.stores import MemoryConfigStore, MemoryOffsetStore, MemoryStatusStore
-from pyconnect.worker.plugins import PluginRegistry
-from pyconnect.worker.status import RecordingReporter
-from pyconnect.worker.worker import Worker
-from tests.herder_fakes import ScriptedMembership
+from pyconnect.stores import MemoryConfigStore
+from tests.herder_fakes import play_round, scripted_herder, stop_herder, worker_config
 
 T = TypeVar("T")
 AB, BA = SourceAndTarget("A", "B"), SourceAndTarget("B", "A")
@@ -182,11 +178,6 @@ def test_cli_start_failure_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture
 # ---- MirrorHerder: the leader keeps the connector configs ----------------------------------------
 
 
-class Settings(dict[str, object]):
-    def providers(self) -> dict[str, object]:
-        return {}
-
-
 class CountingHerder(Herder):
     """The real herder of a dedicated flow, counting the connector config writes it attempts."""
 
@@ -200,52 +191,15 @@ class CountingHerder(Herder):
 async def mirror_herder(
     configs: MemoryConfigStore, desired: Mapping[str, Mapping[str, str]]
 ) -> CountingHerder:
-    settings = Settings(
-        {"topic.tracking.enable": True, "worker.sync.timeout.ms": 3000, "worker.unsync.backoff.ms": 10}
-    )
-    statuses, offsets = MemoryStatusStore(), MemoryOffsetStore()
-    worker = Worker("w", settings, PluginRegistry.from_entry_points(), offsets, RecordingReporter())
-    herder = CountingHerder(
-        settings,
-        worker=worker,
-        config_store=configs,
-        status_store=statuses,
-        membership_factory=ScriptedMembership,
-        rest_url="http://127.0.0.1:1/",
-        worker_id="127.0.0.1:1/A->B",
-        kafka_cluster_id="test-cluster",
+    herder = await scripted_herder(
+        worker_config(**{"worker.unsync.backoff.ms": "10"}),
+        configs=configs,
         mode=dedicated("A->B", desired),
+        worker_id="127.0.0.1:1/A->B",
+        herder_type=CountingHerder,
     )
     herder.writes = []
-    await offsets.start()
-    await herder.start()
     return herder
-
-
-async def rebalance(herder: CountingHerder, *, leader: bool, revoked: bool = False) -> None:
-    """One completed round as the group would report it, then any configuration it started."""
-    membership = herder.membership
-    assert isinstance(membership, ScriptedMembership)
-    generation = herder.generation + 1
-    membership.play(leader=leader, revoked=revoked)
-    deadline = asyncio.get_running_loop().time() + 5
-    while herder.generation < generation:
-        assert asyncio.get_running_loop().time() < deadline, "the round was not applied"
-        await asyncio.sleep(0.005)
-    if revoked:
-        return
-    membership.serving = True
-    try:
-        await herder.settled()
-        await herder.configured()
-        await herder.settled()
-    finally:
-        membership.serving = False
-
-
-async def stop(herder: CountingHerder) -> None:
-    await herder.stop()
-    await herder.worker.offset_store.stop()
 
 
 async def test_a_new_leader_writes_missing_configs_in_java_order(caplog: pytest.LogCaptureFixture) -> None:
@@ -253,7 +207,7 @@ async def test_a_new_leader_writes_missing_configs_in_java_order(caplog: pytest.
     desired = flow_connector_configs(mm2(), AB)
     herder = await mirror_herder(MemoryConfigStore(), desired)
     try:
-        await rebalance(herder, leader=True)
+        await play_round(herder, leader=True)
         assert herder.writes == list(CONNECTOR_ORDER)
         snapshot = herder.config_store.snapshot()
         for name, config in desired.items():
@@ -262,15 +216,15 @@ async def test_a_new_leader_writes_missing_configs_in_java_order(caplog: pytest.
         assert "MirrorCheckpointConnector connector configured for A->B." in caplog.text
 
         # Staying leader: nothing more. Losing and regaining leadership: checked again, all up to date.
-        await rebalance(herder, leader=True)
-        await rebalance(herder, leader=False)
+        await play_round(herder, leader=True)
+        await play_round(herder, leader=False)
         offset = herder.config_store.offset
-        await rebalance(herder, leader=True)
+        await play_round(herder, leader=True)
         assert herder.writes == list(CONNECTOR_ORDER)
         assert herder.config_store.offset == offset
         assert "configuration for MirrorSourceConnector is already up to date." in caplog.text
     finally:
-        await stop(herder)
+        await stop_herder(herder)
 
 
 async def test_a_changed_file_is_applied_by_the_next_leader_only() -> None:
@@ -278,35 +232,35 @@ async def test_a_changed_file_is_applied_by_the_next_leader_only() -> None:
     store = MemoryConfigStore()
     first = await mirror_herder(store, flow_connector_configs(mm2(), AB))
     try:
-        await rebalance(first, leader=True)
+        await play_round(first, leader=True)
         # Someone else's write to one connector (e.g. an older file's leader): only that one differs.
         stale = {**flow_connector_configs(mm2(), AB)["MirrorCheckpointConnector"], "groups": "old-.*"}
         await store.put_connector_config("MirrorCheckpointConnector", stale, None)
     finally:
-        await stop(first)
+        await stop_herder(first)
     follower = await mirror_herder(MemoryConfigStore(store.topic), flow_connector_configs(mm2(), AB))
     try:
-        await rebalance(follower, leader=False)
-        await rebalance(follower, leader=True, revoked=True)  # not a successful round: rejoin first
+        await play_round(follower, leader=False)
+        await play_round(follower, leader=True, revoked=True)  # not a successful round: rejoin first
         assert follower.writes == []
-        await rebalance(follower, leader=True)
+        await play_round(follower, leader=True)
         assert follower.writes == ["MirrorCheckpointConnector"]
         checkpoint = follower.config_store.snapshot().connector_config("MirrorCheckpointConnector") or {}
         assert "groups" not in checkpoint
     finally:
-        await stop(follower)
+        await stop_herder(follower)
 
     # A changed file: flow keys (``A->B.*``) and top-level connector keys belong to all three configs.
     changed = flow_connector_configs(mm2(**{"A->B.emit.checkpoints.interval.seconds": "5"}), AB)
     restarted = await mirror_herder(MemoryConfigStore(store.topic), changed)
     try:
-        await rebalance(restarted, leader=True)
+        await play_round(restarted, leader=True)
         assert restarted.writes == list(CONNECTOR_ORDER)
         for name in CONNECTOR_ORDER:
             config = restarted.config_store.snapshot().connector_config(name) or {}
             assert config["emit.checkpoints.interval.seconds"] == "5"
     finally:
-        await stop(restarted)
+        await stop_herder(restarted)
 
 
 async def test_an_invalid_config_is_logged_and_the_others_still_written(
@@ -315,13 +269,13 @@ async def test_an_invalid_config_is_logged_and_the_others_still_written(
     desired = flow_connector_configs(mm2(**{"A->B.tasks.max": "many"}), AB)
     herder = await mirror_herder(MemoryConfigStore(), desired)
     try:
-        await rebalance(herder, leader=True)
+        await play_round(herder, leader=True)
         assert herder.writes == list(CONNECTOR_ORDER)
         assert herder.config_store.snapshot().connectors() == []
         assert "Failed to configure MirrorSourceConnector connector for A->B" in caplog.text
         assert "tasks.max" in caplog.text
     finally:
-        await stop(herder)
+        await stop_herder(herder)
 
 
 # ---- the launcher --------------------------------------------------------------------------------

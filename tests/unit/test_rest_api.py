@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from types import SimpleNamespace
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import aiohttp
@@ -20,15 +19,12 @@ from pyconnect.herder.entities import (
     TaskInfo,
     TaskState,
 )
-from pyconnect.herder.herder import DistributedHerder
+from pyconnect.herder.herder import Herder
 from pyconnect.protocol.internal_records import ConnectorStatus, State, TargetState, TaskStatus, TopicStatus
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.rest.resources import NO_OFFSETS
 from pyconnect.rest.server import RestServer
-from pyconnect.stores import MemoryConfigStore, MemoryOffsetStore, MemoryStatusStore
-from pyconnect.worker.plugins import PluginRegistry
-from pyconnect.worker.status import RecordingReporter
-from pyconnect.worker.worker import Worker
+from tests.herder_fakes import play_round, scripted_herder, stop_herder, worker_config
 
 T = TypeVar("T")
 
@@ -347,61 +343,22 @@ NOT_STOPPED = (
 VALIDATE_HINT = "You can also find the above list of errors at the endpoint `/connector-plugins/{connectorType}/config/validate`"
 
 
-class InlineHerder(DistributedHerder):
-    """The real herder, leader of a one-worker group, running queued requests inline (no tick, no group)."""
-
-    async def _submit(self, operation: Callable[[], Awaitable[T]]) -> T:
-        return await operation()
-
-
-class Settings(dict[str, object]):
-    """The worker settings the herder reads, without config providers."""
-
-    def providers(self) -> dict[str, object]:
-        return {}
-
-
-async def inline_herder(**settings: object) -> InlineHerder:
-    config = Settings(
-        {
-            "topic.tracking.enable": True,
-            "topic.tracking.allow.reset": True,
-            "worker.sync.timeout.ms": 3000,
-            **settings,
-        }
-    )
-    offsets, statuses, configs = MemoryOffsetStore(), MemoryStatusStore(), MemoryConfigStore()
-    worker = Worker("127.0.0.1:1", config, PluginRegistry.from_entry_points(), offsets, RecordingReporter())
-    herder = InlineHerder(
-        config,
-        worker=worker,
-        config_store=configs,
-        status_store=statuses,
-        coordinator_factory=lambda h: None,  # type: ignore[arg-type,return-value]
-        member=None,
-        rest_url="http://127.0.0.1:1/",
-        kafka_cluster_id="test-cluster",
-        publish_task_configs=None,  # type: ignore[arg-type]
-    )
-    configs.set_update_listener(herder)
-    for store in (offsets, statuses, configs):
-        await store.start()
-    herder._outcome = SimpleNamespace(  # type: ignore[assignment]
-        holding=SimpleNamespace(connectors=(), tasks=()), protocol=None
-    )
-    herder._is_leader = True
+async def leading_herder(**settings: str) -> Herder:
+    """The real herder, leader of a one-worker group whose rounds assign it nothing (no Kafka)."""
+    config = worker_config(**{"topic.tracking.allow.reset": "true", **settings})
+    herder = await scripted_herder(config, serving=True)
+    await herder.settled()
     return herder
 
 
 @pytest.fixture
-async def real() -> AsyncIterator[tuple[InlineHerder, RestServer]]:
-    herder = await inline_herder()
+async def real() -> AsyncIterator[tuple[Herder, RestServer]]:
+    herder = await leading_herder()
     server = RestServer(herder, ["http://127.0.0.1:0"], max_body_bytes=64 * 1024)
     await server.start()
     yield herder, server
     await server.stop()
-    for store in (herder.worker.offset_store, herder.status_store, herder.config_store):
-        await store.stop()
+    await stop_herder(herder)
 
 
 async def call(
@@ -420,7 +377,7 @@ def source(**extra: str) -> dict[str, str]:
 
 
 async def test_plugins_config_and_validation(
-    real: tuple[InlineHerder, RestServer], http: aiohttp.ClientSession
+    real: tuple[Herder, RestServer], http: aiohttp.ClientSession
 ) -> None:
     _, server = real
     code, plugins = await call(http, server, "GET", "/connector-plugins")
@@ -457,7 +414,7 @@ async def test_plugins_config_and_validation(
 
 
 async def test_patch_config_and_validation_on_create(
-    real: tuple[InlineHerder, RestServer], http: aiohttp.ClientSession
+    real: tuple[Herder, RestServer], http: aiohttp.ClientSession
 ) -> None:
     herder, server = real
     code, info = await call(http, server, "POST", "/connectors", {"name": "src", "config": source(x="1")})
@@ -479,7 +436,7 @@ async def test_patch_config_and_validation_on_create(
 
 
 async def test_offsets_only_for_stopped_connectors(
-    real: tuple[InlineHerder, RestServer], http: aiohttp.ClientSession
+    real: tuple[Herder, RestServer], http: aiohttp.ClientSession
 ) -> None:
     herder, server = real
     store = herder.worker.offset_store
@@ -514,7 +471,7 @@ async def test_offsets_only_for_stopped_connectors(
 
 
 async def test_active_topics_are_recorded_and_reset(
-    real: tuple[InlineHerder, RestServer], http: aiohttp.ClientSession
+    real: tuple[Herder, RestServer], http: aiohttp.ClientSession
 ) -> None:
     herder, server = real
     task = ConnectorTaskId("src", 0)
@@ -536,15 +493,15 @@ async def test_active_topics_are_recorded_and_reset(
 @pytest.mark.parametrize(
     ("settings", "method", "path", "message"),
     [
-        ({"topic.tracking.enable": False}, "GET", "/connectors/c/topics", "Topic tracking is disabled."),
+        ({"topic.tracking.enable": "false"}, "GET", "/connectors/c/topics", "Topic tracking is disabled."),
         (
-            {"topic.tracking.enable": False},
+            {"topic.tracking.enable": "false"},
             "PUT",
             "/connectors/c/topics/reset",
             "Topic tracking is disabled.",
         ),
         (
-            {"topic.tracking.allow.reset": False},
+            {"topic.tracking.allow.reset": "false"},
             "PUT",
             "/connectors/c/topics/reset",
             "Topic tracking reset is disabled.",
@@ -552,19 +509,20 @@ async def test_active_topics_are_recorded_and_reset(
     ],
 )
 async def test_topic_tracking_switches_answer_403(
-    http: aiohttp.ClientSession, settings: dict[str, object], method: str, path: str, message: str
+    http: aiohttp.ClientSession, settings: dict[str, str], method: str, path: str, message: str
 ) -> None:
-    herder = await inline_herder(**settings)
+    herder = await leading_herder(**settings)
     server = RestServer(herder, ["http://127.0.0.1:0"])
     await server.start()
     try:
         assert await call(http, server, method, path) == (403, {"error_code": 403, "message": message})
     finally:
         await server.stop()
+        await stop_herder(herder)
 
 
 async def test_loggers_worker_and_cluster_scope(
-    real: tuple[InlineHerder, RestServer], http: aiohttp.ClientSession
+    real: tuple[Herder, RestServer], http: aiohttp.ClientSession
 ) -> None:
     _, server = real
     logging.getLogger("pyconnect.testlog.child")
@@ -699,7 +657,7 @@ UNKNOWN_CLASS = (
     ],
 )
 async def test_bad_input_catalogue(
-    real: tuple[InlineHerder, RestServer],
+    real: tuple[Herder, RestServer],
     http: aiohttp.ClientSession,
     method: str,
     path: str,
@@ -717,7 +675,7 @@ async def test_bad_input_catalogue(
 
 
 async def test_oversized_bodies_on_every_write_path(
-    real: tuple[InlineHerder, RestServer], http: aiohttp.ClientSession
+    real: tuple[Herder, RestServer], http: aiohttp.ClientSession
 ) -> None:
     _, server = real
     huge = json.dumps({"name": "big", "config": {"k": "v" * (128 * 1024)}}).encode()
@@ -734,7 +692,7 @@ async def test_oversized_bodies_on_every_write_path(
 
 
 async def test_openapi_document_names_every_route(
-    real: tuple[InlineHerder, RestServer], http: aiohttp.ClientSession
+    real: tuple[Herder, RestServer], http: aiohttp.ClientSession
 ) -> None:
     _, server = real
     code, doc = await call(http, server, "GET", "/openapi.json")
@@ -752,7 +710,7 @@ async def test_openapi_document_names_every_route(
 
 
 async def test_the_leader_removes_statuses_of_stopped_tasks_and_deleted_connectors(
-    real: tuple[InlineHerder, RestServer], http: aiohttp.ClientSession
+    real: tuple[Herder, RestServer], http: aiohttp.ClientSession
 ) -> None:
     herder, server = real
     assert (await call(http, server, "POST", "/connectors", {"name": "src", "config": source()}))[0] == 201
@@ -764,7 +722,7 @@ async def test_the_leader_removes_statuses_of_stopped_tasks_and_deleted_connecto
     statuses.put_topic(TopicStatus("t", "gone", 0, 1))
     await statuses.flush()
     await statuses.read_to_end()
-    herder._remove_stale_statuses(herder.config_store.snapshot())
+    await play_round(herder, leader=True)  # the leader cleans up after each round
     await statuses.flush()
     await statuses.read_to_end()
     assert statuses.get_all("src") == [], "a connector without task configs keeps no task statuses"
