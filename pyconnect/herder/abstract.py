@@ -1,16 +1,14 @@
 """AbstractHerder: what every herder does the same way (Java's ``AbstractHerder``).
 
 Plugin listing and config validation (create/update 400s, ``/config/validate``), config-provider
-resolution, KIP-875 offset modification, the KIP-558 topic-tracking switches and the logger reads.
-Subclasses provide ``config`` (the worker config), ``worker``, and for offset modification
-``_submit(operation)`` (run a write where the herder runs writes), ``_require_leader()`` and
-``_require_stopped_without_tasks(name) -> connector config``.
+resolution, performing a KIP-875 offset modification, the KIP-558 topic-tracking switches and the
+logger reads. Subclasses provide ``config`` (the worker config), ``worker`` and ``status_store``.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 from pyconnect.config.connector_name import address_problem
@@ -44,15 +42,6 @@ class AbstractHerder:
     config: Any
     worker: Any
     status_store: Any
-
-    async def _submit(self, operation: Callable[[], Awaitable[T]]) -> T:
-        raise NotImplementedError
-
-    def _require_leader(self) -> None:
-        raise NotImplementedError
-
-    def _require_stopped_without_tasks(self, name: str) -> dict[str, str]:
-        raise NotImplementedError
 
     def _resolved(self, config: Mapping[str, str | None]) -> dict[str, str]:
         raw = {k: v for k, v in config.items() if v is not None}
@@ -167,55 +156,45 @@ class AbstractHerder:
         return self.worker.offset_store
 
     async def _modify_offsets(
-        self, name: str, offsets: Sequence[tuple[Mapping[str, Any], Mapping[str, Any] | None]] | None
+        self,
+        name: str,
+        config: Mapping[str, str],
+        offsets: Sequence[tuple[Mapping[str, Any], Mapping[str, Any] | None]] | None,
     ) -> str:
+        """KIP-875, once the request was accepted (leader; connector STOPPED without tasks): the
+        connector's ``alter_offsets`` sees the change first, then the pairs are written (``None``:
+        a tombstone for every known partition); the reply message says who manages the offsets."""
         verb = "altered" if offsets is not None else "reset"
-
-        async def modify() -> str:
-            self._require_leader()
-            config = self._require_stopped_without_tasks(name)
-            connector = self.worker.plugins.resolve_connector(config["connector.class"])()
-            pairs: list[tuple[dict[str, Any], dict[str, Any] | None]]
-            if offsets is None:
-                await self._offset_store.read_to_end()
-                pairs = [(p, None) for p in self._offset_store.connector_partitions(name)]
-            else:
-                pairs = [(dict(p), None if o is None else dict(o)) for p, o in offsets]
-            alter = getattr(connector, "alter_offsets", None)
-            handled = False
-            if alter is not None:
-                try:
-                    handled = bool(await maybe_await(alter(self._resolved(config), list(pairs))))
-                except ConnectError:
-                    raise
-                except Exception as exc:
-                    raise BadRequestError(
-                        f"Failed to {'alter' if offsets is not None else 'reset'} offsets for connector "
-                        f"{name} because it threw an error: {exc}"
-                    ) from None
+        connector = self.worker.plugins.resolve_connector(config["connector.class"])()
+        pairs: list[tuple[dict[str, Any], dict[str, Any] | None]]
+        if offsets is None:
+            await self._offset_store.read_to_end()
+            pairs = [(p, None) for p in self._offset_store.connector_partitions(name)]
+        else:
+            pairs = [(dict(p), None if o is None else dict(o)) for p, o in offsets]
+        alter = getattr(connector, "alter_offsets", None)
+        handled = False
+        if alter is not None:
             try:
-                await self._offset_store.set(name, pairs)
-            except DataError as exc:
-                raise BadRequestError(str(exc)) from None
-            if handled:
-                return f"The offsets for this connector have been {verb} successfully"
-            return (
-                f"The Connect framework-managed offsets for this connector have been {verb} successfully. "
-                "However, if this connector manages offsets externally, they will need to be manually "
-                f"{verb} in the system that the connector uses."
-            )
-
-        return await self._submit(modify)
-
-    async def alter_connector_offsets(
-        self, name: str, offsets: Sequence[tuple[Mapping[str, Any], Mapping[str, Any] | None]]
-    ) -> str:
-        """KIP-875 ``PATCH``: write the given pairs (``None`` offset = tombstone); STOPPED, 0 tasks."""
-        return await self._modify_offsets(name, offsets)
-
-    async def reset_connector_offsets(self, name: str) -> str:
-        """KIP-875 ``DELETE``: a tombstone for every known partition of the connector."""
-        return await self._modify_offsets(name, None)
+                handled = bool(await maybe_await(alter(self._resolved(config), list(pairs))))
+            except ConnectError:
+                raise
+            except Exception as exc:
+                raise BadRequestError(
+                    f"Failed to {'alter' if offsets is not None else 'reset'} offsets for connector "
+                    f"{name} because it threw an error: {exc}"
+                ) from None
+        try:
+            await self._offset_store.set(name, pairs)
+        except DataError as exc:
+            raise BadRequestError(str(exc)) from None
+        if handled:
+            return f"The offsets for this connector have been {verb} successfully"
+        return (
+            f"The Connect framework-managed offsets for this connector have been {verb} successfully. "
+            "However, if this connector manages offsets externally, they will need to be manually "
+            f"{verb} in the system that the connector uses."
+        )
 
     def _topic_tracking(self, *, reset: bool = False) -> None:
         if not bool(self.config["topic.tracking.enable"]):

@@ -84,7 +84,6 @@ from pyconnect.protocol.internal_records import (
     TopicStatus,
 )
 from pyconnect.protocol.task_id import ConnectorTaskId
-from pyconnect.stores.config import ClusterConfigState
 from pyconnect.stores.config_events import (
     ConfigEvent,
     ConnectorConfigRemoved,
@@ -95,6 +94,7 @@ from pyconnect.stores.config_events import (
     TargetStateChanged,
     TaskConfigsCommitted,
 )
+from pyconnect.stores.config_state import ClusterConfigState
 
 log = logging.getLogger(__name__)
 

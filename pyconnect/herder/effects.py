@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from pyconnect.protocol.internal_records import (
     ConnectorStatus,
+    RestartRequest,
     State,
     TargetState,
     TaskStatus,
@@ -130,8 +131,8 @@ class GenerateTaskConfigs:
 
 @dataclass(frozen=True, slots=True)
 class WriteTaskConfigs:
-    """Leader: commit ``configs`` for ``connector`` to the config topic; a failure is reported to
-    ``HerderCore.reconfiguration_failed``."""
+    """Leader: commit ``configs`` for ``connector`` to the config topic. After a reconfiguration a
+    failure is reported to ``HerderCore.reconfiguration_failed``; in a request it is the reply."""
 
     connector: str
     configs: tuple[Mapping[str, str], ...]
@@ -177,12 +178,72 @@ class ConfigureManagedConnectors:
     differ from the config topic (in the background: the writes queue like REST writes)."""
 
 
-# -- REST writes -----------------------------------------------------------------------------------
+# -- REST writes (see :mod:`pyconnect.herder.requests`) ------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
 class RunRequests:
-    """The group is settled: run the queued REST writes now (see :mod:`pyconnect.herder.requests`)."""
+    """The group is settled: run the queued REST writes now."""
+
+
+@dataclass(frozen=True, slots=True)
+class ValidateConnectorConfig:
+    """Validate ``config`` as Java's ``validateConnectorConfig`` does (plugins); invalid -> the
+    request's reply is the error."""
+
+    connector: str
+    config: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class WriteConnectorConfig:
+    """Write ``config`` for ``connector`` (with ``initial_state`` for a new one, KIP-980)."""
+
+    connector: str
+    config: Mapping[str, str]
+    initial_state: TargetState | None
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveConnectorConfig:
+    connector: str
+
+
+@dataclass(frozen=True, slots=True)
+class WriteTargetState:
+    connector: str
+    target: TargetState
+
+
+@dataclass(frozen=True, slots=True)
+class WriteRestartRequest:
+    """KIP-745: every worker performs the request when it reads the record back."""
+
+    request: RestartRequest
+
+
+@dataclass(frozen=True, slots=True)
+class ModifyConnectorOffsets:
+    """KIP-875: let the connector see the change (``alter_offsets``), then write ``offsets`` (``None``:
+    a tombstone for every partition the connector has); the result message is the reply."""
+
+    connector: str
+    config: Mapping[str, str]
+    offsets: tuple[tuple[Mapping[str, object], Mapping[str, object] | None], ...] | None
+
+
+@dataclass(frozen=True, slots=True)
+class RequireTaskRunning:
+    """After a local restart: the reply is ``Failed to start task: c-n`` unless ``task`` runs."""
+
+    task: ConnectorTaskId
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """The request's result (the last effect of a request)."""
+
+    value: object
 
 
 Effect = (
@@ -205,4 +266,12 @@ Effect = (
     | ApplyLoggerLevel
     | ConfigureManagedConnectors
     | RunRequests
+    | ValidateConnectorConfig
+    | WriteConnectorConfig
+    | RemoveConnectorConfig
+    | WriteTargetState
+    | WriteRestartRequest
+    | ModifyConnectorOffsets
+    | RequireTaskRunning
+    | Reply
 )

@@ -31,17 +31,16 @@ from typing import Any, TypeVar
 
 from pyconnect.concurrency import together
 from pyconnect.errors import (
-    AlreadyExistsError,
     BadRequestError,
     ConnectError,
-    NotAssignedError,
     NotFoundError,
     NotLeaderError,
 )
 from pyconnect.herder import effects as fx
+from pyconnect.herder import requests as rq
 from pyconnect.herder.abstract import AbstractHerder
 from pyconnect.herder.backoff import Backoff
-from pyconnect.herder.core import CoreSettings, HerderCore, Rebalanced, restart_plan
+from pyconnect.herder.core import CoreSettings, HerderCore, Rebalanced
 from pyconnect.herder.entities import (
     ConnectorInfo,
     ConnectorState,
@@ -58,7 +57,6 @@ from pyconnect.protocol.assignor import ConfigSnapshot
 from pyconnect.protocol.connect_metadata import ConnectProtocolCompatibility
 from pyconnect.protocol.internal_records import (
     ConnectorStatus,
-    RestartRequest,
     SessionKeyRecord,
     State,
     TargetState,
@@ -125,7 +123,7 @@ class Herder(AbstractHerder):
         self._stopping = False
         self._run_task: asyncio.Task[None] | None = None
         self._group: asyncio.TaskGroup | None = None
-        self._requests: list[tuple[Callable[[], Awaitable[Any]], asyncio.Future[Any]]] = []
+        self._requests: list[tuple[rq.Request, asyncio.Future[object]]] = []
         self._publishing: dict[str, asyncio.Task[None]] = {}
         self._configuring: asyncio.Task[None] | None = None
         self._connector_types: dict[str, ConnectorType] = {}
@@ -486,11 +484,15 @@ class Herder(AbstractHerder):
 
     # -- requests queued into the loop -----------------------------------------------------------
 
-    async def _submit(self, operation: Callable[[], Awaitable[T]]) -> T:
+    async def _submit(self, request: rq.Request) -> object:
+        """Queue ``request`` for the loop (run once the group is settled) and wait for its reply.
+
+        A request whose waiter timed out still runs (as in Java); its reply goes nowhere."""
         if self._stopping:
             raise ConnectError("Worker is shutting down")
-        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._requests.append((operation, future))
+        future: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+        future.add_done_callback(_reply_retrieved)
+        self._requests.append((request, future))
         self._wake()
         try:
             result = await asyncio.wait_for(asyncio.shield(future), REQUEST_TIMEOUT_S)
@@ -504,20 +506,52 @@ class Herder(AbstractHerder):
 
     async def _run_requests(self) -> None:
         requests, self._requests = self._requests, []
-        for operation, future in requests:
+        for request, future in requests:
             if future.done():
                 continue
             try:
-                future.set_result(await operation())
+                effects = rq.request_effects(
+                    self.core,
+                    request,
+                    self.config_store.snapshot(),
+                    self.status_store,
+                    self.worker,
+                    self.membership.owner_url,
+                )
+                reply = await self._perform_request(effects)
             except Exception as exc:
                 future.set_exception(exc)
+            else:
+                future.set_result(reply)
 
-    def _require_leader(self) -> None:
-        self.core.require_leader()
-
-    async def _perform_now(self, effects: Sequence[fx.Effect]) -> None:
-        """Effects of a request, performed inside the loop (requests run there)."""
-        await self._perform(effects)
+    async def _perform_request(self, effects: Sequence[fx.Effect]) -> object:
+        """Perform a request's effects in order; the reply is the :class:`Reply`'s value (or the
+        result of the offset modification). The first failure is the reply."""
+        reply: object = None
+        for effect in effects:
+            match effect:
+                case fx.ValidateConnectorConfig(connector=name, config=config):
+                    self._validate(name, config)
+                case fx.WriteConnectorConfig(connector=name, config=config, initial_state=state):
+                    await self.config_store.put_connector_config(name, dict(config), state)
+                case fx.RemoveConnectorConfig(connector=name):
+                    await self.config_store.remove_connector_config(name)
+                case fx.WriteTaskConfigs(connector=name, configs=configs):
+                    await self.config_store.put_task_configs(name, [dict(c) for c in configs])
+                case fx.WriteTargetState(connector=name, target=target):
+                    await self.config_store.put_target_state(name, target)
+                case fx.WriteRestartRequest(request=request):
+                    await self.config_store.put_restart_request(request)
+                case fx.ModifyConnectorOffsets(connector=name, config=config, offsets=offsets):
+                    reply = await self._modify_offsets(name, config, offsets)
+                case fx.RequireTaskRunning(task=task):
+                    if task not in self.worker.tasks:
+                        raise ConnectError(f"Failed to start task: {task.connector}-{task.task}")
+                case fx.Reply(value=value):
+                    reply = value
+                case _:
+                    await self._perform([effect])
+        return reply
 
     # -- the HerderApi: reads ------------------------------------------------------------------
 
@@ -525,17 +559,10 @@ class Herder(AbstractHerder):
         return self.config_store.snapshot().connectors()
 
     def _known_config(self, name: str) -> dict[str, str]:
-        config = self.config_store.snapshot().connector_configs.get(name)
-        if config is None:
-            raise NotFoundError(f"Connector {name} not found")
-        return {k: v for k, v in config.items() if v is not None}
+        return rq.known_config(self.config_store.snapshot(), name)
 
     def _known_connector(self, name: str, message: str) -> dict[str, str]:
-        """``_known_config`` with the wording of the calling Java resource (e.g. ``Unknown connector c``)."""
-        try:
-            return self._known_config(name)
-        except NotFoundError:
-            raise NotFoundError(message.format(name)) from None
+        return rq.known_config(self.config_store.snapshot(), name, message)
 
     def _connector_type(self, config: Mapping[str, str | None]) -> ConnectorType:
         """The type of the config's ``connector.class``; remembered per class (the plugins are
@@ -606,19 +633,8 @@ class Herder(AbstractHerder):
         initial_state: TargetState | None = None,
     ) -> tuple[bool, ConnectorInfo]:
         self._validate(name, config)
-
-        async def write() -> bool:
-            self.core.require_leader()
-            exists = self.config_store.snapshot().contains(name)
-            if exists and not allow_replace:
-                raise AlreadyExistsError(f"Connector {name} already exists")
-            await self.config_store.put_connector_config(
-                name, dict(config), None if exists else initial_state
-            )
-            return not exists
-
-        created = await self._submit(write)
-        return created, await self.connector_info(name)
+        created = await self._submit(rq.PutConnectorConfig(name, dict(config), allow_replace, initial_state))
+        return bool(created), await self.connector_info(name)
 
     async def patch_connector_config(self, name: str, patch: Mapping[str, str | None]) -> ConnectorInfo:
         """KIP-477: merge ``patch`` into the current config (``None`` removes a key), validate, write."""
@@ -626,29 +642,11 @@ class Herder(AbstractHerder):
             raise BadRequestError(
                 f"Connector name configuration ({patch['name']}) doesn't match connector name in the URL ({name})"
             )
-
-        async def write() -> None:
-            self.core.require_leader()
-            merged: dict[str, str | None] = dict(self._known_config(name))
-            for key, value in patch.items():
-                if value is None:
-                    merged.pop(key, None)
-                else:
-                    merged[key] = value
-            config = {k: v for k, v in merged.items() if v is not None}
-            self._validate(name, config)
-            await self.config_store.put_connector_config(name, config, None)
-
-        await self._submit(write)
+        await self._submit(rq.PatchConnectorConfig(name, dict(patch)))
         return await self.connector_info(name)
 
     async def delete_connector(self, name: str) -> None:
-        async def delete() -> None:
-            self.core.require_leader()
-            self._known_config(name)
-            await self.config_store.remove_connector_config(name)
-
-        await self._submit(delete)
+        await self._submit(rq.DeleteConnector(name))
 
     async def pause_connector(self, name: str) -> None:
         await self._set_target_state(name, TargetState.PAUSED)
@@ -665,70 +663,30 @@ class Herder(AbstractHerder):
             await self.settled()
 
     async def stop_connector(self, name: str) -> None:
-        async def stop() -> None:
-            self.core.require_leader()
-            self._known_connector(name, "Unknown connector {}")
-            await self.config_store.put_task_configs(name, [])
-            await self.config_store.put_target_state(name, TargetState.STOPPED)
-
-        await self._submit(stop)
+        await self._submit(rq.StopConnector(name))
 
     async def restart_connector(
         self, name: str, *, include_tasks: bool, only_failed: bool
     ) -> ConnectorStateInfo | None:
-        async def restart() -> ConnectorStateInfo | None:
-            self._known_connector(name, "Unknown connector: {}")
-            snapshot = self.config_store.snapshot()
-            if not include_tasks and not only_failed:
-                if name in self.worker.connectors:
-                    await self._perform_now(self.core.restart_connector_locally(name, snapshot))
-                    return None
-                self.core.require_leader()
-                raise NotAssignedError(
-                    f"Connector {name} is not assigned to this worker", self.membership.owner_url(name)
-                )
-            self.core.require_leader()
-            if self.status_store.get_connector(name) is None:
-                raise NotFoundError(f"Status for connector {name} not found")
-            request = RestartRequest(name, only_failed=only_failed, include_tasks=include_tasks)
-            plan = restart_plan(request, self.status_store)
-            await self.config_store.put_restart_request(request)
-            info = self.connector_status(name)
-            if plan is None:
-                return info
-            restart_connector, tasks = plan
-            connector = info.connector
-            if restart_connector:
-                connector = ConnectorState(State.RESTARTING.value, connector.worker_id)
-            states = [
-                TaskState(State.RESTARTING.value, t.worker_id, id=t.id)
-                if ConnectorTaskId(name, t.id) in tasks
-                else t
-                for t in info.tasks
-            ]
-            return ConnectorStateInfo(name, connector, states, info.type)
-
-        return await self._submit(restart)
+        """``None`` for a plain restart (done); otherwise the status with what the KIP-745 plan
+        restarts shown as RESTARTING."""
+        accepted = await self._submit(rq.RestartConnector(name, include_tasks, only_failed))
+        if not isinstance(accepted, rq.RestartAccepted):
+            return None
+        info = self.connector_status(name)
+        connector = info.connector
+        if accepted.connector:
+            connector = ConnectorState(State.RESTARTING.value, connector.worker_id)
+        states = [
+            TaskState(State.RESTARTING.value, t.worker_id, id=t.id)
+            if ConnectorTaskId(name, t.id) in accepted.tasks
+            else t
+            for t in info.tasks
+        ]
+        return ConnectorStateInfo(name, connector, states, info.type)
 
     async def restart_task(self, task: ConnectorTaskId) -> None:
-        async def restart() -> None:
-            snapshot = self.config_store.snapshot()
-            if snapshot.connector_config(task.connector) is None:
-                raise NotFoundError(f"Unknown connector: {task.connector}")
-            if snapshot.task_config(task) is None:
-                raise NotFoundError(f"Task {task.connector}-{task.task} not found")
-            if task in self.worker.tasks:
-                await self._perform_now(self.core.restart_tasks_locally([task], snapshot))
-                if task not in self.worker.tasks:
-                    raise ConnectError(f"Failed to start task: {task.connector}-{task.task}")
-                return
-            self.core.require_leader()
-            raise NotAssignedError(
-                f"Task {task.connector}-{task.task} is not assigned to this worker",
-                self.membership.owner_url(task),
-            )
-
-        await self._submit(restart)
+        await self._submit(rq.RestartTask(task))
 
     async def put_task_configs(
         self, name: str, configs: Sequence[Mapping[str, str]], body: bytes, headers: Mapping[str, str]
@@ -741,24 +699,18 @@ class Herder(AbstractHerder):
             allowed = [str(a) for a in self.config["inter.worker.verification.algorithms"]]
             key = self.core.session_key
             verify(key.key_bytes if key else None, body, headers, allowed)
+        await self._submit(rq.PutTaskConfigs(name, tuple(dict(c) for c in configs)))
 
-        async def write() -> None:
-            self.core.require_leader()
-            self._known_config(name)
-            await self.config_store.put_task_configs(name, [dict(c) for c in configs])
+    async def alter_connector_offsets(
+        self, name: str, offsets: Sequence[tuple[Mapping[str, Any], Mapping[str, Any] | None]]
+    ) -> str:
+        """KIP-875 ``PATCH``: write the given pairs (``None`` offset = tombstone); STOPPED, 0 tasks."""
+        pairs = tuple((dict(p), None if o is None else dict(o)) for p, o in offsets)
+        return str(await self._submit(rq.ModifyOffsets(name, pairs)))
 
-        await self._submit(write)
-
-    def _require_stopped_without_tasks(self, name: str) -> dict[str, str]:
-        config = self._known_config(name)
-        snapshot = self.config_store.snapshot()
-        if snapshot.target_state(name) != TargetState.STOPPED or snapshot.task_count(name) != 0:
-            raise BadRequestError(
-                "Connectors must be in the STOPPED state before their offsets can be modified. This can be "
-                "done for the specified connector by issuing a 'PUT' request to the "
-                f"'/connectors/{name}/stop' endpoint"
-            )
-        return config
+    async def reset_connector_offsets(self, name: str) -> str:
+        """KIP-875 ``DELETE``: a tombstone for every known partition of the connector."""
+        return str(await self._submit(rq.ModifyOffsets(name, None)))
 
     # -- active topics (KIP-558) and loggers (KIP-976) ------------------------------------------
 
@@ -791,3 +743,10 @@ class Herder(AbstractHerder):
         """KIP-976: write ``logger-cluster-<namespace>``; every worker applies it when read back."""
         parse_level(level)
         await self.config_store.put_logger_level(namespace, level)
+
+
+def _reply_retrieved(future: asyncio.Future[object]) -> None:
+    """A reply nobody waits for any more (the waiter timed out, the worker stopped) is not an
+    unretrieved exception."""
+    if not future.cancelled():
+        future.exception()

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from pyconnect.herder.worker_coordinator import RebalanceOutcome, RevocationListener, WorkerCoordinator
 from pyconnect.protocol.connect_metadata import ConnectProtocolCompatibility
 from pyconnect.protocol.task_id import ConnectorTaskId
-from pyconnect.stores.config import ClusterConfigState
+from pyconnect.stores.config_state import ClusterConfigState
 
 
 class Membership(Protocol):

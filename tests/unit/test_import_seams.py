@@ -5,6 +5,9 @@
 - pyconnect/protocol/, the MM2 record codecs (connectors/mirror/records.py, checkpoint_records.py) and the
   pure offset-translation core (connectors/mirror/offsets/translation.py, sync_writer.py,
   remote_cluster_utils.py) import only the standard library (and the codecs, and the replication policy).
+- the sans-IO herder core (pyconnect/herder/core.py, requests.py, effects.py, backoff.py, signing.py) and
+  the config topic's reader state (pyconnect/stores/config_state.py, config_events.py) import only the
+  standard library and each other (and the protocol codecs and the error tree).
 """
 
 from __future__ import annotations
@@ -24,6 +27,17 @@ OWNERS: dict[str, tuple[str, ...]] = {
     "testcontainers": ("pyconnect/testing/backends.py",),
     "docker": ("pyconnect/testing/backends.py",),
 }
+HERDER_CORE = (
+    "pyconnect.protocol",
+    "pyconnect.errors",
+    "pyconnect.config.providers",
+    "pyconnect.stores.config_events",
+    "pyconnect.stores.config_state",
+    "pyconnect.herder.effects",
+    "pyconnect.herder.backoff",
+    "pyconnect.herder.signing",
+    "pyconnect.herder.core",
+)
 STDLIB_ONLY: dict[str, tuple[str, ...]] = {
     "pyconnect/protocol/": ("pyconnect.protocol",),
     "connectors/mirror/records.py": (),
@@ -38,6 +52,17 @@ STDLIB_ONLY: dict[str, tuple[str, ...]] = {
         "connectors.mirror.checkpoint_records",
         "connectors.mirror.policy",
     ),
+    "pyconnect/stores/config_events.py": ("pyconnect.protocol",),
+    "pyconnect/stores/config_state.py": (
+        "pyconnect.protocol",
+        "pyconnect.errors",
+        "pyconnect.stores.config_events",
+    ),
+    "pyconnect/herder/effects.py": ("pyconnect.protocol",),
+    "pyconnect/herder/backoff.py": (),
+    "pyconnect/herder/signing.py": ("pyconnect.errors",),
+    "pyconnect/herder/core.py": HERDER_CORE,
+    "pyconnect/herder/requests.py": HERDER_CORE,
 }
 
 
