@@ -610,18 +610,16 @@ class HerderCore:
 
     def reconfiguration_failed(self, name: str, error: BaseException, now: float) -> None:
         """Generating or writing ``name``'s task configs failed: retry after the backoff."""
-        delay = self._reconfigure_backoff.failed(name)
-        self._reconfigure_at[name] = now + delay
-        log.warning(
-            "Connector %s: publishing task configs failed, retrying in %.2f s: %s", name, delay, error
-        )
+        self._retry_reconfiguration(name, self._reconfigure_backoff.failed(name), error, now)
 
     def publish_succeeded(self, name: str) -> None:
         self._publish_backoff.reset(name)
 
     def publish_failed(self, name: str, error: BaseException, now: float) -> None:
         """A follower's publication to the leader failed: reconfigure again after the backoff."""
-        delay = self._publish_backoff.failed(name)
+        self._retry_reconfiguration(name, self._publish_backoff.failed(name), error, now)
+
+    def _retry_reconfiguration(self, name: str, delay: float, error: BaseException, now: float) -> None:
         self._reconfigure_at[name] = now + delay
         log.warning(
             "Connector %s: publishing task configs failed, retrying in %.2f s: %s", name, delay, error

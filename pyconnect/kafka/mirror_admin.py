@@ -287,8 +287,9 @@ class _CreateAclsRequest(Request[CreateAclsRequest_v1]):
         )
 
 
-class MirrorAdmin:
-    """One admin client on one cluster, with the operations MirrorSourceConnector needs."""
+class _AdminClient:
+    """One admin client on one cluster (from a Java-keyed config); ``start`` and ``close`` are
+    idempotent."""
 
     def __init__(self, java_config: Mapping[str, Any]) -> None:
         self._admin: AIOKafkaAdminClient = create_admin(java_config)
@@ -303,6 +304,10 @@ class MirrorAdmin:
         if self._started:
             self._started = False
             await self._admin.close()
+
+
+class MirrorAdmin(_AdminClient):
+    """One admin client on one cluster, with the operations MirrorSourceConnector needs."""
 
     async def topic_partitions(self) -> dict[str, list[int]]:
         """Every non-internal topic that has no error, with its partition numbers in broker order."""
@@ -526,26 +531,12 @@ class CommittedOffset:
     metadata: str = ""
 
 
-class GroupAdmin:
+class GroupAdmin(_AdminClient):
     """Consumer-group operations of the checkpoint connector and task on one cluster.
 
     Errors: transport and coordinator errors raise (the caller's scheduler logs them); per-partition
     commit errors are returned. Group states are the broker's strings (``Empty``, ``Stable``, ``Dead`` ...).
     """
-
-    def __init__(self, java_config: Mapping[str, Any]) -> None:
-        self._admin: AIOKafkaAdminClient = create_admin(java_config)
-        self._started = False
-
-    async def start(self) -> None:
-        if not self._started:
-            await self._admin.start()
-            self._started = True
-
-    async def close(self) -> None:
-        if self._started:
-            self._started = False
-            await self._admin.close()
 
     async def list_consumer_groups(self) -> list[str]:
         """Ids of the consumer groups of every broker (protocol type ``consumer`` or empty)."""
