@@ -114,7 +114,10 @@ async def live(
             sys.stdout.flush()
     finally:
         stop.set()
-        await asyncio.gather(*jobs, return_exceptions=True)
+        outcomes = await asyncio.gather(*jobs, return_exceptions=True)
+        for job, outcome in zip(("producer", "consumer"), outcomes, strict=True):
+            if isinstance(outcome, Exception):
+                say(f"\nThe demo's {job} failed: {outcome}")
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
     say("")

@@ -92,6 +92,10 @@ class WorkerConnector:
             if not self._started:
                 try:
                     await maybe_await(self.connector.start(self.config))
+                except asyncio.CancelledError:
+                    # Stopped while starting: the plugin releases what its start opened.
+                    await self._stop_plugin()
+                    raise
                 except Exception as exc:
                     self.fail(exc)
                     return False

@@ -113,3 +113,34 @@ async def test_a_hanging_stop_is_bounded() -> None:
     await wc.start(TargetState.STARTED)
     await asyncio.wait_for(wc.shutdown(), 2)
     assert reporter.states("c") == [State.RUNNING, State.UNASSIGNED]
+
+
+class SlowStartingConnector(FakeConnector):
+    """A plugin whose start opens something and then waits (an async start, e.g. MirrorMaker's)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.opened = asyncio.Event()
+
+    async def start(self, props: Mapping[str, str]) -> None:  # type: ignore[override]
+        self.calls.append("start")
+        self.opened.set()
+        await asyncio.sleep(3600)
+
+
+async def test_a_start_cancelled_by_a_stop_lets_the_plugin_release_what_it_opened() -> None:
+    plugin = SlowStartingConnector()
+    wc = WorkerConnector("c", plugin, {"k": "v"}, object(), RecordingReporter())
+    starting = asyncio.create_task(wc.start(TargetState.STARTED))
+    await plugin.opened.wait()
+    starting.cancel()
+    try:
+        await starting
+    except asyncio.CancelledError:
+        pass
+    else:
+        raise AssertionError("the cancelled start returned")
+    assert plugin.calls == ["initialize", "start", "stop"]
+    assert not wc.running
+    await wc.shutdown()
+    assert plugin.calls == ["initialize", "start", "stop"], "shutdown does not stop the plugin twice"
