@@ -197,9 +197,9 @@ class AbstractHerder:
         )
 
     def _topic_tracking(self, *, reset: bool = False) -> None:
-        if not bool(self.config["topic.tracking.enable"]):
+        if not self.config.topic_tracking_enable:
             raise ForbiddenError("Topic tracking is disabled.")
-        if reset and not bool(self.config["topic.tracking.allow.reset"]):
+        if reset and not self.config.topic_tracking_allow_reset:
             raise ForbiddenError("Topic tracking reset is disabled.")
 
     def connector_active_topics(self, name: str) -> dict[str, Any]:

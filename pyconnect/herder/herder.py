@@ -114,7 +114,7 @@ class Herder(AbstractHerder):
         self.membership = membership_factory(self)
         worker.reporter = self
         self._recorded_topics: dict[tuple[str, str], float] = {}
-        if bool(config["topic.tracking.enable"]):
+        if config.topic_tracking_enable:
             worker.topic_tracker = self.record_active_topic
 
         self._wakeup = asyncio.Event()
@@ -696,7 +696,7 @@ class Herder(AbstractHerder):
                 "Kafka Connect in standalone mode does not support externally setting task configurations."
             )
         if self.core.protocol == ConnectProtocolCompatibility.SESSIONED:
-            allowed = [str(a) for a in self.config["inter.worker.verification.algorithms"]]
+            allowed = list(self.config.inter_worker_verification_algorithms)
             key = self.core.session_key
             verify(key.key_bytes if key else None, body, headers, allowed)
         await self._submit(rq.PutTaskConfigs(name, tuple(dict(c) for c in configs)))

@@ -38,6 +38,7 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
+from pyconnect.config.client_configs import client_id_base, internal_producer_config, worker_client_config
 from pyconnect.errors import ConfigError, ConnectError
 from pyconnect.kafka.log import LogRecord
 from pyconnect.protocol.internal_records import (
@@ -61,7 +62,7 @@ from pyconnect.stores.config_events import (
     ignore_config_event,
 )
 from pyconnect.stores.config_state import ClusterConfigState, ConfigStateMachine
-from pyconnect.stores.kafka_topic import InternalTopic, client_config, client_id_base, producer_settings
+from pyconnect.stores.kafka_topic import InternalTopic
 from pyconnect.stores.memory import MemoryTopic
 
 log = logging.getLogger(__name__)
@@ -107,11 +108,11 @@ class ConfigStore:
             consumer["isolation.level"] = "read_committed"
         topic = InternalTopic(
             name=worker["config.storage.topic"],
-            client_config=client_config(worker),
+            client_config=worker_client_config(worker),
             partitions=1,
             replication_factor=worker["config.storage.replication.factor"],
             topic_configs=worker.topic_settings("config.storage."),
-            producer_config=producer_settings(client_id),
+            producer_config=internal_producer_config(client_id),
             consumer_config=consumer,
             worker_topic_config=CONFIG_TOPIC_CONFIG,
             purpose="connector configurations",

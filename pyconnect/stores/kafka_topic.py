@@ -6,7 +6,7 @@ replication factor, ``-1`` = broker default), then require ``cleanup.policy=comp
 topic (skipped when the configs cannot be described, as Java does). ``open(on_records)`` builds the
 ``KafkaLog``. The stores only see the two methods, which :class:`~pyconnect.stores.memory.MemoryTopic`
 also has. The client configs (worker keys, internal-topic producer settings, client ids) come from
-:mod:`pyconnect.config.client_configs`; the names re-exported here keep older imports working.
+:mod:`pyconnect.config.client_configs`.
 """
 
 from __future__ import annotations
@@ -16,15 +16,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pyconnect.config.client_configs import client_id_base
-from pyconnect.config.client_configs import internal_producer_config as producer_settings
-from pyconnect.config.client_configs import worker_client_config as client_config
 from pyconnect.errors import ConfigError
 from pyconnect.kafka.clients import create_admin
 from pyconnect.kafka.log import KafkaLog, RecordsCallback
 from pyconnect.kafka.topics import TopicSpec, ensure_topic, topic_config
-
-__all__ = ["InternalTopic", "client_config", "client_id_base", "producer_settings"]
 
 log = logging.getLogger(__name__)
 
