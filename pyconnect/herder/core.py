@@ -385,11 +385,11 @@ class HerderCore:
     ) -> list[Effect]:
         """The result of :class:`~pyconnect.herder.effects.ReadConfigToEnd`."""
         round_, self._catching_up = self._catching_up, None
-        if round_ is None:
-            return []
         if timed_out:
             self.request_rejoin("could not read the config topic to the assignment's offset")
             return [Sleep(self.settings.unsync_backoff_s)]
+        if round_ is None:
+            return []
         return self._apply_assignment(round_, snapshot, work, statuses, now)
 
     def revoked(self, connectors: Sequence[str], tasks: Sequence[ConnectorTaskId]) -> None:
