@@ -506,7 +506,7 @@ class HerderCore:
                 effects.append(StopConnector(name))
                 self._reconfigure_at.pop(name, None)
                 effects += self._start_connector(name, snapshot)
-        for name in sorted(targets - updated):
+        for name in sorted(targets):
             target = snapshot.target_state(name)
             if target is not None:
                 effects.append(SetTargetState(name, target))
