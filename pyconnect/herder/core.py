@@ -334,6 +334,10 @@ class HerderCore:
             self._rejoin_at = None
             return [Rebalance()]
         effects = self._apply_config_changes(now, snapshot, work)
+        if not effects and self._rejoin_requested:
+            self._rejoin_requested = False
+            self._rejoin_at = None
+            return [Rebalance()]
         if not effects:
             effects = self._apply_restarts(snapshot, work, statuses)
         if not effects and requests_waiting and self.assignment is not None:
