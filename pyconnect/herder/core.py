@@ -549,13 +549,13 @@ class HerderCore:
         return effects
 
     def restart_connector_locally(self, name: str, snapshot: ClusterConfigState) -> list[Effect]:
-        return [Report(name, State.RESTARTING), StopConnector(name), *self._start_connector(name, snapshot)]
+        return [StopConnector(name), Report(name, State.RESTARTING), *self._start_connector(name, snapshot)]
 
     def restart_tasks_locally(
         self, tasks: Sequence[ConnectorTaskId], snapshot: ClusterConfigState
     ) -> list[Effect]:
-        effects: list[Effect] = [Report(task, State.RESTARTING) for task in tasks]
-        effects.append(StopTasks(tuple(tasks)))
+        effects: list[Effect] = [StopTasks(tuple(tasks))]
+        effects += [Report(task, State.RESTARTING) for task in tasks]
         for task in tasks:
             effects += self._start_task(task, snapshot)
         return effects
