@@ -535,15 +535,19 @@ class HerderCore:
         if not self._restarts:
             return []
         requests, self._restarts = self._restarts, {}
+        # Java restarts what is assigned here, also work whose start failed and that does not run.
+        held = self.assignment
+        held_connectors = set(work.connectors) | set(held.connectors if held is not None else ())
+        held_tasks = set(work.tasks) | set(held.tasks if held is not None else ())
         effects: list[Effect] = []
         for name, request in requests.items():
             plan = restart_plan(request, statuses)
             if plan is None:
                 continue
             restart_connector, tasks = plan
-            if restart_connector and name in work.connectors:
+            if restart_connector and name in held_connectors:
                 effects += self.restart_connector_locally(name, snapshot)
-            owned = [t for t in tasks if t in work.tasks]
+            owned = [t for t in tasks if t in held_tasks]
             if owned:
                 effects += self.restart_tasks_locally(owned, snapshot)
         return effects
