@@ -647,6 +647,7 @@ class HerderCore:
         if (
             key is not None
             and key.algorithm == settings.key_algorithm
+            and len(key.key_bytes) == settings.key_length
             and key.creation_timestamp + settings.key_ttl_ms > now_ms
         ):
             return []
