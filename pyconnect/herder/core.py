@@ -228,6 +228,8 @@ class HerderCore:
         self._publish_backoff = Backoff(*RECONFIGURE_BACKOFF_S)
         self._key_write_pending = False
         self._was_leader = False
+        self._configured: frozenset[str] = frozenset()
+        """Connectors of the snapshot of the last step (Java's ``configState``)."""
 
     # -- what the core knows --------------------------------------------------------------------
 
@@ -274,8 +276,9 @@ class HerderCore:
             self._rejoin_for_config(f"connector {event.connector} was deleted", event.offset)
         elif isinstance(event, ConnectorConfigUpdated):
             name = event.connector
-            known = self.assignment is not None and (
-                name in work.connectors or name in self.assignment.connectors
+            known = name in self._configured or (
+                self.assignment is not None
+                and (name in work.connectors or name in self.assignment.connectors)
             )
             self._updated.add(name)
             if not known:
@@ -322,6 +325,7 @@ class HerderCore:
         """The effects of the first phase (module docstring) that has something to do; ``[]`` when
         idle. ``holding``: the coordinator holds an assignment; ``requests_waiting``: REST writes
         are queued."""
+        self._configured = frozenset(snapshot.connector_configs)
         if coordinator_lost and holding:
             log.warning(
                 "Worker %s lost the group coordinator; stopping all work until it rejoins",
