@@ -14,7 +14,7 @@ One step is one phase of Java's tick, the first that has something to do, in thi
 2. a rejoin is due (requested, the member needs one, a config change not yet counted by an
    assignment, or a delayed rebalance's time) -> :class:`~pyconnect.herder.effects.Rebalance`;
 3. config-topic changes -> stop/start connectors, target states, stop tasks whose configs changed;
-4. restart requests (KIP-745) -> restart the affected work this worker runs;
+4. restart requests (KIP-745) -> restart the affected work assigned to this worker;
 5. queued REST writes, once the group is settled (a write that arrives during a rebalance waits
    for it instead of failing; Java answers 409 there);
 6. connectors due for reconfiguration -> generate task configs; the leader writes them, a follower
