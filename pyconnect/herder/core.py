@@ -14,7 +14,7 @@ One step is one phase of Java's tick, the first that has something to do, in thi
 2. a rejoin is due (requested, the member needs one, a config change not yet counted by an
    assignment, or a delayed rebalance's time) -> :class:`~pyconnect.herder.effects.Rebalance`;
 3. config-topic changes -> stop/start connectors, target states, stop tasks whose configs changed;
-4. restart requests (KIP-745) -> restart the affected work this worker runs;
+4. restart requests (KIP-745) -> restart the affected work assigned to this worker;
 5. queued REST writes, once the group is settled (a write that arrives during a rebalance waits
    for it instead of failing; Java answers 409 there);
 6. connectors due for reconfiguration -> generate task configs; the leader writes them, a follower
@@ -228,6 +228,8 @@ class HerderCore:
         self._publish_backoff = Backoff(*RECONFIGURE_BACKOFF_S)
         self._key_write_pending = False
         self._was_leader = False
+        self._configured: frozenset[str] = frozenset()
+        """Connectors of the snapshot of the last step (Java's ``configState``)."""
 
     # -- what the core knows --------------------------------------------------------------------
 
@@ -274,8 +276,9 @@ class HerderCore:
             self._rejoin_for_config(f"connector {event.connector} was deleted", event.offset)
         elif isinstance(event, ConnectorConfigUpdated):
             name = event.connector
-            known = self.assignment is not None and (
-                name in work.connectors or name in self.assignment.connectors
+            known = name in self._configured or (
+                self.assignment is not None
+                and (name in work.connectors or name in self.assignment.connectors)
             )
             self._updated.add(name)
             if not known:
@@ -322,6 +325,7 @@ class HerderCore:
         """The effects of the first phase (module docstring) that has something to do; ``[]`` when
         idle. ``holding``: the coordinator holds an assignment; ``requests_waiting``: REST writes
         are queued."""
+        self._configured = frozenset(snapshot.connector_configs)
         if coordinator_lost and holding:
             log.warning(
                 "Worker %s lost the group coordinator; stopping all work until it rejoins",
@@ -334,6 +338,10 @@ class HerderCore:
             self._rejoin_at = None
             return [Rebalance()]
         effects = self._apply_config_changes(now, snapshot, work)
+        if not effects and self._rejoin_requested:
+            self._rejoin_requested = False
+            self._rejoin_at = None
+            return [Rebalance()]
         if not effects:
             effects = self._apply_restarts(snapshot, work, statuses)
         if not effects and requests_waiting and self.assignment is not None:
@@ -385,11 +393,11 @@ class HerderCore:
     ) -> list[Effect]:
         """The result of :class:`~pyconnect.herder.effects.ReadConfigToEnd`."""
         round_, self._catching_up = self._catching_up, None
-        if round_ is None:
-            return []
         if timed_out:
             self.request_rejoin("could not read the config topic to the assignment's offset")
             return [Sleep(self.settings.unsync_backoff_s)]
+        if round_ is None:
+            return []
         return self._apply_assignment(round_, snapshot, work, statuses, now)
 
     def revoked(self, connectors: Sequence[str], tasks: Sequence[ConnectorTaskId]) -> None:
@@ -506,7 +514,7 @@ class HerderCore:
                 effects.append(StopConnector(name))
                 self._reconfigure_at.pop(name, None)
                 effects += self._start_connector(name, snapshot)
-        for name in sorted(targets - updated):
+        for name in sorted(targets):
             target = snapshot.target_state(name)
             if target is not None:
                 effects.append(SetTargetState(name, target))
@@ -531,27 +539,31 @@ class HerderCore:
         if not self._restarts:
             return []
         requests, self._restarts = self._restarts, {}
+        # Java restarts what is assigned here, also work whose start failed and that does not run.
+        held = self.assignment
+        held_connectors = set(work.connectors) | set(held.connectors if held is not None else ())
+        held_tasks = set(work.tasks) | set(held.tasks if held is not None else ())
         effects: list[Effect] = []
         for name, request in requests.items():
             plan = restart_plan(request, statuses)
             if plan is None:
                 continue
             restart_connector, tasks = plan
-            if restart_connector and name in work.connectors:
+            if restart_connector and name in held_connectors:
                 effects += self.restart_connector_locally(name, snapshot)
-            owned = [t for t in tasks if t in work.tasks]
+            owned = [t for t in tasks if t in held_tasks]
             if owned:
                 effects += self.restart_tasks_locally(owned, snapshot)
         return effects
 
     def restart_connector_locally(self, name: str, snapshot: ClusterConfigState) -> list[Effect]:
-        return [Report(name, State.RESTARTING), StopConnector(name), *self._start_connector(name, snapshot)]
+        return [StopConnector(name), Report(name, State.RESTARTING), *self._start_connector(name, snapshot)]
 
     def restart_tasks_locally(
         self, tasks: Sequence[ConnectorTaskId], snapshot: ClusterConfigState
     ) -> list[Effect]:
-        effects: list[Effect] = [Report(task, State.RESTARTING) for task in tasks]
-        effects.append(StopTasks(tuple(tasks)))
+        effects: list[Effect] = [StopTasks(tuple(tasks))]
+        effects += [Report(task, State.RESTARTING) for task in tasks]
         for task in tasks:
             effects += self._start_task(task, snapshot)
         return effects
@@ -637,6 +649,7 @@ class HerderCore:
         if (
             key is not None
             and key.algorithm == settings.key_algorithm
+            and len(key.key_bytes) == settings.key_length
             and key.creation_timestamp + settings.key_ttl_ms > now_ms
         ):
             return []
