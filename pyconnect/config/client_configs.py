@@ -3,13 +3,15 @@ aiokafka keyword arguments. One module, so that "which setting wins" has one ans
 
 All maps hold Java client keys (``bootstrap.servers``, ``linger.ms``, ``sasl.jaas.config`` ...). Each
 builder returns a new flat dict; within a builder, later steps override earlier ones. Pure functions: no
-I/O and no aiokafka import (the clients themselves are made in :mod:`pyconnect.kafka.clients`).
+aiokafka import (the clients themselves are made in :mod:`pyconnect.kafka.clients`), and no I/O but the
+reading of TLS stores (``ssl.*``, :mod:`pyconnect.config.tls`: PEM, PKCS12 and JKS, Java's rules).
 
 **Java keys to aiokafka** (:func:`producer_kwargs`, :func:`consumer_kwargs`, :func:`admin_kwargs`).
 Values may be strings or already typed. Keys with no aiokafka equivalent that cannot change behaviour we
 promise (socket buffer sizes, serializers we replace with bytes, metrics reporters, ...) are dropped;
-:func:`ignored_keys` lists them so the caller can log them once. A value that cannot be honoured (a JKS
-keystore, an unknown SASL mechanism, a malformed number) raises :class:`ClientConfigError` naming the key.
+:func:`ignored_keys` lists them so the caller can log them once. A value that cannot be honoured (an
+unreadable store or a wrong store password, an unknown SASL mechanism, a malformed number) raises
+:class:`ClientConfigError` naming the key.
 Kafka 4 client defaults win over aiokafka's where they differ (``linger.ms`` 5, ``enable.idempotence``
 true, ``acks`` all).
 
@@ -63,6 +65,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from pyconnect.config.security_keys import SECURITY_KEYS
+from pyconnect.config.tls import TlsConfigError, client_ssl_context
 
 if TYPE_CHECKING:
     from pyconnect.config.worker import WorkerConfig
@@ -204,25 +207,10 @@ def parse_jaas_credentials(jaas: str) -> tuple[str, str]:
 
 
 def _ssl_context(config: Mapping[str, Any]) -> ssl.SSLContext:
-    for key in ("ssl.truststore.type", "ssl.keystore.type"):
-        kind = str(config.get(key, "PEM")).strip().upper()
-        if kind != "PEM" and (config.get(key.replace(".type", ".location"))):
-            raise ClientConfigError(
-                f"Invalid value {kind} for configuration {key}: only PEM stores can be read here"
-            )
-    context = ssl.create_default_context()
-    trust_file = config.get("ssl.truststore.location")
-    trust_pem = config.get("ssl.truststore.certificates")
-    if trust_file:
-        context.load_verify_locations(cafile=str(trust_file))
-    elif trust_pem:
-        context.load_verify_locations(cadata=str(trust_pem))
-    key_file = config.get("ssl.keystore.location")
-    if key_file:
-        context.load_cert_chain(str(key_file), password=config.get("ssl.key.password") or None)
-    if str(config.get("ssl.endpoint.identification.algorithm", "https")).strip() == "":
-        context.check_hostname = False
-    return context
+    try:
+        return client_ssl_context(config)
+    except TlsConfigError as exc:
+        raise ClientConfigError(str(exc)) from None
 
 
 def _translate(config: Mapping[str, Any], table: Mapping[str, tuple[str, Converter]]) -> dict[str, Any]:
