@@ -556,14 +556,21 @@ class HerderCore:
                 effects += self.restart_tasks_locally(owned, snapshot)
         return effects
 
-    def restart_connector_locally(self, name: str, snapshot: ClusterConfigState) -> list[Effect]:
-        return [StopConnector(name), Report(name, State.RESTARTING), *self._start_connector(name, snapshot)]
+    def restart_connector_locally(
+        self, name: str, snapshot: ClusterConfigState, *, announce: bool = True
+    ) -> list[Effect]:
+        """Stop, then start ``name`` here; ``announce``: report RESTARTING in between (a KIP-745
+        restart; Java's plain ``POST /connectors/{c}/restart`` reports nothing there)."""
+        restarting: list[Effect] = [Report(name, State.RESTARTING)] if announce else []
+        return [StopConnector(name), *restarting, *self._start_connector(name, snapshot)]
 
     def restart_tasks_locally(
-        self, tasks: Sequence[ConnectorTaskId], snapshot: ClusterConfigState
+        self, tasks: Sequence[ConnectorTaskId], snapshot: ClusterConfigState, *, announce: bool = True
     ) -> list[Effect]:
+        """Stop, then start ``tasks`` here; ``announce`` as for :meth:`restart_connector_locally`."""
         effects: list[Effect] = [StopTasks(tuple(tasks))]
-        effects += [Report(task, State.RESTARTING) for task in tasks]
+        if announce:
+            effects += [Report(task, State.RESTARTING) for task in tasks]
         for task in tasks:
             effects += self._start_task(task, snapshot)
         return effects

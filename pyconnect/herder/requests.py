@@ -185,7 +185,7 @@ def request_effects(
             known_config(snapshot, name, "Unknown connector: {}")
             if not include_tasks and not only_failed:
                 if name in running.connectors:
-                    return [*core.restart_connector_locally(name, snapshot), Reply(None)]
+                    return [*core.restart_connector_locally(name, snapshot, announce=False), Reply(None)]
                 core.require_leader()
                 raise NotAssignedError(f"Connector {name} is not assigned to this worker", owner_url(name))
             core.require_leader()
@@ -199,7 +199,11 @@ def request_effects(
             if snapshot.task_config(task) is None:
                 raise NotFoundError(f"Task {task.connector}-{task.task} not found")
             if task in running.tasks:
-                return [*core.restart_tasks_locally([task], snapshot), RequireTaskRunning(task), Reply(None)]
+                return [
+                    *core.restart_tasks_locally([task], snapshot, announce=False),
+                    RequireTaskRunning(task),
+                    Reply(None),
+                ]
             core.require_leader()
             raise NotAssignedError(
                 f"Task {task.connector}-{task.task} is not assigned to this worker", owner_url(task)
