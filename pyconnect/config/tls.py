@@ -114,13 +114,17 @@ def client_ssl_context(config: Mapping[str, Any]) -> ssl.SSLContext:
     if trusted is None:
         context = ssl.create_default_context()
     else:
-        cadata = "".join(c.public_bytes(serialization.Encoding.PEM).decode("ascii") for c in trusted)
-        context = ssl.create_default_context(cadata=cadata)
+        context = ssl.create_default_context(cadata=certificates_pem(trusted))
         context.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN
     if material is not None:
-        _load_key(context, material)
+        load_key_material(context, material)
     context.check_hostname = verifies_hostname(config)
     return context
+
+
+def certificates_pem(certificates: list[x509.Certificate]) -> str:
+    """The certificates as PEM text (``cadata`` of ``load_verify_locations``)."""
+    return "".join(c.public_bytes(serialization.Encoding.PEM).decode("ascii") for c in certificates)
 
 
 def verifies_hostname(config: Mapping[str, Any]) -> bool:
@@ -376,7 +380,7 @@ def _der_key(der: bytes, key: str, shown: str) -> PrivateKeyTypes:
 # -- loading the key into the context -----------------------------------------------------------------
 
 
-def _load_key(context: ssl.SSLContext, material: KeyMaterial) -> None:
+def load_key_material(context: ssl.SSLContext, material: KeyMaterial) -> None:
     """``load_cert_chain`` from a 0600 file in a private directory, deleted before returning; the key in
     it is encrypted under a password that lives only in this call."""
     one_time = secrets.token_urlsafe(32)

@@ -4,10 +4,8 @@ TLS (Java ``SSLUtils``): the ``listeners.https.``-prefixed ``ssl.*`` keys are us
 prefix, else the top-level ``ssl.*`` keys ("all or nothing"). The same settings build the server
 context of every ``https://`` listener and the client context the forwarding client uses, so workers
 trust each other through one truststore (and present their keystore when client auth is required).
-Stores: ``PEM`` (``ssl.keystore.location`` holding key and chain, or inline
-``ssl.keystore.certificate.chain`` + ``ssl.keystore.key``; ``ssl.truststore.location`` or inline
-``ssl.truststore.certificates``) and ``PKCS12`` (through the ``cryptography`` package, a dependency). ``JKS``
-(Java's default type) is refused with a ConfigError naming the key. ``ssl.client.auth`` is
+Stores: ``PEM``, ``PKCS12`` and ``JKS`` (Java's default type), file or inline PEM, read by
+:mod:`pyconnect.config.tls` with Java's rules, as for the Kafka clients. ``ssl.client.auth`` is
 none | requested | required; ``ssl.endpoint.identification.algorithm`` (default ``https``, empty
 disables) controls hostname checks by the client.
 
@@ -31,12 +29,9 @@ from __future__ import annotations
 
 import base64
 import binascii
-import importlib
-import os
 import re
 import shlex
 import ssl
-import tempfile
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -44,6 +39,7 @@ from typing import Any
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
+from pyconnect.config import tls
 from pyconnect.errors import ConfigError
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -59,7 +55,10 @@ UNAUTHORIZED = "User cannot access the resource."
 
 
 class SslSettings:
-    """The ``ssl.*`` values in force for the REST server and its client, with the prefix they came from."""
+    """The ``ssl.*`` values in force for the REST server and its client, with the prefix they came from.
+
+    Stores are read by :mod:`pyconnect.config.tls` (PEM, PKCS12 and JKS, Java's rules); its errors
+    become :class:`ConfigError` naming the prefixed keys."""
 
     def __init__(self, values: Mapping[str, Any], prefix: str = "") -> None:
         self.values = {k: ("" if v is None else str(v)) for k, v in values.items()}
@@ -78,85 +77,50 @@ class SslSettings:
     def name(self, key: str) -> str:
         return self.prefix + key
 
-    def _store_type(self, kind: str) -> str:
-        key = f"ssl.{kind}.type"
-        store_type = self.get(key, "JKS").upper() or "JKS"
-        if store_type == "JKS":
-            raise ConfigError(
-                f"Invalid value JKS for configuration {self.name(key)}: JKS stores are not supported; "
-                "use PEM or PKCS12"
-            )
-        if store_type not in ("PEM", "PKCS12"):
-            raise ConfigError(f"Invalid value {store_type} for configuration {self.name(key)}")
-        return store_type
+    def _config_error(self, exc: tls.TlsConfigError) -> ConfigError:
+        message = str(exc)
+        if self.prefix:
+            message = _SSL_KEY.sub(lambda m: self.prefix + m.group(0), message)
+        return ConfigError(message)
 
-    def _read(self, key: str) -> bytes:
-        location = self.get(key)
+    def _key_material(self) -> tls.KeyMaterial | None:
         try:
-            return Path(location).read_bytes()
-        except OSError as exc:
-            raise ConfigError(
-                f"Invalid value {location} for configuration {self.name(key)}: {exc.strerror or exc}"
-            ) from None
+            return tls.keystore_material(self.values)
+        except tls.TlsConfigError as exc:
+            raise self._config_error(exc) from None
 
-    def _load_keystore(self, ctx: ssl.SSLContext) -> bool:
-        """Load the key and chain into ``ctx``; False when no keystore is configured."""
-        location = self.get("ssl.keystore.location")
-        chain = self.get("ssl.keystore.certificate.chain")
-        inline_key = self.get("ssl.keystore.key")
-        if not (location or chain or inline_key):
-            return False
-        store_type = self._store_type("keystore")
-        password = self.get("ssl.key.password") or None
-        if store_type == "PKCS12":
-            if not location:
-                raise ConfigError(f"Missing required configuration {self.name('ssl.keystore.location')}")
-            pem = _pkcs12_to_pem(self._read("ssl.keystore.location"), self.get("ssl.keystore.password"), self)
-            _load_pem_chain(ctx, pem, None, self.name("ssl.keystore.location"))
-        elif location:
-            pem = self._read("ssl.keystore.location")
-            _load_pem_chain(ctx, pem, password, self.name("ssl.keystore.location"))
-        else:
-            if not chain or not inline_key:
-                missing = "ssl.keystore.key" if chain else "ssl.keystore.certificate.chain"
-                raise ConfigError(f"Missing required configuration {self.name(missing)}")
-            pem = inline_key.encode() + b"\n" + chain.encode() + b"\n"
-            _load_pem_chain(ctx, pem, password, self.name("ssl.keystore.key"))
-        return True
-
-    def _load_truststore(self, ctx: ssl.SSLContext) -> bool:
-        location = self.get("ssl.truststore.location")
-        inline = self.get("ssl.truststore.certificates")
-        if not (location or inline):
-            return False
-        store_type = self._store_type("truststore")
-        key = "ssl.truststore.location" if location else "ssl.truststore.certificates"
-        if store_type == "PKCS12":
-            if not location:
-                raise ConfigError(f"Missing required configuration {self.name('ssl.truststore.location')}")
-            pem = _pkcs12_to_pem(self._read(key), self.get("ssl.truststore.password"), self, certs_only=True)
-        else:
-            pem = self._read(key) if location else inline.encode()
+    def _trusted_pem(self) -> str | None:
         try:
-            ctx.load_verify_locations(cadata=pem.decode("ascii", "replace"))
-        except (ssl.SSLError, ValueError) as exc:
-            raise ConfigError(f"Invalid value for configuration {self.name(key)}: {exc}") from None
-        return True
+            certificates = tls.truststore_certificates(self.values)
+        except tls.TlsConfigError as exc:
+            raise self._config_error(exc) from None
+        return None if certificates is None else tls.certificates_pem(certificates)
+
+    def _load_key(self, ctx: ssl.SSLContext, material: tls.KeyMaterial) -> None:
+        try:
+            tls.load_key_material(ctx, material)
+        except tls.TlsConfigError as exc:
+            raise self._config_error(exc) from None
 
     def server_context(self) -> ssl.SSLContext:
         """The context of every ``https://`` listener; needs a keystore."""
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        if not self._load_keystore(ctx):
+        material = self._key_material()
+        if material is None:
             raise ConfigError(
                 f"Missing required configuration {self.name('ssl.keystore.location')} "
                 "for an https:// listener"
             )
+        self._load_key(ctx, material)
         client_auth = self.get("ssl.client.auth", "none").lower() or "none"
         if client_auth not in ("none", "requested", "required"):
             raise ConfigError(f"Invalid value {client_auth} for configuration {self.name('ssl.client.auth')}")
-        has_trust = self._load_truststore(ctx)
+        trusted = self._trusted_pem()
+        if trusted is not None:
+            ctx.load_verify_locations(cadata=trusted)
+            ctx.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN
         if client_auth != "none":
-            if not has_trust:
+            if trusted is None:
                 raise ConfigError(
                     f"Missing required configuration {self.name('ssl.truststore.location')} "
                     f"for ssl.client.auth={client_auth}"
@@ -165,53 +129,15 @@ class SslSettings:
         return ctx
 
     def client_context(self) -> ssl.SSLContext:
-        """What the forwarding client uses for ``https://`` targets (Java ``RestClient``)."""
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-        if not self._load_truststore(ctx):
-            ctx.load_default_certs()
-        ctx.check_hostname = bool(self.get("ssl.endpoint.identification.algorithm", "https"))
-        self._load_keystore(ctx)
-        return ctx
+        """What the forwarding client uses for ``https://`` targets (Java ``RestClient``): the same
+        rules as a Kafka client's context."""
+        try:
+            return tls.client_ssl_context(self.values)
+        except tls.TlsConfigError as exc:
+            raise self._config_error(exc) from None
 
 
-def _load_pem_chain(ctx: ssl.SSLContext, pem: bytes, password: str | None, key: str) -> None:
-    fd, name = tempfile.mkstemp(suffix=".pem")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(pem)
-        ctx.load_cert_chain(name, password=password)
-    except ssl.SSLError as exc:
-        raise ConfigError(f"Invalid value for configuration {key}: {exc.reason or exc}") from None
-    finally:
-        os.unlink(name)
-
-
-def _pkcs12_to_pem(data: bytes, password: str, settings: SslSettings, *, certs_only: bool = False) -> bytes:
-    try:
-        pkcs12: Any = importlib.import_module("cryptography.hazmat.primitives.serialization.pkcs12")
-        serialization: Any = importlib.import_module("cryptography.hazmat.primitives.serialization")
-    except ImportError:
-        kind = "truststore" if certs_only else "keystore"
-        raise ConfigError(
-            f"Invalid value PKCS12 for configuration {settings.name(f'ssl.{kind}.type')}: "
-            "PKCS12 stores need the 'cryptography' package; install it or use PEM"
-        ) from None
-    try:
-        key, cert, extra = pkcs12.load_key_and_certificates(data, password.encode() if password else None)
-    except ValueError as exc:
-        raise ConfigError(f"Cannot read PKCS12 store: {exc}") from None
-    certs = [c for c in [cert, *extra] if c is not None]
-    out = b"".join(c.public_bytes(serialization.Encoding.PEM) for c in certs)
-    if not certs_only and key is not None:
-        out = (
-            key.private_bytes(
-                serialization.Encoding.PEM,
-                serialization.PrivateFormat.PKCS8,
-                serialization.NoEncryption(),
-            )
-            + out
-        )
-    return out
+_SSL_KEY = re.compile(r"(?<![\w.])ssl\.(?:keystore|truststore|key|endpoint)\.[a-z.]*[a-z]")
 
 
 # ------------------------------------------------------------------------------------------ basic auth

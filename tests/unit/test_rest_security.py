@@ -10,7 +10,6 @@ import base64
 import shutil
 import ssl
 import subprocess
-import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ from pyconnect.rest.security import (
     parse_properties,
 )
 from pyconnect.rest.server import RestServer
+from tests import tls_material
 from tests.unit.test_rest_api import MemoryHerder
 
 
@@ -364,7 +364,8 @@ async def test_encrypted_pem_key_uses_ssl_key_password(certs: Certs, http: aioht
 def test_config_errors(certs: Certs, tmp_path: Path) -> None:
     https = ["https://127.0.0.1:0"]
     jks = SslSettings.from_worker_config({"listeners.https.ssl.keystore.location": str(certs.keystore)})
-    with pytest.raises(ConfigError, match=r"listeners\.https\.ssl\.keystore\.type.*JKS"):
+    # No type: Java's default JKS, which needs its store password (the PEM file is then refused).
+    with pytest.raises(ConfigError, match=r"listeners\.https\.ssl\.keystore\.password: not set, but the JKS"):
         RestServer(MemoryHerder(), https, ssl_settings=jks)
     missing = tls(certs, **{"ssl.keystore.location": str(tmp_path / "nope.pem")})
     with pytest.raises(ConfigError, match=r"listeners\.https\.ssl\.keystore\.location"):
@@ -399,19 +400,6 @@ def test_config_errors(certs: Certs, tmp_path: Path) -> None:
         RestServer(MemoryHerder(), ["ftp://127.0.0.1:0"])
     # A JKS keystore on an http-only worker is only a problem once an https target is contacted.
     RestServer(MemoryHerder(), ["http://127.0.0.1:0"], ssl_settings=jks)
-
-
-def test_pkcs12_without_cryptography_is_a_config_error(
-    certs: Certs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    for name in [m for m in sys.modules if m == "cryptography" or m.startswith("cryptography.")]:
-        monkeypatch.delitem(sys.modules, name)
-    monkeypatch.setitem(sys.modules, "cryptography", None)
-    store = tmp_path / "ks.p12"
-    store.write_bytes(b"\x30\x00")
-    settings = tls(certs, **{"ssl.keystore.type": "PKCS12", "ssl.keystore.location": str(store)})
-    with pytest.raises(ConfigError, match=r"listeners\.https\.ssl\.keystore\.type.*cryptography"):
-        RestServer(MemoryHerder(), ["https://127.0.0.1:0"], ssl_settings=settings)
 
 
 def test_jaas_and_properties_parsing(tmp_path: Path) -> None:
@@ -486,5 +474,39 @@ async def test_https_listener_serves_with_pkcs12_stores(
             "listeners.https.ssl.keystore.password": "wrong",
         }
     )
-    with pytest.raises(ConfigError, match="PKCS12"):
+    with pytest.raises(ConfigError, match=r"wrong listeners\.https\.ssl\.keystore\.password"):
         RestServer(MemoryHerder(), ["https://127.0.0.1:0"], ssl_settings=wrong)
+
+
+@pytest.fixture
+def jks_stores(certs: Certs, tmp_path: Path) -> tuple[Path, Path]:
+    """The worker's key as a JKS keystore (password ``s3cret``) and the CA in a JKS truststore (``trusted``)."""
+    p12 = tls_material.pkcs12_from_pem(certs.key, certs.cert, tmp_path / "server.p12", "s3cret")
+    keystore = tls_material.jks_from_pkcs12(p12, "s3cret", tmp_path / "server.jks", "s3cret", "s3cret")
+    return keystore, tls_material.truststore(certs.ca, tmp_path / "trust.jks", "JKS", "trusted")
+
+
+async def test_https_listener_serves_with_a_jks_keystore_and_truststore(
+    certs: Certs, jks_stores: tuple[Path, Path], http: aiohttp.ClientSession
+) -> None:
+    """Java's default store type works for the REST listener as for the Kafka clients."""
+    keystore, truststore = jks_stores
+    settings = SslSettings.from_worker_config(
+        {
+            "listeners.https.ssl.keystore.location": str(keystore),
+            "listeners.https.ssl.keystore.password": "s3cret",
+            "listeners.https.ssl.truststore.location": str(truststore),
+            "listeners.https.ssl.truststore.password": "trusted",
+            "listeners.https.ssl.client.auth": "required",
+        }
+    )
+    server = RestServer(MemoryHerder(), ["https://127.0.0.1:0"], ssl_settings=settings)
+    await server.start()
+    try:
+        async with http.get(url(server.advertised_url, "/"), ssl=client_ssl(certs, with_cert=True)) as resp:
+            assert resp.status == 200
+        with pytest.raises(aiohttp.ClientError):
+            async with http.get(url(server.advertised_url, "/"), ssl=client_ssl(certs)):
+                pass  # client auth is required: no certificate, no answer
+    finally:
+        await server.stop()
