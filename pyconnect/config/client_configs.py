@@ -278,6 +278,26 @@ def internal_producer_config(client_id: str, *, status: bool = False) -> dict[st
     return settings
 
 
+def transactional_producer_id(group_id: str) -> str:
+    """Java's ``DistributedConfig.transactionalProducerId``: the leader's config-topic writer."""
+    return f"connect-cluster-{group_id}"
+
+
+def fencable_producer_config(worker: WorkerConfig, client_id: str) -> dict[str, Any]:
+    """The leader's transactional config-topic producer (Java ``fencableProducerProps``): the worker's
+    client config, ``<client id>-leader``, acks=all, idempotence on and
+    ``transactional.id=connect-cluster-<group.id>`` (a user's own ``transactional.id`` is overridden,
+    as Java does)."""
+    return {
+        **worker_client_config(worker),
+        "client.id": f"{client_id}-leader",
+        "acks": "all",
+        "enable.idempotence": "true",
+        "delivery.timeout.ms": str(INT_MAX),
+        "transactional.id": transactional_producer_id(worker.group_id or ""),
+    }
+
+
 # -- connector clients ------------------------------------------------------------------------------------
 
 PRINCIPAL_OVERRIDES = ("sasl.jaas.config", "sasl.mechanism", "security.protocol")

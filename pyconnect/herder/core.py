@@ -13,6 +13,8 @@ One step is one phase of Java's tick, the first that has something to do, in thi
 1. the group coordinator is unreachable -> drop everything held and rejoin;
 2. a rejoin is due (requested, the member needs one, a config change not yet counted by an
    assignment, or a delayed rebalance's time) -> :class:`~pyconnect.herder.effects.Rebalance`;
+   then, with exactly-once source support, a leader without config-topic write privileges (after a
+   round, or fenced out) claims them (250 ms apart after a failure);
 3. config-topic changes -> stop/start connectors, target states, stop tasks whose configs changed;
 4. restart requests (KIP-745) -> restart the affected work assigned to this worker;
 5. queued REST writes, once the group is settled (a write that arrives during a rebalance waits
@@ -52,6 +54,7 @@ from pyconnect.errors import NotLeaderError, RebalanceNeededError
 from pyconnect.herder.backoff import Backoff
 from pyconnect.herder.effects import (
     ApplyLoggerLevel,
+    ClaimWritePrivileges,
     ConfigureManagedConnectors,
     DeleteTopicStatus,
     DropAssignment,
@@ -99,6 +102,8 @@ from pyconnect.stores.config_state import ClusterConfigState
 log = logging.getLogger(__name__)
 
 RECONFIGURE_BACKOFF_S = (0.25, 60.0)
+CLAIM_BACKOFF_S = 0.25
+"""Java's ``CONFIG_TOPIC_WRITE_PRIVILEGES_BACKOFF_MS``."""
 IDLE_WAIT_S = 1.0
 
 
@@ -142,6 +147,9 @@ class CoreSettings:
     key_ttl_ms: int = 3_600_000
     key_length: int = 32
     manages_connectors: bool = False
+    transactional_leader: bool = False
+    """KIP-618 ``exactly.once.source.support`` preparing/enabled: the leader writes the config topic
+    through a fencable (transactional) producer it must claim first."""
 
     @classmethod
     def from_worker_config(
@@ -159,6 +167,7 @@ class CoreSettings:
         timeout, backoff = setting("worker.sync.timeout.ms"), setting("worker.unsync.backoff.ms")
         algorithm, ttl = setting("inter.worker.key.generation.algorithm"), setting("inter.worker.key.ttl.ms")
         size = setting("inter.worker.key.size")
+        eos = str(setting("exactly.once.source.support") or "disabled").lower()
         return cls(
             worker_id=worker_id,
             sync_timeout_s=defaults.sync_timeout_s if timeout is None else int(timeout) / 1000,
@@ -167,6 +176,7 @@ class CoreSettings:
             key_ttl_ms=defaults.key_ttl_ms if ttl is None else int(ttl),
             key_length=int(size) // 8 if size else defaults.key_length,
             manages_connectors=manages_connectors,
+            transactional_leader=eos in ("preparing", "enabled"),
         )
 
 
@@ -229,6 +239,7 @@ class HerderCore:
         self._key_write_pending = False
         self._was_leader = False
         self._configured: frozenset[str] = frozenset()
+        self._claim_retry_at: float | None = None
         """Connectors of the snapshot of the last step (Java's ``configState``)."""
 
     # -- what the core knows --------------------------------------------------------------------
@@ -260,6 +271,8 @@ class HerderCore:
             timeout = min(timeout, self._rejoin_at - now)
         if self._reconfigure_at:
             timeout = min(timeout, min(self._reconfigure_at.values()) - now)
+        if self._claim_retry_at is not None:
+            timeout = min(timeout, self._claim_retry_at - now)
         return max(0.0, timeout)
 
     def request_rejoin(self, reason: str) -> None:
@@ -321,10 +334,11 @@ class HerderCore:
         member_needs_rejoin: bool = False,
         holding: bool = False,
         requests_waiting: bool = False,
+        holds_write_privileges: bool = True,
     ) -> list[Effect]:
         """The effects of the first phase (module docstring) that has something to do; ``[]`` when
         idle. ``holding``: the coordinator holds an assignment; ``requests_waiting``: REST writes
-        are queued."""
+        are queued; ``holds_write_privileges``: the config store's fencable writer is claimed."""
         self._configured = frozenset(snapshot.connector_configs)
         if coordinator_lost and holding:
             log.warning(
@@ -337,6 +351,8 @@ class HerderCore:
             self._rejoin_requested = False
             self._rejoin_at = None
             return [Rebalance()]
+        if self._claim_due(now, holds_write_privileges):
+            return [ClaimWritePrivileges()]
         effects = self._apply_config_changes(now, snapshot, work)
         if not effects and self._rejoin_requested:
             self._rejoin_requested = False
@@ -354,6 +370,20 @@ class HerderCore:
             return effects
         self.ready = True
         return []
+
+    def _claim_due(self, now: float, holds_write_privileges: bool) -> bool:
+        """Java claims after each round as leader and again after being fenced out of the config
+        topic, backing off ``CONFIG_TOPIC_WRITE_PRIVILEGES_BACKOFF_MS`` after a failed claim."""
+        if not self.settings.transactional_leader or holds_write_privileges:
+            self._claim_retry_at = None
+            return False
+        if not self.is_leader or self.assignment is None:
+            return False
+        return self._claim_retry_at is None or now >= self._claim_retry_at
+
+    def write_privileges_claimed(self, ok: bool, now: float) -> None:
+        """The result of :class:`~pyconnect.herder.effects.ClaimWritePrivileges`."""
+        self._claim_retry_at = None if ok else now + CLAIM_BACKOFF_S
 
     def step_failed(self) -> None:
         """Performing a step's effects raised: forget writes in flight so the next step retries."""

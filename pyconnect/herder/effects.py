@@ -48,6 +48,12 @@ class ReadConfigToEnd:
 
 
 @dataclass(frozen=True, slots=True)
+class ClaimWritePrivileges:
+    """KIP-618: start the config store's fencable writer (fencing an earlier leader's); report
+    ``HerderCore.write_privileges_claimed``."""
+
+
+@dataclass(frozen=True, slots=True)
 class Sleep:
     """Back off before the next step (Java's ``worker.unsync.backoff.ms``)."""
 
@@ -250,6 +256,7 @@ Effect = (
     DropAssignment
     | Rebalance
     | ReadConfigToEnd
+    | ClaimWritePrivileges
     | Sleep
     | StartConnector
     | StopConnector

@@ -238,6 +238,7 @@ class Herder(AbstractHerder):
             member_needs_rejoin=membership.rejoin_needed(),
             holding=membership.holding is not None,
             requests_waiting=bool(self._requests),
+            holds_write_privileges=self.config_store.holds_write_privileges,
         )
         if not effects:
             if not self._wakeup.is_set():
@@ -313,6 +314,19 @@ class Herder(AbstractHerder):
                             timed_out=timed_out,
                         )
                     )
+                case fx.ClaimWritePrivileges():
+                    try:
+                        await self.config_store.claim_write_privileges()
+                    except Exception as exc:
+                        log.error(
+                            "Worker %s: unable to claim write privileges for the config topic as leader; "
+                            "retrying while still the leader: %s",
+                            self._worker_id,
+                            exc,
+                        )
+                        core.write_privileges_claimed(False, self._clock())
+                    else:
+                        core.write_privileges_claimed(True, self._clock())
                 case fx.DropAssignment(reason=reason):
                     await self.membership.drop_assignment(reason)
                 case fx.Sleep(seconds=seconds):

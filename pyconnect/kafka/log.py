@@ -148,10 +148,13 @@ class KafkaLog:
         tail, consumer = self._tail, self._consumer
         if tail is None or consumer is None or tail.done():
             raise RuntimeError(f"KafkaLog {self.topic} is not started or stopped tailing")
+        # Java's KafkaBasedLog: even a read_committed tail reads until its position reaches the
+        # read_uncommitted end (the high watermark), so that a transaction just committed (whose
+        # markers may not be written yet, leaving the last stable offset behind it) is read too.
         targets = await end_offsets(
             consumer._client,
             self._partitions,
-            read_committed=consumer._isolation_level == "read_committed",
+            read_committed=False,
             timeout_s=consumer._request_timeout_ms / 1000,
         )
         if await self._reached(consumer, targets):

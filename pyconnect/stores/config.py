@@ -28,18 +28,25 @@ Each write's records leave at once in closed batches (``send_now``) rather than 
 the writer waits for their acknowledgement anyway, so lingering would only add its delay.
 With ``exactly.once.source.support`` ``preparing``/``enabled`` Java's leader writes privileged records
 in transactions of a ``connect-cluster-<group>`` producer; that path is the :class:`PrivilegedWriter`
-seam (not implemented yet: :meth:`ConfigStore.claim_write_privileges` raises for such stores).
+seam: the leader claims write privileges (:meth:`ConfigStore.claim_write_privileges`) after each round
+and again after a failed transactional write.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
-from pyconnect.config.client_configs import client_id_base, internal_producer_config, worker_client_config
+from pyconnect.config.client_configs import (
+    client_id_base,
+    fencable_producer_config,
+    internal_producer_config,
+    worker_client_config,
+)
 from pyconnect.errors import ConfigError, ConnectError
+from pyconnect.kafka.fencable_writer import FencableConfigWriter
 from pyconnect.kafka.log import LogRecord
 from pyconnect.protocol.internal_records import (
     CommitRecord,
@@ -72,9 +79,17 @@ CONFIG_TOPIC_CONFIG = "config.storage.topic"
 
 
 class PrivilegedWriter(Protocol):
-    """Writes the leader-only records; Java uses a transactional producer with EOS (one transaction per call)."""
+    """Writes the leader-only records in one transaction per call
+    (:class:`~pyconnect.kafka.fencable_writer.FencableConfigWriter`)."""
+
+    async def start(self) -> None: ...
 
     async def send(self, records: Sequence[tuple[bytes, bytes | None]], timeout: float) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+WriterFactory = Callable[[], PrivilegedWriter]
 
 
 class ConfigStore:
@@ -87,7 +102,7 @@ class ConfigStore:
     applied by the log's tail task, one batch at a time, so a snapshot never shows half a record.
     """
 
-    def __init__(self, topic: TopicSource, *, transactional: bool = False) -> None:
+    def __init__(self, topic: TopicSource, *, writer_factory: WriterFactory | None = None) -> None:
         self.topic = topic
         self._name = getattr(topic, "name", "config")
         self._state = ConfigStateMachine()
@@ -95,7 +110,8 @@ class ConfigStore:
         self._log: RecordLog | None = None
         self._started = False
         self._start_lock = asyncio.Lock()
-        self._transactional = transactional
+        self._writer_factory = writer_factory
+        self._transactional = writer_factory is not None
         self._privileged: PrivilegedWriter | None = None
 
     @classmethod
@@ -117,7 +133,11 @@ class ConfigStore:
             worker_topic_config=CONFIG_TOPIC_CONFIG,
             purpose="connector configurations",
         )
-        return cls(topic, transactional=eos in ("enabled", "preparing"))
+        if eos not in ("enabled", "preparing"):
+            return cls(topic)
+        topic_name = topic.name
+        producer = fencable_producer_config(worker, client_id)
+        return cls(topic, writer_factory=lambda: FencableConfigWriter(topic_name, producer))
 
     def set_update_listener(self, listener: ConfigListener) -> None:
         """Set before ``start()``; every :mod:`~pyconnect.stores.config_events` event goes to it from then on."""
@@ -145,7 +165,7 @@ class ConfigStore:
     async def stop(self) -> None:
         async with self._start_lock:
             self._started = False
-            self._privileged = None
+            await self.relinquish_write_privileges()
             current, self._log = self._log, None
             if current is not None:
                 await current.stop()
@@ -201,23 +221,49 @@ class ConfigStore:
             raise ConnectError(f"The config store on {self._name} is not started")
         return self._log
 
-    async def claim_write_privileges(self) -> None:
-        """Become the privileged (leader) writer. A no-op unless exactly-once source support is on."""
-        if self._transactional and self._privileged is None:
-            raise ConnectError(
-                "Failed to create and initialize fencable producer for config topic: transactional config topic "
-                "writes (exactly.once.source.support=preparing/enabled) are not supported yet"
-            )
+    @property
+    def uses_fencable_writer(self) -> bool:
+        """True with exactly-once source support ``preparing``/``enabled``: the leader must claim write
+        privileges before any privileged write."""
+        return self._transactional
 
-    def relinquish_write_privileges(self) -> None:
-        self._privileged = None
+    @property
+    def holds_write_privileges(self) -> bool:
+        return not self._transactional or self._privileged is not None
+
+    async def claim_write_privileges(self) -> None:
+        """Become the privileged (leader) writer: start the fencable producer, which fences any earlier
+        leader's. A no-op without exactly-once source support or when already held."""
+        if self._writer_factory is None or self._privileged is not None:
+            return
+        writer = self._writer_factory()
+        try:
+            await writer.start()
+        except Exception as exc:
+            await writer.close()
+            raise ConnectError(
+                f"Failed to create and initialize fencable producer for config topic: {exc}"
+            ) from exc
+        self._privileged = writer
+
+    async def relinquish_write_privileges(self) -> None:
+        writer, self._privileged = self._privileged, None
+        if writer is not None:
+            await writer.close()
 
     async def _send(self, records: Iterable[ConfigRecord], deadline: float) -> None:
         encoded = [encode_config_record(r) for r in records]
         if self._transactional:
-            if self._privileged is None:
+            writer = self._privileged
+            if writer is None:
                 raise ConnectError("Cannot produce to config topic without claiming write privileges first")
-            await self._privileged.send(encoded, max(0.0, deadline - _now()))
+            try:
+                await writer.send(encoded, max(0.0, deadline - _now()))
+            except Exception:
+                self._privileged = (
+                    None  # the writer closed itself: claim again (Java's fencedFromConfigTopic)
+                )
+                raise
             return
         acks = await self._require_log().send_now(encoded, partition=0)
         await asyncio.wait_for(asyncio.gather(*acks), max(0.0, deadline - _now()))

@@ -25,6 +25,7 @@ from typing import Any
 from pyconnect.api.source import SourceTaskContext
 from pyconnect.config.client_configs import client_overrides, ignored_keys
 from pyconnect.config.worker import WorkerConfig
+from pyconnect.errors import ConnectError
 from pyconnect.kafka.clients import create_producer
 from pyconnect.protocol.internal_records import State, TargetState
 from pyconnect.protocol.task_id import ConnectorTaskId
@@ -34,6 +35,12 @@ from pyconnect.worker.status import StatusReporter
 from pyconnect.worker.worker_connector import WorkerConnector
 
 log = logging.getLogger(__name__)
+
+EXACTLY_ONCE_TASKS_UNSUPPORTED = (
+    "Exactly-once source tasks (exactly.once.source.support=enabled) are not supported by this worker yet: "
+    "it would run them at least once. Set exactly.once.source.support=preparing on every worker to run "
+    "source tasks at least once with the leader's transactional config-topic writes"
+)
 
 
 class ConnectorOffsetReader:
@@ -147,6 +154,8 @@ class Worker:
         producer = None
         try:
             connector_class = self.plugins.resolve_connector(connector_config["connector.class"])
+            if self.config.exactly_once_source_enabled:
+                raise ConnectError(EXACTLY_ONCE_TASKS_UNSUPPORTED)
             task = connector_class().task_class()()
             key_converter = self.converter(connector_config, "key.converter", True)
             value_converter = self.converter(connector_config, "value.converter", False)

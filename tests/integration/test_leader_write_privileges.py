@@ -1,0 +1,143 @@
+"""KIP-618, first step: with ``exactly.once.source.support=preparing`` the leader writes the config topic
+through a fencable transactional producer (``connect-cluster-<group.id>``), on real Kafka.
+
+- a fleet of two workers creates and runs a connector; the config topic's records are transactional
+  (commit markers take offsets, so the offsets a consumer sees have gaps; without exactly-once they
+  are contiguous);
+- the leader is killed; the new leader claims the privileges (fencing the old producer) and writes;
+- two stores claiming the same transactional id: the older one is fenced, its write fails and it
+  holds no privileges any more; the newer one writes;
+- ``enabled``: the connector is created, its source tasks FAIL with a message saying what to set
+  (transactional source tasks are not built yet), the worker keeps serving.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from aiokafka import AIOKafkaConsumer
+
+from pyconnect.config.worker import WorkerConfig
+from pyconnect.errors import ConnectError
+from pyconnect.stores.config import ConfigStore
+from pyconnect.testing.backends import ClusterHandle
+from pyconnect.testing.connect_worker import group_leader_url
+from pyconnect.testing.worker_process import PyconnectWorker
+from pyconnect.worker.worker import EXACTLY_ONCE_TASKS_UNSUPPORTED
+from tests.integration.fleet import fleet, python_workers, running_tasks, status, verifiable, wait_for
+
+pytestmark = pytest.mark.kafka
+
+
+async def config_topic_offsets(bootstrap: str, topic: str) -> list[int]:
+    consumer = AIOKafkaConsumer(
+        topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest", enable_auto_commit=False
+    )
+    await consumer.start()
+    offsets: list[int] = []
+    try:
+        idle = 0
+        while idle < 2:
+            got = await consumer.getmany(timeout_ms=500)
+            idle = 0 if got else idle + 1
+            offsets += [r.offset for batch in got.values() for r in batch]
+    finally:
+        await consumer.stop()
+    return offsets
+
+
+def test_a_preparing_fleet_writes_its_config_topic_in_transactions_and_a_new_leader_takes_over(
+    cluster_a: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
+) -> None:
+    group, topic = unique("eos-prep"), unique("out")
+    workers = python_workers(
+        cluster_a.bootstrap_servers, tmp_path, group, 2, **{"exactly.once.source.support": "preparing"}
+    )
+    with fleet(workers):
+        code, body = workers[1].rest("POST", "/connectors", {"name": "verif", "config": verifiable(topic, 2)})
+        assert code == 201, body
+        wait_for("2 RUNNING tasks", lambda: running_tasks(workers[0], "verif", 2), 60)
+
+        offsets = asyncio.run(config_topic_offsets(cluster_a.bootstrap_servers, workers[0].config_topic))
+        assert offsets, "records in the config topic"
+        gaps = [b - a for a, b in itertools.pairwise(offsets) if b - a > 1]
+        assert gaps, f"transaction markers between the leader's writes: {offsets}"
+
+        leader = group_leader_url(cluster_a.bootstrap_servers, group)
+        victim = next(w for w in workers if w.rest_url == leader)
+        survivor = next(w for w in workers if w is not victim)
+        victim.kill()
+
+        def created() -> bool:
+            code, _ = survivor.rest("POST", "/connectors", {"name": "second", "config": verifiable(topic, 1)})
+            return code in (201, 409) and survivor.rest("GET", "/connectors/second")[0] == 200
+
+        wait_for("the new leader to write the config topic", created, 60, interval=1.0)
+        wait_for("both connectors RUNNING", lambda: running_tasks(survivor, "second", 1), 60)
+        assert status(survivor, "verif") is not None
+
+
+async def test_the_older_of_two_claimants_is_fenced(
+    cluster_a: ClusterHandle, unique: Callable[[str], str]
+) -> None:
+    group = unique("eos-fence")
+    config = WorkerConfig(
+        {
+            "bootstrap.servers": cluster_a.bootstrap_servers,
+            "group.id": group,
+            "config.storage.topic": f"{group}-configs",
+            "offset.storage.topic": f"{group}-offsets",
+            "status.storage.topic": f"{group}-status",
+            "config.storage.replication.factor": "1",
+            "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "exactly.once.source.support": "preparing",
+        }
+    )
+    older, newer = ConfigStore.from_worker_config(config), ConfigStore.from_worker_config(config)
+    await older.start()
+    await newer.start()
+    try:
+        with pytest.raises(ConnectError, match="without claiming write privileges"):
+            await older.put_connector_config("c", {"connector.class": "X"})
+        await older.claim_write_privileges()
+        await older.put_connector_config("c", {"connector.class": "X", "v": "1"})
+        await newer.claim_write_privileges()  # fences the older producer
+        with pytest.raises(ConnectError, match="fencable send"):
+            await older.put_connector_config("c", {"connector.class": "X", "v": "stale"})
+        assert not older.holds_write_privileges
+        await newer.put_connector_config("c", {"connector.class": "X", "v": "2"})
+        await older.refresh(10)
+        assert dict(older.snapshot().connector_config("c") or {}) == {"connector.class": "X", "v": "2"}
+    finally:
+        await older.stop()
+        await newer.stop()
+
+
+def test_enabled_fails_source_tasks_with_what_to_set(
+    cluster_a: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
+) -> None:
+    group, topic = unique("eos-on"), unique("out")
+    worker = PyconnectWorker(
+        cluster_a.bootstrap_servers,
+        tmp_path / "w",
+        group_id=group,
+        extra={"exactly.once.source.support": "enabled"},
+        die_with_parent=True,
+    )
+    with fleet([worker]):
+        code, body = worker.rest("POST", "/connectors", {"name": "verif", "config": verifiable(topic, 1)})
+        assert code == 201, body
+
+        def failed_task() -> str | None:
+            body = status(worker, "verif")
+            tasks = (body or {}).get("tasks") or []
+            return tasks[0].get("trace") if tasks and tasks[0]["state"] == "FAILED" else None
+
+        trace = wait_for("the task FAILED", failed_task, 60)
+        assert EXACTLY_ONCE_TASKS_UNSUPPORTED in trace
+        assert worker.rest("GET", "/")[0] == 200
