@@ -1,9 +1,9 @@
 """Prometheus text exposition with the series a JMX-exporter setup for Java Connect workers produces.
 
 The contract is Strimzi's JMX Prometheus Exporter configuration for Kafka Connect and for MirrorMaker 2
-(strimzi-kafka-operator, ``packaging/examples/metrics/prometheus-jmx-exporter/kafka-connect-metrics.yaml``
-and ``kafka-mirror-maker-2-metrics.yaml``, both ``lowercaseOutputName: true`` and
-``lowercaseOutputLabelNames: true``), which its Grafana dashboards and alert rules query. Their rules
+(strimzi-kafka-operator, ``packaging/examples/metrics/kafka-connect-metrics.yaml`` and
+``kafka-mirror-maker-2-metrics.yaml`` as of its Kafka 4.3.1 support, both ``lowercaseOutputName: true``
+and ``lowercaseOutputLabelNames: true``), which its Grafana dashboards and alert rules query. Their rules
 are ported below, in order, as :data:`CONNECT_RULES` and :data:`MIRROR_MAKER_2_RULES`, and applied
 the way the JMX exporter applies them:
 
@@ -15,9 +15,10 @@ the way the JMX exporter applies them:
    not exported. The name is the rule's template with ``$n`` groups substituted, every run of
    characters other than ``[a-zA-Z0-9:_]`` turned into one ``_``, lowercased; label names likewise;
    label values are the captured text unchanged, so a quoted JMX value keeps its quotes
-   (``connector="\\"A->B.MirrorSourceConnector\\""``), and a label with an empty name or value is
-   dropped. A rule's ``value`` replaces the metric's value (how string metrics such as ``status``
-   become ``...{status="running"} 1``); a string value left without one is not exported.
+   (``connector="\\"A->B.MirrorSourceConnector\\""``; ``A-to-B`` needs no quotes, so has none), and a
+   label with an empty name or value is dropped. A rule's ``value`` replaces the metric's value (how
+   string metrics such as ``status`` become ``...{status="running"} 1``); a string value left without
+   one is not exported.
 
 What the Connect rules give for the runtime's metrics (pyconnect.metrics.connect):
 
@@ -42,8 +43,14 @@ JMX (``kafka.connect:type=...``)                              series
 The MirrorMaker 2 rules differ: task ``status`` is ``kafka_connect_connector_status{connector,task,
 status}``, ``connector-metrics`` and the rebalance strings are not exported, task rates and
 ``-max`` values are not exported, and ``kafka.connect.mirror`` metrics become
-``kafka_connect_mirror_mirrorsourceconnector_<attr>{target,topic,partition}`` and
+``kafka_connect_mirror_mirrorsourceconnector_<attr>{source,target,topic,partition}`` and
 ``kafka_connect_mirror_mirrorcheckpointconnector_<attr>{source,target,group,topic,partition}``.
+
+One consequence kept on purpose: the task rules' first alternative ``.+-count`` also matches
+``source-record-active-count-max`` and ``-avg`` (the regex takes the last ``-count`` and the rest of the
+match string swallows the suffix), so all three are exported as ``..._source_record_active_count``;
+Prometheus keeps the first sample of a duplicated series, and here the first is always the current
+count (the order the metrics were registered in), which is what the dashboards mean to sum.
 
 Process metrics (pyconnect.metrics.process) are appended under their client-library names. Output is
 the text format 0.0.4 (:data:`CONTENT_TYPE`): families in first-seen order, ``# HELP`` and ``# TYPE``
@@ -351,11 +358,11 @@ MIRROR_MAKER_2_RULES: tuple[Rule, ...] = (
     *_worker_rules("Kafka Connect JMX metric $1"),
     *_REBALANCE,
     Rule(
-        r"kafka.connect.mirror<type=MirrorSourceConnector, target=(.+), topic=(.+), partition=(.+)><>([a-z-_]+)",
-        "kafka_connect_mirror_mirrorsourceconnector_$4",
+        r"kafka.connect.mirror<type=MirrorSourceConnector, source=(.+), target=(.+), topic=(.+), partition=(.+)><>([a-z-_]+)",
+        "kafka_connect_mirror_mirrorsourceconnector_$5",
         GAUGE,
         "Kafka Mirror Maker 2 Source Connector metrics",
-        (("target", "$1"), ("topic", "$2"), ("partition", "$3")),
+        (("source", "$1"), ("target", "$2"), ("topic", "$3"), ("partition", "$4")),
     ),
     Rule(
         r"kafka.connect.mirror<type=MirrorCheckpointConnector, source=(.+), target=(.+), group=(.+), topic=(.+), partition=(.+)><>([a-z-_]+)",

@@ -7,6 +7,7 @@ happen; implementations must not block.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Protocol
 
@@ -14,6 +15,7 @@ from pyconnect.protocol.internal_records import State
 from pyconnect.protocol.task_id import ConnectorTaskId
 
 Item = str | ConnectorTaskId
+log = logging.getLogger(__name__)
 
 
 class StatusReporter(Protocol):
@@ -39,7 +41,7 @@ class ObservedReporter:
     """Passes one connector's or task's reports to ``report`` after telling the metrics about them
     (Java's metric-recording status listeners): ``on_state`` sees every state; ``startup(True)`` is
     called at the first RUNNING, ``startup(False)`` at a FAILED before any RUNNING (a startup that
-    failed); later reports leave the startup alone."""
+    failed); later reports leave the startup alone. A failure to record is logged; the report goes on."""
 
     def __init__(
         self,
@@ -58,5 +60,6 @@ class ObservedReporter:
             if not self._started and state in (State.RUNNING, State.FAILED):
                 self._started = True
                 self._startup(state == State.RUNNING)
-        finally:
-            self._report(item, state, trace, version)
+        except Exception:
+            log.exception("%s: recording state %s in the metrics failed", item, state.value)
+        self._report(item, state, trace, version)

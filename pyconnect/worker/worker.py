@@ -151,7 +151,7 @@ class Worker:
             self.metrics,
             name,
             connector_type=self._connector_type(config["connector.class"]),
-            connector_class=java_class_name(type(plugin)),
+            connector_class=self._connector_class_name(config["connector.class"], plugin),
             version=_version(plugin),
         )
 
@@ -162,6 +162,13 @@ class Worker:
         context.worker_connector = runner
         self.connectors[name] = runner
         return await runner.start(target)
+
+    def _connector_class_name(self, name: str, plugin: object) -> str:
+        """The class name the plugin is registered under (its Java name), as Java's ``connector-class``."""
+        try:
+            return self.plugins.connector_class_name(name)
+        except Exception:
+            return java_class_name(type(plugin))
 
     def _connector_type(self, connector_class: str) -> str:
         try:
