@@ -38,6 +38,10 @@ from pyconnect.herder.worker_coordinator import WorkerCoordinator
 from pyconnect.kafka.clients import create_admin
 from pyconnect.kafka.group_member import ConnectGroupMember
 from pyconnect.kafka.topics import kafka_cluster_id
+from pyconnect.metrics.connect import ConnectMetrics
+from pyconnect.metrics.process import EventLoopLag, process_samples
+from pyconnect.metrics.prometheus import PrometheusExposition
+from pyconnect.metrics.registry import MetricsHub
 from pyconnect.protocol.internal_records import TargetState
 from pyconnect.rest.security import SslSettings
 from pyconnect.rest.server import RestServer
@@ -47,7 +51,7 @@ from pyconnect.stores.offsets import OffsetStore
 from pyconnect.stores.status import StatusStore
 from pyconnect.worker.plugins import PluginRegistry
 from pyconnect.worker.status import RecordingReporter
-from pyconnect.worker.worker import Worker
+from pyconnect.worker.worker import Worker, default_metrics, metrics_hub
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +70,26 @@ def rest_server(cfg: WorkerConfig) -> RestServer:
         allowed_methods=cfg.access_control_allow_methods or "",
         extension_classes=[str(x) for x in cfg.rest_extension_classes or []],
     )
+
+
+class WorkerMetricsEndpoint:
+    """The metrics of one worker process: the hub its registries live in, the event-loop lag sampler,
+    and the Prometheus exposition ``GET /metrics`` serves (Strimzi's Connect rules, then process and
+    event-loop series). ``start``/``stop`` run the lag sampler (idempotent)."""
+
+    def __init__(self, cfg: WorkerConfig, rest: RestServer) -> None:
+        self.hub: MetricsHub = metrics_hub(cfg)
+        self.event_loop_lag = EventLoopLag()
+        self.exposition = PrometheusExposition(
+            self.hub, "connect", collectors=(process_samples, self.event_loop_lag.samples)
+        )
+        rest.serve_metrics(self.exposition.render)
+
+    def start(self) -> None:
+        self.event_loop_lag.start()
+
+    async def stop(self) -> None:
+        await self.event_loop_lag.stop()
 
 
 async def fetch_kafka_cluster_id(client_config: Mapping[str, Any]) -> str:
@@ -103,13 +127,16 @@ class DistributedMember:
         rest_url: str,
         publish_task_configs: PublishTaskConfigs,
         mode: HerderMode = DISTRIBUTED,
+        metrics: MetricsHub | None = None,
     ) -> None:
         self.config = config
+        self.metrics_hub = metrics
         self.worker_id = worker_id
         self.rest_url = rest_url
         self.kafka_cluster_id: str | None = None
         self.offset_store: OffsetStore | None = None
         self.herder: Herder | None = None
+        self._metrics: ConnectMetrics | None = None
         self._plugins = plugins
         self._publish = publish_task_configs
         self._mode = mode
@@ -129,8 +156,17 @@ class DistributedMember:
             retry_backoff_ms=cfg.retry_backoff_ms,
             client_id=cfg.originals.get("client.id") or f"connect-{self.worker_id}",
         )
+        self._metrics = default_metrics(
+            self.worker_id, cfg, cluster_id, hub=self.metrics_hub, group_id=cfg.group_id
+        )
         worker = Worker(
-            self.worker_id, cfg, self._plugins, offset_store, RecordingReporter(), kafka_cluster_id=cluster_id
+            self.worker_id,
+            cfg,
+            self._plugins,
+            offset_store,
+            RecordingReporter(),
+            kafka_cluster_id=cluster_id,
+            metrics=self._metrics,
         )
 
         def membership(herder: Herder) -> GroupMembership:
@@ -164,6 +200,9 @@ class DistributedMember:
         herder, self.herder = self.herder, None
         offsets, self.offset_store = self.offset_store, None
         failures = await stop_in_order(("herder", herder), ("offset store", offsets), log=None)
+        metrics, self._metrics = self._metrics, None
+        if metrics is not None:
+            metrics.close()
         if failures:
             raise failures[0]
 
@@ -174,6 +213,7 @@ class DistributedRuntime:
         self.plugins = plugins or PluginRegistry.from_entry_points()
         cfg = self.config
         self.rest = rest_server(cfg)
+        self.metrics = WorkerMetricsEndpoint(cfg, self.rest)
         self._member: DistributedMember | None = None
         self._started = False
 
@@ -190,6 +230,7 @@ class DistributedRuntime:
             return
         self._started = True
         try:
+            self.metrics.start()
             await self.rest.start()
             worker_id = self.rest_url.split("://", 1)[-1].rstrip("/")
             self._member = DistributedMember(
@@ -198,6 +239,7 @@ class DistributedRuntime:
                 worker_id=worker_id,
                 rest_url=self.rest_url,
                 publish_task_configs=self.rest.forwarder.post_task_configs,
+                metrics=self.metrics.hub,
             )
             herder = await self._member.start()
             self.rest.attach(herder)
@@ -213,7 +255,9 @@ class DistributedRuntime:
 
     async def stop(self) -> None:
         member, self._member = self._member, None
-        await stop_in_order(("worker", member), ("REST server", self.rest), log=log)
+        await stop_in_order(
+            ("worker", member), ("REST server", self.rest), ("metrics", self.metrics), log=log
+        )
 
 
 class StandaloneRuntime:
@@ -231,8 +275,10 @@ class StandaloneRuntime:
         self.plugins = plugins or PluginRegistry.from_entry_points()
         cfg = self.config
         self.rest = rest_server(cfg)
+        self.metrics = WorkerMetricsEndpoint(cfg, self.rest)
         self.herder: Herder | None = None
         self.offset_store: FileOffsetStore | None = None
+        self._worker_metrics: ConnectMetrics | None = None
         self._started = False
 
     @property
@@ -244,6 +290,7 @@ class StandaloneRuntime:
             return
         self._started = True
         try:
+            self.metrics.start()
             await self.rest.start()
             cluster_id = await fetch_kafka_cluster_id(
                 {**self.config.originals, "bootstrap.servers": self.config.bootstrap_servers_string}
@@ -251,6 +298,7 @@ class StandaloneRuntime:
             self.offset_store = FileOffsetStore.from_worker_config(self.config)
             await self.offset_store.start()
             worker_id = self.rest_url.split("://", 1)[-1].rstrip("/")
+            self._worker_metrics = default_metrics(worker_id, self.config, cluster_id, hub=self.metrics.hub)
             worker = Worker(
                 worker_id,
                 self.config,
@@ -258,6 +306,7 @@ class StandaloneRuntime:
                 self.offset_store,
                 RecordingReporter(),
                 kafka_cluster_id=cluster_id,
+                metrics=self._worker_metrics,
             )
             self.herder = standalone_herder(self.config, worker=worker, kafka_cluster_id=cluster_id)
             await self.herder.start()
@@ -294,5 +343,9 @@ class StandaloneRuntime:
             ("herder", herder),
             ("offset store", offsets),
             ("REST server", self.rest),
+            ("metrics", self.metrics),
             log=log,
         )
+        worker_metrics, self._worker_metrics = self._worker_metrics, None
+        if worker_metrics is not None:
+            worker_metrics.close()

@@ -36,6 +36,7 @@ class ScriptedMembership:
         self.leader = leader
         self.lost = False
         self.holding: Any = None
+        self.client_id = "connect-scripted"
         self.wakeup = asyncio.Event()
         self._plays: asyncio.Queue[tuple[bool, bool]] = asyncio.Queue()
         self._rejoin = True

@@ -221,6 +221,8 @@ class HerderCore:
         self.leader_url: str | None = None
         self.assignment: Rebalanced | None = None
         """The last round whose outcome was applied (None before the first)."""
+        self.rebalance_resolved = False
+        """The last round's work has been asked for (Java's ``rebalanceResolved``)."""
         self.session_key: SessionKeyRecord | None = None
         self.ready = False
         self._rejoin_requested = True
@@ -401,6 +403,7 @@ class HerderCore:
     ) -> list[Effect]:
         """A round completed (revocations already performed); what to do before the next step."""
         self.assignment = round_
+        self.rebalance_resolved = False
         self.generation = round_.generation
         self.is_leader = round_.is_leader
         self.leader_url = round_.leader_url
@@ -478,6 +481,7 @@ class HerderCore:
             if round_.is_leader and not self._was_leader:
                 effects.append(ConfigureManagedConnectors())
             self._was_leader = round_.is_leader
+        self.rebalance_resolved = True
         return effects
 
     def _stale_status_cleanup(self, snapshot: ClusterConfigState, statuses: StatusView) -> list[Effect]:

@@ -15,6 +15,9 @@ Contract:
 - Statuses go to the status store stamped with this worker's id and the current generation.
 - Shutdown order (``stop``, idempotent): background tasks, queued requests failed, all work stopped
   (tasks commit offsets), statuses flushed, the group left, config and status stores stopped.
+- A member of a group (not standalone) keeps Java's ``connect-worker-rebalance-metrics`` and
+  ``connect-coordinator-metrics`` in the worker's metrics: a rebalance starts when a round's outcome
+  arrives and succeeds once the work it assigns has been started (Java's ``DistributedHerder``).
 
 Modes are :class:`~pyconnect.herder.modes.HerderMode` values; membership (a Connect group or a group
 of one) comes from ``membership_factory``. The herder makes itself the worker's status reporter.
@@ -53,6 +56,7 @@ from pyconnect.herder.loggers import LOGGERS, parse_level
 from pyconnect.herder.membership import Membership
 from pyconnect.herder.modes import DISTRIBUTED, HerderMode
 from pyconnect.herder.signing import verify
+from pyconnect.metrics.connect import CoordinatorMetrics, RebalanceMetrics
 from pyconnect.protocol.assignor import ConfigSnapshot
 from pyconnect.protocol.connect_metadata import ConnectProtocolCompatibility
 from pyconnect.protocol.internal_records import (
@@ -112,6 +116,17 @@ class Herder(AbstractHerder):
             )
         )
         self.membership = membership_factory(self)
+        self._rebalance_metrics: RebalanceMetrics | None = None
+        self._coordinator_metrics: CoordinatorMetrics | None = None
+        client_id = self.membership.client_id
+        if client_id is not None:
+            self._rebalance_metrics = RebalanceMetrics(
+                worker.metrics,
+                protocol=lambda: self.core.protocol.name if self.core.protocol is not None else None,
+                leader_url=lambda: self.core.leader_url,
+                generation=lambda: self.core.generation,
+            )
+            self._coordinator_metrics = CoordinatorMetrics(worker.metrics, client_id, self._assignment_size)
         worker.reporter = self
         self._recorded_topics: dict[tuple[str, str], float] = {}
         if config.topic_tracking_enable:
@@ -203,6 +218,19 @@ class Herder(AbstractHerder):
         await self.membership.stop()
         await self.config_store.stop()
         await self.status_store.stop()
+        for metrics in (self._rebalance_metrics, self._coordinator_metrics):
+            if metrics is not None:
+                metrics.close()
+
+    def _assignment_size(self) -> tuple[int, int] | None:
+        holding = self.membership.holding
+        return None if holding is None else (len(holding.connectors), len(holding.tasks))
+
+    def _rebalance_resolved(self) -> None:
+        """After a round's effects: the rebalance succeeded once its work was started."""
+        metrics = self._rebalance_metrics
+        if metrics is not None and metrics.rebalancing and self.core.rebalance_resolved:
+            metrics.rebalance_succeeded()
 
     def _spawn(self, coroutine: Awaitable[None], name: str) -> asyncio.Task[None]:
         if self._group is None:
@@ -290,6 +318,8 @@ class Herder(AbstractHerder):
             match effect:
                 case fx.Rebalance():
                     outcome = await self.membership.rebalance()
+                    if self._rebalance_metrics is not None:
+                        self._rebalance_metrics.rebalance_started()
                     await self._perform(
                         core.rebalanced(
                             Rebalanced.from_outcome(outcome),
@@ -299,6 +329,7 @@ class Herder(AbstractHerder):
                             self._clock(),
                         )
                     )
+                    self._rebalance_resolved()
                 case fx.ReadConfigToEnd(timeout_s=timeout):
                     try:
                         await self.config_store.refresh(timeout)
@@ -314,6 +345,7 @@ class Herder(AbstractHerder):
                             timed_out=timed_out,
                         )
                     )
+                    self._rebalance_resolved()
                 case fx.ClaimWritePrivileges():
                     try:
                         await self.config_store.claim_write_privileges()

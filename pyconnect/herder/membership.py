@@ -36,6 +36,11 @@ class Membership(Protocol):
     @property
     def wakeup(self) -> asyncio.Event: ...
 
+    @property
+    def client_id(self) -> str | None:
+        """The group member's client id; ``None`` for a group of one (standalone)."""
+        ...
+
     def rejoin_needed(self) -> bool: ...
 
     def owner_url(self, item: str | ConnectorTaskId) -> str | None:
@@ -74,6 +79,10 @@ class GroupMembership:
     def wakeup(self) -> asyncio.Event:
         event: asyncio.Event = self.member.rejoin_needed
         return event
+
+    @property
+    def client_id(self) -> str | None:
+        return str(self.member.client_id)
 
     def rejoin_needed(self) -> bool:
         return self.coordinator.rejoin_needed()
@@ -147,6 +156,10 @@ class SoloMembership:
     @property
     def wakeup(self) -> asyncio.Event:
         return self._wakeup
+
+    @property
+    def client_id(self) -> str | None:
+        return None
 
     def rejoin_needed(self) -> bool:
         return self._holding is None

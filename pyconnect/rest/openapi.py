@@ -234,6 +234,17 @@ def _paths() -> dict[str, Any]:
                 {"200": _json("Healthy", _ref("Health")), "503": _json("Starting", _ref("Health"))},
             )
         },
+        "/metrics": {
+            "get": _op(
+                "This worker's metrics in the Prometheus text format 0.0.4 (never forwarded)",
+                {
+                    "200": {
+                        "description": "The exposition",
+                        "content": {"text/plain": {"schema": {"type": "string"}}},
+                    }
+                },
+            )
+        },
         "/openapi.json": {
             "get": _op("This document", {"200": _json("OpenAPI 3 document", {"type": "object"})})
         },

@@ -20,6 +20,7 @@ from pyconnect.config.connector_name import create_request_name
 from pyconnect.errors import BadRequestError, NotFoundError, ServiceUnavailableError
 from pyconnect.herder.entities import initial_target_state
 from pyconnect.herder.interface import HerderApi
+from pyconnect.metrics.prometheus import CONTENT_TYPE as PROMETHEUS_CONTENT_TYPE
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.rest.errors import MalformedRequest
 from pyconnect.rest.forwarding import Forwarder
@@ -41,7 +42,15 @@ class HerderSlot:
         return self.herder
 
 
+class MetricsSlot:
+    """What ``GET /metrics`` serves: the worker's exposition, set by the composition root."""
+
+    def __init__(self) -> None:
+        self.render: Callable[[], str] | None = None
+
+
 HERDER = web.AppKey("herder", HerderSlot)
+METRICS = web.AppKey("metrics", MetricsSlot)
 FORWARDER = web.AppKey("forwarder", Forwarder)
 COMMIT_ID = web.AppKey("commit_id", str)
 
@@ -132,6 +141,17 @@ async def health(request: web.Request) -> web.Response:
             {"status": "healthy", "message": "Worker has completed startup and is ready to handle requests."}
         )
     return json_response({"status": "starting", "message": "Worker is still starting up."}, status=503)
+
+
+@routes.get("/metrics")
+@any_content
+async def metrics(request: web.Request) -> web.Response:
+    """This worker's metrics in the Prometheus text format (pyconnect.metrics.prometheus); answered by
+    every worker for itself, leader or follower, never forwarded."""
+    render = request.app[METRICS].render
+    if render is None:
+        raise ServiceUnavailableError("Worker is still starting up.")
+    return web.Response(body=render().encode(), headers={"Content-Type": PROMETHEUS_CONTENT_TYPE})
 
 
 @routes.get("/connectors")

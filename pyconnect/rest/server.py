@@ -19,7 +19,7 @@ import hashlib
 import os
 import re
 import ssl
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -34,7 +34,7 @@ from pyconnect.errors import ConfigError
 from pyconnect.herder.interface import HerderApi
 from pyconnect.rest.errors import error_middleware, protocol_error, set_server_header
 from pyconnect.rest.forwarding import Forwarder
-from pyconnect.rest.resources import COMMIT_ID, FORWARDER, HERDER, HerderSlot, routes
+from pyconnect.rest.resources import COMMIT_ID, FORWARDER, HERDER, METRICS, HerderSlot, MetricsSlot, routes
 from pyconnect.rest.routing import routing_middleware
 from pyconnect.rest.security import (
     CrossOrigin,
@@ -184,6 +184,8 @@ class RestServer:
         self.app[HERDER] = self.slot
         self.app[FORWARDER] = self.forwarder
         self.app[COMMIT_ID] = hashlib.sha256(__version__.encode()).hexdigest()[:16]
+        self.metrics_slot = MetricsSlot()
+        self.app[METRICS] = self.metrics_slot
         self._runner: web.AppRunner | None = None
         self.bound: list[tuple[str, int]] = []
         self.bound_listeners: list[Listener] = []
@@ -191,6 +193,10 @@ class RestServer:
     def attach(self, herder: HerderApi) -> None:
         """Serve ``herder`` from now on (before this, resources answer 503 and health "starting")."""
         self.slot.herder = herder
+
+    def serve_metrics(self, render: Callable[[], str]) -> None:
+        """``GET /metrics`` answers ``render()`` (503 until this is called)."""
+        self.metrics_slot.render = render
 
     async def start(self) -> None:
         if self._runner is not None:

@@ -15,6 +15,11 @@ Contract:
   failed delivery fails the task before the next poll (or is skipped with tolerance all).
 - KIP-558: ``on_topic(task_id, topic)`` is called once per acknowledged batch (the callee decides
   whether the topic is new for the connector).
+- Metrics, recorded per batch as Java's: each ``poll()`` that returns (an empty list too) records its
+  size and duration (``source-record-poll-*``, ``poll-batch-*-time-ms``, ``batch-size-*``); each
+  acknowledged or skipped partition batch records its written records (``source-record-write-*``) and
+  the records still in flight (``source-record-active-count*``); each offset commit its duration and
+  outcome (a commit with nothing to write is a success, as in Java).
 - ``stop()`` asks the loop to end (a blocking ``poll`` is cancelled); ``wait_stopped(timeout)``
   waits for a clean end and otherwise cancels the loop: then no UNASSIGNED is reported and the final
   commit may be skipped, as in Java; the same when ``wait_stopped`` itself is cancelled. Either way
@@ -38,6 +43,7 @@ from pyconnect.api.source import RecordMetadata, SourceRecord, SourceTask, Sourc
 from pyconnect.concurrency import TaskSet, cancel_and_wait
 from pyconnect.errors import RetriableError
 from pyconnect.kafka.batch_sender import BatchSender, OutgoingRecord, SentBatch
+from pyconnect.metrics.connect import SourceTaskMetrics, TaskMetrics
 from pyconnect.protocol.internal_records import State, TargetState
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.worker.status import StatusReporter
@@ -70,6 +76,8 @@ class WorkerSourceTask:
         tolerate_errors: bool = False,
         close_producer: Callable[[], Awaitable[None]] | None = None,
         on_topic: Callable[[ConnectorTaskId, str], None] | None = None,
+        metrics: SourceTaskMetrics | None = None,
+        task_metrics: TaskMetrics | None = None,
     ) -> None:
         self.id = task_id
         self.task = task
@@ -88,6 +96,8 @@ class WorkerSourceTask:
         self._tolerate = tolerate_errors
         self._close_producer = close_producer
         self._on_topic = on_topic
+        self._metrics = metrics
+        self._task_metrics = task_metrics
         self._submitted = SubmittedRecords()
         self._unflushed: dict[str, tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]] = {}
         self._stopping = asyncio.Event()
@@ -231,6 +241,7 @@ class WorkerSourceTask:
         return self._stopping.is_set()
 
     async def _poll(self) -> list[SourceRecord] | None:
+        started = time.monotonic()
         poll = asyncio.ensure_future(self.task.poll())
         stopped = asyncio.ensure_future(self._state_changed.wait())
         try:
@@ -249,8 +260,12 @@ class WorkerSourceTask:
         except RetriableError as exc:
             log.info("Task %s: poll() raised a retriable error, polling again: %s", self.id, exc)
             return None
-        if records:
+        if records is not None:
             self.records_polled += len(records)
+            if self._metrics is not None:
+                self._metrics.record_poll(len(records), (time.monotonic() - started) * 1000)
+            if self._task_metrics is not None:
+                self._task_metrics.record_batch(len(records))
         return records
 
     async def _dispatch(self, records: list[SourceRecord]) -> None:
@@ -270,6 +285,7 @@ class WorkerSourceTask:
         outgoing: list[OutgoingRecord] = []
         kept: list[SourceRecord] = []
         tracked: list[SubmittedRecord] = []
+        skipped = 0
         for record in records:
             try:
                 out = self._convert(record)
@@ -277,6 +293,7 @@ class WorkerSourceTask:
                 if not self._tolerate:
                     raise
                 self.records_skipped += 1
+                skipped += 1
                 log.warning(
                     "Task %s skipped a record of %s it could not convert: %s", self.id, record.topic, exc
                 )
@@ -286,6 +303,8 @@ class WorkerSourceTask:
             outgoing.append(out)
             kept.append(record)
             tracked.append(self._submitted.submit(record.source_partition, record.source_offset))
+        if skipped and self._metrics is not None:
+            self._metrics.record_write(skipped, skipped)
         await self._send(outgoing, kept, tracked)
 
     async def _send(
@@ -373,9 +392,13 @@ class WorkerSourceTask:
             self.records_skipped += len(batch.indices)
             for i in batch.indices:
                 tracked[i].ack()
+            if self._metrics is not None:
+                self._metrics.record_write(len(batch.indices), len(batch.indices))
             return
         meta = fut.result()
         self.records_written += len(batch.indices)
+        if self._metrics is not None:
+            self._metrics.record_write(len(batch.indices), 0)
         for i in batch.indices:
             tracked[i].ack()
         if self._on_topic is not None:
@@ -417,9 +440,9 @@ class WorkerSourceTask:
         """Flush acknowledged offsets (and earlier failures), then call ``task.commit()``."""
         committable = self._submitted.committable()
         self._unflushed.update(committable.offsets)
+        started = time.monotonic()
         if self._unflushed:
             pending, self._unflushed = self._unflushed, {}
-            started = time.monotonic()
             try:
                 await asyncio.wait_for(self._write_offsets(pending), self._flush_timeout_s)
                 self.commits += 1
@@ -440,11 +463,17 @@ class WorkerSourceTask:
                 )
                 for key, value in pending.items():
                     self._unflushed.setdefault(key, value)
+                self._record_commit(started, False)
                 return
+        self._record_commit(started, True)
         try:
             await self.task.commit()
         except Exception:
             log.exception("Task %s: commit() failed", self.id)
+
+    def _record_commit(self, started: float, success: bool) -> None:
+        if self._task_metrics is not None:
+            self._task_metrics.record_commit((time.monotonic() - started) * 1000, success)
 
 
 def _batch(converter: Any, topic: str, schema: Any, items: list[Any]) -> list[bytes | None]:

@@ -11,28 +11,44 @@ Contract:
   Converters come from the connector config, else the worker's.
 - ``stop_tasks`` signals every task first, then waits for them with one shared deadline of
   ``task.shutdown.graceful.timeout.ms``; tasks that miss it are cancelled (spec §6.1).
+- Metrics (pyconnect.metrics.connect), as Java's Worker keeps them: the worker's counts and startup
+  results, and for each connector and task its own groups from its start until it has stopped (a
+  connector's task counts while the worker runs any of its tasks). A connector's or task's state
+  reports pass through :class:`~pyconnect.worker.status.ObservedReporter` on their way to the herder.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from pyconnect import COMPATIBLE_KAFKA_VERSION, __version__
 from pyconnect.api.source import SourceTaskContext
 from pyconnect.config.client_configs import client_overrides, ignored_keys
 from pyconnect.config.worker import WorkerConfig
 from pyconnect.errors import ConnectError
 from pyconnect.kafka.clients import create_producer
+from pyconnect.metrics.connect import (
+    ConnectMetrics,
+    ConnectorMetrics,
+    ConnectorTaskCounts,
+    SourceTaskMetrics,
+    TaskMetrics,
+    WorkerMetrics,
+)
+from pyconnect.metrics.registry import MetricsHub
+from pyconnect.metrics.stats import MetricConfig
 from pyconnect.protocol.internal_records import State, TargetState
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.worker.plugins import PluginRegistry
 from pyconnect.worker.source_task import WorkerSourceTask
-from pyconnect.worker.status import StatusReporter
-from pyconnect.worker.worker_connector import WorkerConnector
+from pyconnect.worker.status import Item, ObservedReporter, StatusReporter
+from pyconnect.worker.worker_connector import WorkerConnector, java_class_name
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +102,7 @@ class Worker:
         reporter: StatusReporter,
         *,
         kafka_cluster_id: str = "",
+        metrics: ConnectMetrics | None = None,
     ) -> None:
         self.worker_id = worker_id
         self.config = config
@@ -97,6 +114,25 @@ class Worker:
         self.tasks: dict[ConnectorTaskId, WorkerSourceTask] = {}
         self.topic_tracker: Callable[[ConnectorTaskId, str], None] | None = None
         """KIP-558: told after each acknowledged batch which topic a task wrote to (set by the herder)."""
+        self.metrics = (
+            metrics if metrics is not None else default_metrics(worker_id, config, kafka_cluster_id)
+        )
+        self.worker_metrics = WorkerMetrics(self.metrics, self.connectors, self.tasks)
+        self._task_metrics: dict[ConnectorTaskId, tuple[TaskMetrics, SourceTaskMetrics]] = {}
+        self._connector_metrics: dict[str, ConnectorMetrics] = {}
+        self.connector_task_counts = ConnectorTaskCounts(self.metrics, self._task_states)
+
+    def _task_states(self) -> dict[tuple[str, int], State | None]:
+        return {(t.connector, t.task): m.state for t, (m, _) in self._task_metrics.items()}
+
+    def _report(self, item: Item, state: State, trace: str | None = None, version: str | None = None) -> None:
+        """Every connector's and task's reports go to the current reporter (the herder sets it)."""
+        self.reporter.report(item, state, trace, version)
+
+    def _observed(
+        self, on_state: Callable[[State], None], startup: Callable[[bool], None]
+    ) -> ObservedReporter:
+        return ObservedReporter(self._report, on_state, startup)
 
     def _setting(self, key: str) -> Any:
         return self.config[key]
@@ -107,23 +143,58 @@ class Worker:
         if name in self.connectors:
             raise RuntimeError(f"connector {name} is already running on this worker")
         context = ConnectorContextImpl(name, on_reconfigure, ConnectorOffsetReader(self.offset_store, name))
+        record_startup = self.worker_metrics.record_connector_startup
         try:
             plugin = self.plugins.resolve_connector(config["connector.class"])()
         except Exception as exc:
-            self.reporter.report(name, State.FAILED, "".join(traceback.format_exception(exc)))
+            self._observed(lambda state: None, record_startup).report(
+                name, State.FAILED, "".join(traceback.format_exception(exc))
+            )
             return False
-        runner = WorkerConnector(name, plugin, config, context, self.reporter)
+        metrics = self._connector_metrics.pop(name, None)
+        if metrics is not None:
+            metrics.close()
+        metrics = self._connector_metrics[name] = ConnectorMetrics(
+            self.metrics,
+            name,
+            connector_type=self._connector_type(config["connector.class"]),
+            connector_class=self._connector_class_name(config["connector.class"], plugin),
+            version=_version(plugin),
+        )
+
+        def on_state(state: State, metrics: ConnectorMetrics = metrics) -> None:
+            metrics.state = state
+
+        runner = WorkerConnector(name, plugin, config, context, self._observed(on_state, record_startup))
         context.worker_connector = runner
         self.connectors[name] = runner
         return await runner.start(target)
+
+    def _connector_class_name(self, name: str, plugin: object) -> str:
+        """The class name the plugin is registered under (its Java name), as Java's ``connector-class``."""
+        try:
+            return self.plugins.connector_class_name(name)
+        except Exception:
+            return java_class_name(type(plugin))
+
+    def _connector_type(self, connector_class: str) -> str:
+        try:
+            return str(self.plugins.connector_type(connector_class)).lower()
+        except Exception:
+            return "unknown"
 
     def connector_task_configs(self, name: str, max_tasks: int) -> list[dict[str, str]]:
         return self.connectors[name].task_configs(max_tasks)
 
     async def stop_connector(self, name: str) -> None:
         runner = self.connectors.pop(name, None)
-        if runner is not None:
-            await runner.shutdown()
+        try:
+            if runner is not None:
+                await runner.shutdown()
+        finally:
+            metrics = self._connector_metrics.pop(name, None)
+            if metrics is not None:
+                metrics.close()
 
     async def set_target_state(self, name: str, target: TargetState) -> None:
         runner = self.connectors.get(name)
@@ -181,7 +252,9 @@ class Worker:
             if not isinstance(exc, Exception):
                 raise
             log.error("Task %s could not be created: %s", task_id, exc)
-            self.reporter.report(task_id, State.FAILED, "".join(traceback.format_exception(exc)))
+            self._observed(lambda state: None, self.worker_metrics.record_task_startup).report(
+                task_id, State.FAILED, "".join(traceback.format_exception(exc))
+            )
             return False
 
         async def write_offsets(
@@ -189,6 +262,13 @@ class Worker:
         ) -> None:
             await self.offset_store.set(task_id.connector, [(p, o) for p, o in offsets.values()])
 
+        task_metrics = TaskMetrics(
+            self.metrics,
+            task_id.connector,
+            task_id.task,
+            State.RUNNING if target == TargetState.STARTED else State.PAUSED,
+        )
+        source_metrics = SourceTaskMetrics(self.metrics, task_id.connector, task_id.task)
         tolerance = str(connector_config.get("errors.tolerance", "none")).strip().lower()
         context = SourceTaskContext(
             dict(task_config), ConnectorOffsetReader(self.offset_store, task_id.connector)
@@ -203,15 +283,19 @@ class Worker:
             value_converter=value_converter,
             header_converter=header_converter,
             write_offsets=write_offsets,
-            reporter=self.reporter,
+            reporter=self._observed(task_metrics.record_state, self.worker_metrics.record_task_startup),
             target_state=target,
             offset_flush_interval_s=self.config.offset_flush_interval_ms / 1000,
             offset_flush_timeout_s=self.config.offset_flush_timeout_ms / 1000,
             tolerate_errors=tolerance == "all",
             close_producer=producer.stop,
             on_topic=self.topic_tracker,
+            metrics=source_metrics,
+            task_metrics=task_metrics,
         )
         self.tasks[task_id] = runner
+        self._task_metrics[task_id] = (task_metrics, source_metrics)
+        self.connector_task_counts.task_added(task_id.connector)
         runner.start()
         return True
 
@@ -222,8 +306,14 @@ class Worker:
         deadline = (
             asyncio.get_running_loop().time() + int(self._setting("task.shutdown.graceful.timeout.ms")) / 1000
         )
-        for _, runner in runners:
-            await runner.wait_stopped(max(0.0, deadline - asyncio.get_running_loop().time()))
+        try:
+            for _, runner in runners:
+                await runner.wait_stopped(max(0.0, deadline - asyncio.get_running_loop().time()))
+        finally:
+            for task_id, _ in runners:
+                for group in self._task_metrics.pop(task_id, ()):
+                    group.close()
+                self.connector_task_counts.task_removed(task_id.connector)
 
     def connector_names(self) -> set[str]:
         return set(self.connectors)
@@ -235,3 +325,36 @@ class Worker:
         await self.stop_tasks(list(self.tasks))
         for name in list(self.connectors):
             await self.stop_connector(name)
+
+
+def metrics_hub(config: WorkerConfig) -> MetricsHub:
+    """A hub whose windows are ``metrics.num.samples`` x ``metrics.sample.window.ms``."""
+    return MetricsHub(
+        MetricConfig(int(config["metrics.num.samples"]), int(config["metrics.sample.window.ms"]))
+    )
+
+
+def default_metrics(
+    worker_id: str,
+    config: WorkerConfig,
+    kafka_cluster_id: str,
+    hub: MetricsHub | None = None,
+    group_id: str | None = None,
+) -> ConnectMetrics:
+    """The worker's ``kafka.connect`` metrics in ``hub`` (else a hub of its own), with the app-info
+    the REST root reports (Kafka version, commit id)."""
+    return ConnectMetrics(
+        worker_id,
+        hub if hub is not None else metrics_hub(config),
+        kafka_cluster_id=kafka_cluster_id,
+        group_id=group_id,
+        version=COMPATIBLE_KAFKA_VERSION,
+        commit_id=hashlib.sha256(__version__.encode()).hexdigest()[:16],
+    )
+
+
+def _version(plugin: Any) -> str | None:
+    try:
+        return str(plugin.version())
+    except Exception:
+        return None

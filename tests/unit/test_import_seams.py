@@ -8,6 +8,8 @@
 - the sans-IO herder core (pyconnect/herder/core.py, requests.py, effects.py, backoff.py, signing.py) and
   the config topic's reader state (pyconnect/stores/config_state.py, config_events.py) import only the
   standard library and each other (and the protocol codecs and the error tree).
+- the metrics package (registry, stats, exposition) imports only the standard library, itself and the
+  protocol package (for the status states).
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ STDLIB_ONLY: dict[str, tuple[str, ...]] = {
     "pyconnect/herder/signing.py": ("pyconnect.errors",),
     "pyconnect/herder/core.py": HERDER_CORE,
     "pyconnect/herder/requests.py": HERDER_CORE,
+    "pyconnect/metrics/": ("pyconnect.metrics", "pyconnect.protocol"),
 }
 
 
