@@ -120,7 +120,8 @@ class WorkerConfig:
 
     @property
     def exactly_once_source_enabled(self) -> bool:
-        return str(self._values["exactly.once.source.support"]).lower() == "enabled"
+        """``exactly.once.source.support=enabled`` (a standalone worker has no such key: False)."""
+        return str(self._values.get("exactly.once.source.support", "disabled")).lower() == "enabled"
 
     def topic_settings(self, prefix: str) -> dict[str, Any]:
         """Topic-level configs for the internal topic ``prefix`` (one of the ``*_STORAGE_PREFIX``)."""
