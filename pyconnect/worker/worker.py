@@ -18,16 +18,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from pyconnect.api.source import SourceTaskContext
 from pyconnect.config.client_configs import client_overrides, ignored_keys
 from pyconnect.config.worker import WorkerConfig
+from pyconnect.kafka.access import cluster_label, start_client
 from pyconnect.kafka.clients import create_producer
 from pyconnect.protocol.internal_records import State, TargetState
 from pyconnect.protocol.task_id import ConnectorTaskId
+from pyconnect.worker.failure_trace import failure_trace
 from pyconnect.worker.plugins import PluginRegistry
 from pyconnect.worker.source_task import WorkerSourceTask
 from pyconnect.worker.status import StatusReporter
@@ -103,7 +104,7 @@ class Worker:
         try:
             plugin = self.plugins.resolve_connector(config["connector.class"])()
         except Exception as exc:
-            self.reporter.report(name, State.FAILED, "".join(traceback.format_exception(exc)))
+            self.reporter.report(name, State.FAILED, failure_trace(exc))
             return False
         runner = WorkerConnector(name, plugin, config, context, self.reporter)
         context.worker_connector = runner
@@ -163,8 +164,9 @@ class Worker:
             ]
             if dropped:
                 log.debug("Task %s: producer settings without an equivalent here: %s", task_id, dropped)
+            cluster = cluster_label(producer_config)
             producer = create_producer(producer_config)
-            await producer.start()
+            await start_client(producer, producer_config, cluster)
         except BaseException as exc:
             if producer is not None:  # also when this start is cancelled: no unclosed producer
                 with contextlib.suppress(Exception):
@@ -172,7 +174,7 @@ class Worker:
             if not isinstance(exc, Exception):
                 raise
             log.error("Task %s could not be created: %s", task_id, exc)
-            self.reporter.report(task_id, State.FAILED, "".join(traceback.format_exception(exc)))
+            self.reporter.report(task_id, State.FAILED, failure_trace(exc))
             return False
 
         async def write_offsets(
@@ -201,6 +203,7 @@ class Worker:
             tolerate_errors=tolerance == "all",
             close_producer=producer.stop,
             on_topic=self.topic_tracker,
+            cluster=cluster,
         )
         self.tasks[task_id] = runner
         runner.start()
