@@ -174,15 +174,23 @@ def source_grants(s: KafkaCluster, topic: str, *, read: bool = True) -> None:
 
 
 def target_grants(
-    t: KafkaCluster, user: str, topic: str, *, remote_write: bool = True, any_write: bool = True
+    t: KafkaCluster,
+    user: str,
+    topic: str,
+    *,
+    remote_write: bool = True,
+    any_write: bool = True,
+    groups: bool = True,
 ) -> None:
     """The guide's target ACLs for ``user`` on the remote topic of ``topic`` and the internal topics;
-    ``remote_write=False`` leaves out WRITE on the remote topic, ``any_write=False`` every WRITE."""
+    ``remote_write=False`` leaves out WRITE on the remote topic, ``any_write=False`` every WRITE,
+    ``groups=False`` the group ACLs."""
     for name in (f"S.{topic}", OFFSET_SYNCS, CHECKPOINTS):
         write = any_write and (remote_write or name != f"S.{topic}")
         grant_sync(t, user, "topic", name, [op for op in TARGET_TOPIC_OPS if write or op != "write"])
     grant_sync(t, user, "cluster", "kafka-cluster", ["describe", "alter"])
-    grant_sync(t, user, "group", "*", ["describe", "read"])
+    if groups:
+        grant_sync(t, user, "group", "*", ["describe", "read"])
 
 
 def mirror_config(
@@ -363,6 +371,7 @@ def test_source_task_without_read_fails_until_granted_and_restarted(
         "pyconnect.errors.AuthorizationError: Not authorized to access topics: "
         f"[{topic}] on source cluster S ({s.bootstrap_servers})"
     ), line
+    print(f"\nno READ: {line}")
     assert status(worker, name)["connector"]["state"] == "RUNNING"  # type: ignore[index]
     serves_rest(worker)
     assert_no_secret(clusters, task["trace"])
@@ -389,7 +398,11 @@ def test_task_producer_without_write_fails_until_granted_and_restarted(
 
     task = failed_task(worker, name)
     line = first_line(task["trace"])
-    assert "Not authorized to access topics: [S." in line and f"{t.bootstrap_servers}" in line, line
+    assert line == (
+        f"pyconnect.errors.AuthorizationError: Not authorized to access topics: [S.{topic}] on cluster "
+        f"{t.bootstrap_servers}"
+    ), line
+    print(f"\nno WRITE: {line}")
     serves_rest(worker)
 
     grant_sync(t, "nowrite", "topic", f"S.{topic}", ["write"])
@@ -397,3 +410,133 @@ def test_task_producer_without_write_fails_until_granted_and_restarted(
     running(worker, name)
     arrives(t, f"S.{topic}", [b"w0"])
     worker.rest("DELETE", f"/connectors/{name}")
+
+
+def test_idempotent_producer_without_write_anywhere_fails_until_granted_and_restarted(
+    clusters: dict[str, KafkaCluster], worker: PyconnectWorker, unique: Callable[[str], str]
+) -> None:
+    s, t = clusters["S"], clusters["T"]
+    topic = unique("noidem")
+    run(create_topic(s, topic))
+    run(produce(s, topic, [b"i0"]))
+    source_grants(s, topic)
+    target_grants(t, "noidem", topic, any_write=False)
+    name = unique("noidem")
+    post(worker, name, mirror_config(clusters, topic, "noidem"))
+
+    line = first_line(failed_task(worker, name)["trace"])
+    assert line == (
+        "pyconnect.errors.AuthorizationError: Cluster authorization failed for InitProducerId (an idempotent "
+        "producer needs IDEMPOTENT_WRITE on the cluster or WRITE on a topic) on target cluster T "
+        f"({t.bootstrap_servers})"
+    ), line  # the offset-syncs producer (idempotent); Connect's task producers are not
+    print(f"\nno IDEMPOTENT_WRITE: {line}")
+    serves_rest(worker)
+
+    # IDEMPOTENT_WRITE lets the producers start; the records then meet the missing WRITE on the topic
+    grant_sync(t, "noidem", "cluster", "kafka-cluster", ["idempotent_write"])
+    assert worker.rest("POST", f"/connectors/{name}/tasks/0/restart")[0] == 204
+    line = wait_for(
+        "the next refusal",
+        lambda: (task := failed_task(worker, name)) and "IDEMPOTENT" not in task["trace"] and task["trace"],
+        FAIL_S,
+    ).splitlines()[0]
+    assert line == (
+        f"pyconnect.errors.AuthorizationError: Not authorized to access topics: [S.{topic}] on cluster "
+        f"{t.bootstrap_servers}"
+    ), line
+    print(f"no WRITE: {line}")
+
+    for remote in (f"S.{topic}", OFFSET_SYNCS):
+        grant_sync(t, "noidem", "topic", remote, ["write"])
+    assert worker.rest("POST", f"/connectors/{name}/tasks/0/restart")[0] == 204
+    running(worker, name)
+    arrives(t, f"S.{topic}", [b"i0"])
+    worker.rest("DELETE", f"/connectors/{name}")
+
+
+async def commit_group(cluster: KafkaCluster, group: str, topic: str) -> None:
+    """``group`` reads ``topic`` on ``cluster`` to its end and commits (as ``admin``)."""
+    consumer = create_consumer(
+        {**client(cluster, ADMIN_USER), "group.id": group, "auto.offset.reset": "earliest"},
+        topic,
+        enable_auto_commit=False,
+    )
+    await consumer.start()
+    try:
+        deadline = time.monotonic() + 20
+        while not await consumer.getmany(timeout_ms=500) and time.monotonic() < deadline:
+            pass
+        await consumer.commit()
+    finally:
+        await consumer.stop()
+
+
+async def group_offsets(cluster: KafkaCluster, group: str) -> dict[tuple[str, int], int]:
+    admin = create_admin(client(cluster, ADMIN_USER))
+    await admin.start()
+    try:
+        found = await admin.list_consumer_group_offsets(group)
+        return {(tp.topic, tp.partition): om.offset for tp, om in found.items()}
+    finally:
+        await admin.close()
+
+
+def test_checkpoint_task_without_group_acls_on_the_target_fails_until_granted_and_restarted(
+    clusters: dict[str, KafkaCluster], worker: PyconnectWorker, unique: Callable[[str], str]
+) -> None:
+    s, t = clusters["S"], clusters["T"]
+    topic, group = unique("groups"), unique("app")
+    run(create_topic(s, topic))
+    run(produce(s, topic, [b"g0", b"g1", b"g2"]))
+    run(commit_group(s, group, topic))
+    source_topics = run(topics_of(s))
+    source_grants(s, topic)
+    grant_sync(s, "reader", "group", group, ["describe"])
+    target_grants(t, "target", topic)
+    target_grants(t, "checker", topic, groups=False)
+    mirror = unique("flow")
+    post(worker, mirror, mirror_config(clusters, topic, "target"))
+    arrives(t, f"S.{topic}", [b"g0", b"g1", b"g2"])
+
+    checker = client(t, "checker")
+    name = unique("checkpoints")
+    post(
+        worker,
+        name,
+        {
+            **{
+                k: v
+                for k, v in mirror_config(clusters, topic, "checker").items()
+                if not k.startswith("producer.")
+            },
+            **{f"producer.override.{k}": v for k, v in checker.items() if k != "bootstrap.servers"},
+            "connector.class": "org.apache.kafka.connect.mirror.MirrorCheckpointConnector",
+            "groups": group,
+            "emit.checkpoints.interval.seconds": "1",
+            "sync.group.offsets.enabled": "true",
+            "sync.group.offsets.interval.seconds": "1",
+            "refresh.groups.interval.seconds": "2",
+            "checkpoints.topic.replication.factor": "1",
+        },
+    )
+    line = first_line(failed_task(worker, name)["trace"])
+    assert line == (
+        f"pyconnect.errors.AuthorizationError: Not authorized to access group: {group} on target cluster T "
+        f"({t.bootstrap_servers})"
+    ), line
+    print(f"\nno group ACLs: {line}")
+    serves_rest(worker)
+
+    grant_sync(t, "checker", "group", group, ["describe", "read"])
+    assert worker.rest("POST", f"/connectors/{name}/tasks/0/restart")[0] == 204
+    running(worker, name)
+    wait_for(
+        f"offsets of {group} synced on T",
+        lambda: run(group_offsets(t, group)).get((f"S.{topic}", 0)) == 3,
+        FLOW_S,
+        1.0,
+    )
+    assert run(topics_of(s)) == source_topics, "the mirrors created nothing on the source"
+    for connector in (name, mirror):
+        worker.rest("DELETE", f"/connectors/{connector}")
