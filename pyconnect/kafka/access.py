@@ -113,14 +113,9 @@ def access_error(
         )
     if isinstance(exc, kafka_errors.IllegalSaslStateError | kafka_errors.AuthenticationFailedError):
         return AuthenticationError(f"Authentication to {cluster} failed: {exc}")
-    if isinstance(exc, ssl.SSLCertVerificationError):
-        return AuthenticationError(
-            f"Authentication to {cluster} failed: SSL handshake failed ({exc.verify_message or exc.reason})"
-        )
     if isinstance(exc, ssl.SSLError):
-        return AuthenticationError(
-            f"Authentication to {cluster} failed: SSL handshake failed ({exc.reason or exc})"
-        )
+        why = getattr(exc, "verify_message", None) or getattr(exc, "reason", None) or exc
+        return AuthenticationError(f"Authentication to {cluster} failed: SSL handshake failed ({why})")
     if isinstance(exc, kafka_errors.TopicAuthorizationFailedError):
         topics = _quoted_list(exc.args[0]) if exc.args else "[]"
         return AuthorizationError(f"Not authorized to access topics: {topics} on {cluster}")
