@@ -39,6 +39,9 @@ Task contract (Java's ``MirrorCheckpointTask``):
   offsets (with the upstream metadata) to each group that is ``Empty`` or unknown (``Dead``) there,
   never moving a committed offset backwards. Unlike Java, groups with members (``Stable``, rebalancing)
   are skipped instead of relying on the broker's UNKNOWN_MEMBER_ID rejection (KAFKA-14095).
+* Refusals (:class:`~pyconnect.errors.KafkaAccessError`): in the connector as in MirrorSourceConnector
+  (start fails, later jobs fail the connector); in the task, a group or topic this principal may not
+  access, while listing offsets or syncing them, is raised by the next ``poll`` and fails the task.
 """
 
 from __future__ import annotations

@@ -29,6 +29,10 @@ Task contract (Java's ``MirrorSourceTask``):
 * ``poll`` converts one consumer batch in one pass: remote topic, same partition, key/value/headers as
   raw bytes (BYTES schemas: run it with ByteArrayConverter), same timestamp, source partition
   ``{cluster, partition, topic}`` and offset ``{offset}``.
+* Refusals (:class:`~pyconnect.errors.KafkaAccessError`, named after the cluster): a refused login or
+  ACL in the connector's start fails the start, and in a later scheduled job fails the connector
+  (``context.raise_error``); a task's refused client start or a poll refused READ raises, failing the
+  task. Java logs them and leaves the connector RUNNING (no tasks) or the task polling.
 * ``commit_record`` feeds the :class:`OffsetSyncWriter` (upstream offset, downstream offset from the
   producer's metadata); ``commit`` promotes delayed syncs. Offset syncs go to partition 0 of
   ``mm2-offset-syncs.<other alias>.internal`` through the task's own producer on the

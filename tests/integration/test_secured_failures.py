@@ -27,16 +27,21 @@ import asyncio
 import importlib.util
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from aiokafka import TopicPartition
 from aiokafka.admin import NewTopic
 
+from pyconnect.errors import AuthenticationError
+from pyconnect.kafka.access import cluster_label, start_client
 from pyconnect.kafka.clients import create_admin, create_consumer, create_producer
+from pyconnect.kafka.probe import SSL_CLOSE_S
 from pyconnect.testing.backends import BackendUnavailable, chosen_backend
+from pyconnect.testing.java_reference import JavaConnectWorker
 from pyconnect.testing.kafka import KafkaCluster, grant, start_clusters, stop_clusters
-from pyconnect.testing.kafka_security import ADMIN_USER
+from pyconnect.testing.kafka_security import ADMIN_USER, untrusted_material
 from pyconnect.testing.worker_process import PyconnectWorker
 from tests.integration.fleet import FAST_GROUP, status, wait_for
 
@@ -540,3 +545,74 @@ def test_checkpoint_task_without_group_acls_on_the_target_fails_until_granted_an
     assert run(topics_of(s)) == source_topics, "the mirrors created nothing on the source"
     for connector in (name, mirror):
         worker.rest("DELETE", f"/connectors/{connector}")
+
+
+def test_java_worker_answers_a_wrong_password_with_a_running_connector_and_log_lines(
+    clusters: dict[str, KafkaCluster], tmp_path: Path, unique: Callable[[str], str]
+) -> None:
+    """What Java's Connect worker does with the same wrong-password config (recorded, not copied):
+    Java's MM2 Scheduler logs the refused start and goes on, so the connector stays RUNNING without
+    tasks and the reason is only in the log; pyconnect fails the connector with that reason instead."""
+    s, t = clusters["S"], clusters["T"]
+    topic = unique("java")
+    run(create_topic(s, topic))
+    source_grants(s, topic)
+    target_grants(t, "target", topic)
+    java = JavaConnectWorker(
+        t.bootstrap_servers,
+        tmp_path / "java",
+        group_id=unique("java-failures"),
+        extra=worker_properties(t),
+        die_with_parent=True,
+    )
+    java.start()
+    try:
+        java.wait_ready()
+        name = unique("java")
+        bad = mirror_config(
+            clusters, topic, "target", source=with_password(client(s, "reader"), WRONG_PASSWORD)
+        )
+        code, body = java.rest("POST", "/connectors", {"name": name, "config": bad})
+        assert code == 201, body
+        wait_for(
+            "Java's refused login in its log",
+            lambda: REFUSED_LOGIN in java.log_file.read_text(errors="replace"),
+            60,
+            0.5,
+        )
+        time.sleep(2)
+        answer = status(java, name)
+        print(f"\nJava: {answer}")
+        log = java.log_file.read_text(errors="replace")
+        lines = [line for line in log.splitlines() if REFUSED_LOGIN in line]
+        print(f"Java log ({len(lines)} lines with the reason), first: {lines[0][:300]}")
+        assert answer is not None and answer["connector"]["state"] == "RUNNING" and answer["tasks"] == []
+        assert WRONG_PASSWORD not in log
+    finally:
+        java.stop(timeout=20)
+
+
+@pytest.fixture
+def sasl_ssl(secured_cluster: Callable[[str], KafkaCluster]) -> KafkaCluster:
+    return secured_cluster("sasl_ssl")
+
+
+@pytest.mark.parametrize("role", ["producer", "consumer"])
+async def test_untrusted_broker_certificate_is_an_authentication_error_without_leaks(
+    role: str, sasl_ssl: KafkaCluster, tmp_path: Path
+) -> None:
+    """Over SASL_SSL, a client that does not trust the broker's certificate fails its start with the
+    handshake's reason, in this process, and leaves no socket or task behind (the leak guard checks)."""
+    cluster = sasl_ssl
+    _, foreign_ca = untrusted_material(tmp_path, ADMIN_USER)
+    config = {**cluster.client_properties(ADMIN_USER, MECHANISM), "ssl.truststore.location": str(foreign_ca)}
+    config["request.timeout.ms"] = "5000"
+    made = create_producer(config) if role == "producer" else create_consumer(config)
+    label = cluster_label(config, "X")
+    with pytest.raises(AuthenticationError) as refused:
+        await start_client(made, config, label)
+    message = str(refused.value)
+    assert message.startswith(f"Authentication to {label} failed: SSL handshake failed ("), message
+    assert "certificate" in message, message
+    print(f"\n{role}: {message}")
+    await asyncio.sleep(SSL_CLOSE_S)  # TLS sockets are released on the loop
