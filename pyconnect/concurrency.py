@@ -112,6 +112,8 @@ class TaskSet:
             await asyncio.wait(self.running(), timeout=grace_s)
         while self._tasks:
             await cancel_and_wait(*self._tasks, log=None)
+            # a task that just ended may not have run its done callback yet: never spin on it
+            self._tasks.difference_update([task for task in self._tasks if task.done()])
 
 
 class Stoppable(Protocol):

@@ -167,3 +167,21 @@ class ServiceUnavailableError(RestError):
 
     def __init__(self, message: str) -> None:
         super().__init__(503, message)
+
+
+class KafkaAccessError(ConnectError):
+    """A Kafka cluster refused a client of this worker: it could not authenticate, or it lacks an ACL.
+
+    Not retriable: only a person can fix the credentials or grant the ACL, so whatever meets one fails
+    (the connector or task goes FAILED, a REST call answers 500) instead of retrying. The message is one
+    line naming the cluster and what was refused, in Java's words, and never holds a secret; built by
+    :mod:`pyconnect.kafka.access`.
+    """
+
+
+class AuthenticationError(KafkaAccessError):
+    """Java ``AuthenticationException`` (SASL or TLS): the cluster does not accept who the client says it is."""
+
+
+class AuthorizationError(KafkaAccessError):
+    """Java ``AuthorizationException``: the principal lacks an ACL for an operation on a resource."""

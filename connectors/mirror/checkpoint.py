@@ -39,6 +39,9 @@ Task contract (Java's ``MirrorCheckpointTask``):
   offsets (with the upstream metadata) to each group that is ``Empty`` or unknown (``Dead``) there,
   never moving a committed offset backwards. Unlike Java, groups with members (``Stable``, rebalancing)
   are skipped instead of relying on the broker's UNKNOWN_MEMBER_ID rejection (KAFKA-14095).
+* Refusals (:class:`~pyconnect.errors.KafkaAccessError`): in the connector as in MirrorSourceConnector
+  (start fails, later jobs fail the connector); in the task, a group or topic this principal may not
+  access, while listing offsets or syncing them, is raised by the next ``poll`` and fails the task.
 """
 
 from __future__ import annotations
@@ -73,7 +76,8 @@ from pyconnect.concurrency import cancel_and_wait
 from pyconnect.config.definition import ConfigDef, ConfigKey, ConfigValue
 from pyconnect.config.types import Importance, Type
 from pyconnect.config.validators import ValidString
-from pyconnect.errors import ConnectError, RetriableError
+from pyconnect.errors import ConnectError, KafkaAccessError, RetriableError
+from pyconnect.kafka.access import cluster_label
 from pyconnect.kafka.log import KafkaLog, LogRecord
 from pyconnect.kafka.mirror_admin import CommittedOffset, GroupAdmin, MirrorAdmin
 from pyconnect.protocol.javahash import default_hash_order, java_string_hash
@@ -185,9 +189,10 @@ class MirrorCheckpointConnector(ScheduledConnector):
         if not config.enabled:
             return
         self._name = str(config.originals.get("name", "MirrorCheckpointConnector"))
-        self._source_admin = GroupAdmin(config.source_admin_config())
-        self._target_admin = MirrorAdmin(config.target_admin_config())
-        scheduler = self._scheduler = Scheduler(self._name, config.admin_timeout_s)
+        source, target = config.source_admin_config(), config.target_admin_config()
+        self._source_admin = GroupAdmin(source, cluster_label(source, config.source_cluster_alias, "source"))
+        self._target_admin = MirrorAdmin(target, cluster_label(target, config.target_cluster_alias, "target"))
+        scheduler = self._scheduler = Scheduler(self._name, config.admin_timeout_s, self._fail)
         async with self._stopped_unless_started():
             await scheduler.execute(self._create_checkpoints_topic, "creating checkpoints topic")
             await scheduler.execute(self._load_initial_groups, "loading initial consumer groups")
@@ -282,6 +287,7 @@ class MirrorCheckpointTask(SourceTask):
         self._source_admin: GroupAdmin | None = None
         self._target_admin: GroupAdmin | None = None
         self._offset_syncs_log: KafkaLog | None = None
+        self._refusal: KafkaAccessError | None = None
         self.store = OffsetSyncStore()
         self.checkpoints: dict[str, dict[tuple[str, int], Checkpoint]] = {}
         self.groups: list[str] = []
@@ -301,9 +307,10 @@ class MirrorCheckpointTask(SourceTask):
         self._interval_s = float(config.emit_checkpoints_interval_s or 0.0)
         self._next_due = time.monotonic() + self._interval_s
         self.store = OffsetSyncStore(translation_mode(config.originals))
-        self._source_admin = GroupAdmin(config.source_admin_config())
-        self._target_admin = GroupAdmin(config.target_admin_config())
-        self._scheduler = Scheduler(self._name, config.admin_timeout_s)
+        source, target = config.source_admin_config(), config.target_admin_config()
+        self._source_admin = GroupAdmin(source, cluster_label(source, self._source_alias, "source"))
+        self._target_admin = GroupAdmin(target, cluster_label(target, self._target_alias, "target"))
+        self._scheduler = Scheduler(self._name, config.admin_timeout_s, self._refused)
         self._init = asyncio.create_task(self._initialize(), name=f"{self._name}-init")
         log.info(
             "%s: checkpointing %d consumer groups %s->%s (%s translation): %s.",
@@ -367,6 +374,11 @@ class MirrorCheckpointTask(SourceTask):
                 "syncing consumer group offsets",
                 delayed=True,
             )
+
+    def _refused(self, exc: KafkaAccessError) -> None:
+        """A scheduled job (group offset sync) met a refusal: the next ``poll`` raises it."""
+        self._refusal = exc
+        self._wake.set()
 
     async def _pause(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):
@@ -433,10 +445,16 @@ class MirrorCheckpointTask(SourceTask):
         return self._policy.format_remote_topic(self._source_alias, topic)
 
     async def poll(self) -> list[SourceRecord] | None:
+        """The due checkpoints, or ``None``; raises a cluster's refusal (a group or topic this principal
+        may not access, here or in the group offset sync), which fails the task."""
+        if self._refusal is not None:
+            raise self._refusal
         wait = self._next_due - time.monotonic()
         if wait > 0:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), min(wait, MAX_POLL_WAIT_S))
+            if self._refusal is not None:
+                raise self._refusal
             if self._next_due > time.monotonic():
                 return None
         self._next_due = time.monotonic() + self._interval_s
@@ -444,7 +462,7 @@ class MirrorCheckpointTask(SourceTask):
             return None
         try:
             return await self.checkpoint_records() or None
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, KafkaAccessError):
             raise
         except Exception:
             log.exception("%s: error while emitting checkpoints", self._name)
@@ -460,6 +478,8 @@ class MirrorCheckpointTask(SourceTask):
             started = int(time.time() * 1000)
             try:
                 offsets = await admin.committed_offsets(group)
+            except KafkaAccessError:
+                raise
             except Exception as exc:
                 log.warning("%s: could not list offsets of group %s: %s", self._name, group, exc)
                 continue

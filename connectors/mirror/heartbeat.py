@@ -35,6 +35,7 @@ from pyconnect.api.data import BYTES_SCHEMA
 from pyconnect.api.source import SourceRecord, SourceTask
 from pyconnect.config.definition import ConfigDef
 from pyconnect.errors import ConnectError
+from pyconnect.kafka.access import cluster_label
 from pyconnect.kafka.mirror_admin import MirrorAdmin, NewTopicSpec
 
 log = logging.getLogger(__name__)
@@ -92,7 +93,10 @@ class MirrorHeartbeatConnector(SourceConnector):
     async def start(self, props: Mapping[str, str]) -> None:
         config = self._config = MirrorHeartbeatConfig({k: v for k, v in props.items() if v is not None})
         name = str(config.originals.get("name", "MirrorHeartbeatConnector"))
-        admin = self._admin = MirrorAdmin(config.target_admin_config())
+        target = config.target_admin_config()
+        admin = self._admin = MirrorAdmin(
+            target, cluster_label(target, config.target_cluster_alias, "target")
+        )
         topic = config.heartbeats_topic
 
         async def create() -> None:

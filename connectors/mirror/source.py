@@ -29,6 +29,10 @@ Task contract (Java's ``MirrorSourceTask``):
 * ``poll`` converts one consumer batch in one pass: remote topic, same partition, key/value/headers as
   raw bytes (BYTES schemas: run it with ByteArrayConverter), same timestamp, source partition
   ``{cluster, partition, topic}`` and offset ``{offset}``.
+* Refusals (:class:`~pyconnect.errors.KafkaAccessError`, named after the cluster): a refused login or
+  ACL in the connector's start fails the start, and in a later scheduled job fails the connector
+  (``context.raise_error``); a task's refused client start or a poll refused READ raises, failing the
+  task. Java logs them and leaves the connector RUNNING (no tasks) or the task polling.
 * ``commit_record`` feeds the :class:`OffsetSyncWriter` (upstream offset, downstream offset from the
   producer's metadata); ``commit`` promotes delayed syncs. Offset syncs go to partition 0 of
   ``mm2-offset-syncs.<other alias>.internal`` through the task's own producer on the
@@ -74,6 +78,7 @@ from pyconnect.concurrency import TaskSet
 from pyconnect.config.client_configs import mirror_connector_client_config
 from pyconnect.config.definition import ConfigDef, ConfigValue
 from pyconnect.errors import ConnectError
+from pyconnect.kafka.access import cluster_label
 from pyconnect.kafka.mirror_admin import (
     OP_DELETE,
     OP_SET,
@@ -88,7 +93,7 @@ from pyconnect.kafka.mirror_admin import (
     ResourceType,
     SecurityDisabled,
     SourceConsumer,
-    new_producer,
+    start_producer,
 )
 from pyconnect.protocol.javahash import default_hash_order, hash_order, java_string_hash
 
@@ -110,6 +115,13 @@ def java_describe_topics_order(topics: Iterable[str]) -> list[str]:
     futures = hash_order(as_set, java_string_hash, n)
     copied = hash_order(futures, java_string_hash, int(n / 0.75 + 1))
     return hash_order(copied, java_string_hash, n)
+
+
+def offset_syncs_cluster(config: MirrorSourceConfig, client_config: Mapping[str, str]) -> str:
+    """The cluster of the offset-syncs topic, as error messages name it (``target cluster B (...)``)."""
+    side = str(config.offset_syncs_topic_location)
+    alias = config.source_cluster_alias if side == "source" else config.target_cluster_alias
+    return cluster_label(client_config, alias, side)
 
 
 class MirrorSourceConnector(ScheduledConnector):
@@ -188,9 +200,11 @@ class MirrorSourceConnector(ScheduledConnector):
         self._policy = config.replication_policy
         self._topic_filter = config.topic_filter
         self._property_filter = config.config_property_filter
-        self._source_admin = MirrorAdmin(config.source_admin_config("replication-source-admin"))
-        self._target_admin = MirrorAdmin(config.target_admin_config("replication-target-admin"))
-        scheduler = self._scheduler = Scheduler(self._name, config.admin_timeout_ms / 1000)
+        source = config.source_admin_config("replication-source-admin")
+        target = config.target_admin_config("replication-target-admin")
+        self._source_admin = MirrorAdmin(source, cluster_label(source, config.source_cluster_alias, "source"))
+        self._target_admin = MirrorAdmin(target, cluster_label(target, config.target_cluster_alias, "target"))
+        scheduler = self._scheduler = Scheduler(self._name, config.admin_timeout_ms / 1000, self._fail)
         async with self._stopped_unless_started():
             await self._start_jobs(config, scheduler)
         log.info(
@@ -502,7 +516,8 @@ class MirrorSourceConnector(ScheduledConnector):
 
     async def _create_offset_syncs_topic(self) -> None:
         cfg = self._cfg
-        admin = MirrorAdmin(cfg.offset_syncs_topic_admin_config())
+        config = cfg.offset_syncs_topic_admin_config()
+        admin = MirrorAdmin(config, offset_syncs_cluster(cfg, config))
         try:
             await admin.start()
             topic = cfg.offset_syncs_topic
@@ -552,10 +567,15 @@ class MirrorSourceTask(SourceTask):
         )
         if config.emit_offset_syncs_enabled:
             self._offset_syncs_topic = config.offset_syncs_topic
-            self._producer = new_producer(config.offset_syncs_topic_producer_config())
-            await self._producer.start()
+            producer_config = config.offset_syncs_topic_producer_config()
+            self._producer = await start_producer(
+                producer_config, offset_syncs_cluster(config, producer_config)
+            )
             self._writer = OffsetSyncWriter(self._send_offset_sync, config.offset_lag_max, name=self._name)
-        self._consumer = SourceConsumer(config.source_consumer_config("replication-consumer"))
+        consumer_config = config.source_consumer_config("replication-consumer")
+        self._consumer = SourceConsumer(
+            consumer_config, cluster_label(consumer_config, self._source_alias, "source")
+        )
         await self._consumer.start()
         for tp in self.partitions:
             self._route(tp.topic, tp.partition)

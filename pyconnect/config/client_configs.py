@@ -59,6 +59,7 @@ cluster properties (:func:`mm2_client_config`).
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import ssl
 from collections.abc import Callable, Mapping
@@ -123,6 +124,26 @@ def _compression(key: str, value: Any) -> str | None:
 
 def _str(_key: str, value: Any) -> str:
     return str(value).strip()
+
+
+SASL_MECHANISMS = ("GSSAPI", "OAUTHBEARER", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+"""The SASL mechanisms a client here can speak (Java accepts any name and fails when connecting)."""
+
+
+def _sasl_mechanism(key: str, value: Any) -> str:
+    """A mechanism this client can speak; GSSAPI only with the Python ``gssapi`` package (Kerberos)."""
+    text = str(value).strip()
+    if text not in SASL_MECHANISMS:
+        raise ClientConfigError(
+            f"Invalid value {text} for configuration {key}: unknown SASL mechanism; "
+            f"expected one of {', '.join(SASL_MECHANISMS)}"
+        )
+    if text == "GSSAPI" and importlib.util.find_spec("gssapi") is None:
+        raise ClientConfigError(
+            f"Invalid value {text} for configuration {key}: GSSAPI (Kerberos) needs the Python package "
+            "'gssapi', which is not installed; install it, or use SCRAM-SHA-512 (or PLAIN over SASL_SSL)"
+        )
+    return text
 
 
 def _reset(key: str, value: Any) -> str:
@@ -218,6 +239,8 @@ def _translate(config: Mapping[str, Any], table: Mapping[str, tuple[str, Convert
     for key, (target, convert) in table.items():
         if key in config and config[key] is not None and str(config[key]) != "":
             kwargs[target] = convert(key, config[key])
+    if str(kwargs.get("security_protocol", "")).startswith("SASL_") and "sasl_mechanism" in kwargs:
+        _sasl_mechanism("sasl.mechanism", kwargs["sasl_mechanism"])
     if "security_protocol" in kwargs and kwargs["security_protocol"] in ("SSL", "SASL_SSL"):
         kwargs["ssl_context"] = _ssl_context(config)
     if "sasl.jaas.config" in config:

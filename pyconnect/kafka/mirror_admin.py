@@ -18,13 +18,23 @@ Contract:
   kept), bindings with an indefinite field refused without a request, the rest in one CreateAcls v1
   request; it returns one error message (``None`` = created or already there) per distinct binding.
 - :class:`SourceConsumer` is the task's assign/seek/poll consumer (no group, no commits). ``poll``
-  turns transient Kafka errors into an empty batch (Java's MirrorSourceTask logs and returns null).
+  turns transient Kafka errors into an empty batch after a short backoff, logged at most once per
+  error type and :data:`POLL_WARNING_INTERVAL_S` (Java's MirrorSourceTask logs each and returns null).
+- Refusals raise: every client here is named after its cluster (``cluster``, e.g. ``source cluster
+  S (host:port)``); a start refused by the cluster or an operation refused for lack of an ACL raises
+  :class:`~pyconnect.errors.AuthenticationError` / :class:`~pyconnect.errors.AuthorizationError`
+  (:mod:`pyconnect.kafka.access`) naming it, where Java's MM2 logs and goes on: a consumer without
+  READ fails its task instead of polling forever. A client config that cannot be honoured raises
+  :class:`~pyconnect.errors.ConfigError` naming the cluster. A start that fails leaves no open client.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, Self
@@ -38,6 +48,9 @@ from aiokafka.protocol.api import Request, RequestStruct, Response
 from aiokafka.protocol.commit import OffsetCommitRequest
 from aiokafka.protocol.types import Array, Boolean, Int8, Int16, Int32, Schema, String
 
+from pyconnect.config.client_configs import ClientConfigError
+from pyconnect.errors import AuthorizationError, ConfigError
+from pyconnect.kafka.access import access_error, cluster_label, refusals_raised, start_client
 from pyconnect.kafka.clients import create_admin, create_consumer, create_producer
 from pyconnect.kafka.topics import TOPIC_ALREADY_EXISTS, broker_defaults
 
@@ -51,6 +64,8 @@ OP_SET = 0
 OP_DELETE = 1
 TOPIC_RESOURCE = 2
 INVALID_PARTITIONS = 37
+TOPIC_AUTHORIZATION_FAILED = 29
+GROUP_AUTHORIZATION_FAILED = 30
 
 
 class _IncrementalAlterConfigsResponseV0(Response):
@@ -287,18 +302,48 @@ class _CreateAclsRequest(Request[CreateAclsRequest_v1]):
         )
 
 
-class _AdminClient:
-    """One admin client on one cluster (from a Java-keyed config); ``start`` and ``close`` are
-    idempotent."""
+@contextlib.contextmanager
+def _honoured(cluster: str) -> Iterator[None]:
+    """A client config that cannot be honoured becomes a :class:`ConfigError` naming ``cluster``."""
+    try:
+        yield
+    except ClientConfigError as exc:
+        raise ConfigError(f"Client of {cluster}: {exc}") from None
 
-    def __init__(self, java_config: Mapping[str, Any]) -> None:
-        self._admin: AIOKafkaAdminClient = create_admin(java_config)
+
+class _StoppableAdmin:
+    """An admin client seen as ``start``/``stop`` (what :func:`start_client` drives). ``stop`` after a
+    failed start does nothing: a failed bootstrap holds no connection, and a closed admin client could
+    not be started again (the next operation retries the start)."""
+
+    def __init__(self, admin: AIOKafkaAdminClient) -> None:
+        self._admin = admin
+
+    async def start(self) -> None:
+        await self._admin.start()
+
+    async def stop(self) -> None:
+        return None
+
+
+class _AdminClient:
+    """One admin client on one cluster (from a Java-keyed config), named ``cluster`` in its errors
+    (default: its bootstrap servers); ``start`` and ``close`` are idempotent."""
+
+    def __init__(self, java_config: Mapping[str, Any], cluster: str | None = None) -> None:
+        self.cluster = cluster or cluster_label(java_config)
+        self._config = dict(java_config)
+        with _honoured(self.cluster):
+            self._admin: AIOKafkaAdminClient = create_admin(java_config)
         self._started = False
 
     async def start(self) -> None:
         if not self._started:
-            await self._admin.start()
+            await start_client(_StoppableAdmin(self._admin), self._config, self.cluster)
             self._started = True
+
+    def _refusals(self, group: str | None = None) -> contextlib.AbstractContextManager[None]:
+        return refusals_raised(self.cluster, group=group)
 
     async def close(self) -> None:
         if self._started:
@@ -312,7 +357,9 @@ class MirrorAdmin(_AdminClient):
     async def topic_partitions(self) -> dict[str, list[int]]:
         """Every non-internal topic that has no error, with its partition numbers in broker order."""
         found: dict[str, list[int]] = {}
-        for topic in await self._admin.describe_topics():
+        with self._refusals():
+            described = await self._admin.describe_topics()
+        for topic in described:
             if topic.get("is_internal") or topic["error_code"] != 0:
                 continue
             found[topic["topic"]] = [p["partition"] for p in topic["partitions"]]
@@ -321,7 +368,8 @@ class MirrorAdmin(_AdminClient):
     async def _resolve_defaults(self, specs: Sequence[NewTopicSpec]) -> list[NewTopicSpec]:
         if all(s.partitions != -1 and s.replication_factor != -1 for s in specs):
             return list(specs)
-        defaults = await broker_defaults(self._admin)
+        with self._refusals():
+            defaults = await broker_defaults(self._admin)
         partitions = int(defaults.get("num.partitions") or 1)
         replication = int(defaults.get("default.replication.factor") or 1)
         return [
@@ -339,12 +387,13 @@ class MirrorAdmin(_AdminClient):
         if not specs:
             return {}
         resolved = await self._resolve_defaults(specs)
-        response = await self._admin.create_topics(
-            [
-                NewTopic(s.name, s.partitions, s.replication_factor, topic_configs=dict(s.configs))
-                for s in resolved
-            ]
-        )
+        with self._refusals():
+            response = await self._admin.create_topics(
+                [
+                    NewTopic(s.name, s.partitions, s.replication_factor, topic_configs=dict(s.configs))
+                    for s in resolved
+                ]
+            )
         results: dict[str, str | None] = {}
         for topic, code, *message in response.topic_errors:
             if code in (0, TOPIC_ALREADY_EXISTS):
@@ -370,7 +419,9 @@ class MirrorAdmin(_AdminClient):
         if not resources:
             return {}
         found: dict[str, list[ConfigEntry]] = {}
-        for response in await self._admin.describe_configs(resources):
+        with self._refusals():
+            responses = await self._admin.describe_configs(resources)
+        for response in responses:
             for resource in response.to_object()["resources"]:
                 if resource["error_code"] != 0:
                     log.warning(
@@ -405,7 +456,8 @@ class MirrorAdmin(_AdminClient):
         request = IncrementalAlterConfigsRequest(
             [(TOPIC_RESOURCE, topic, list(ops)) for topic, ops in operations.items()]
         )
-        response = await self._admin._send_request(request)
+        with self._refusals():
+            response = await self._admin._send_request(request)
         results: dict[str, str | None] = {}
         for code, message, _type, name in response.responses:
             results[name] = None if code == 0 else (message or f"error code {code}")
@@ -429,13 +481,15 @@ class MirrorAdmin(_AdminClient):
 
     async def node_ids(self) -> list[int]:
         """The brokers of the cluster's current metadata."""
-        await self._admin._client.force_metadata_update()
+        with self._refusals():
+            await self._admin._client.force_metadata_update()
         return sorted(b.nodeId for b in self._admin._client.cluster.brokers())
 
     async def _describe_acls(
         self, request: Request[DescribeAclsRequest_v1], node_id: int | None = None
     ) -> list[AclBinding]:
-        response = await self._admin._send_request(request, node_id)
+        with self._refusals():
+            response = await self._admin._send_request(request, node_id)
         if response.error_code == SECURITY_DISABLED:
             raise SecurityDisabled(response.error_message or "No Authorizer is configured.")
         if response.error_code != 0:
@@ -470,7 +524,8 @@ class MirrorAdmin(_AdminClient):
                 sent.append(binding)
         if not sent:
             return results
-        response = await self._admin._send_request(_CreateAclsRequest(sent))
+        with self._refusals():
+            response = await self._admin._send_request(_CreateAclsRequest(sent))
         answers = list(response.creation_responses)
         if len(answers) != len(sent):
             raise AclRequestError(f"CreateAcls answered {len(answers)} results for {len(sent)} ACL creations")
@@ -479,17 +534,28 @@ class MirrorAdmin(_AdminClient):
         return results
 
 
-class SourceConsumer:
-    """Assign/seek/poll consumer of a MirrorSourceTask on the source cluster."""
+POLL_WARNING_INTERVAL_S = 60.0
+"""A transient poll error of one type is logged at most once per this many seconds per consumer."""
+POLL_ERROR_BACKOFF_S = 0.1
+"""Pause after a failed poll (Java's ``retry.backoff.ms`` default), so that errors never spin."""
 
-    def __init__(self, java_config: Mapping[str, Any]) -> None:
+
+class SourceConsumer:
+    """Assign/seek/poll consumer of a MirrorSourceTask on the source cluster (named ``cluster``)."""
+
+    def __init__(self, java_config: Mapping[str, Any], cluster: str | None = None) -> None:
+        self.cluster = cluster or cluster_label(java_config)
         config = {k: v for k, v in java_config.items() if k not in ("group.id", "group.instance.id")}
-        self._consumer: AIOKafkaConsumer = create_consumer(config, enable_auto_commit=False)
+        self._config = config
+        with _honoured(self.cluster):
+            self._consumer: AIOKafkaConsumer = create_consumer(config, enable_auto_commit=False)
         self._started = False
+        self._warned: dict[type, float] = {}
 
     async def start(self) -> None:
+        """Start the consumer; a refused start raises the access error, and a failed one leaves it closed."""
         if not self._started:
-            await self._consumer.start()
+            await start_client(self._consumer, self._config, self.cluster)
             self._started = True
 
     def assign(self, partitions: Iterable[tuple[str, int]]) -> None:
@@ -499,11 +565,24 @@ class SourceConsumer:
         self._consumer.seek(TopicPartition(topic, partition), offset)
 
     async def poll(self, timeout_ms: int, max_records: int | None = None) -> dict[Any, list[Any]]:
-        """``{(topic, partition): [ConsumerRecord, ...]}``; ``{}`` on timeout or a Kafka error (logged)."""
+        """``{(topic, partition): [ConsumerRecord, ...]}``; ``{}`` on timeout or a transient Kafka error
+        (logged at a bounded rate); a refusal (no READ on a topic) raises :class:`AuthorizationError`."""
         try:
             return await self._consumer.getmany(timeout_ms=timeout_ms, max_records=max_records)
         except KafkaError as exc:
-            log.warning("Failure during poll: %s", exc)
+            refusal = access_error(exc, self.cluster)
+            if refusal is not None:
+                raise refusal from exc
+            now = time.monotonic()
+            if now - self._warned.get(type(exc), -POLL_WARNING_INTERVAL_S) >= POLL_WARNING_INTERVAL_S:
+                self._warned[type(exc)] = now
+                log.warning(
+                    "Failure during poll from %s (repeats not logged for %.0f s): %s",
+                    self.cluster,
+                    POLL_WARNING_INTERVAL_S,
+                    exc,
+                )
+            await asyncio.sleep(min(POLL_ERROR_BACKOFF_S, timeout_ms / 1000))
             return {}
 
     async def close(self) -> None:
@@ -515,6 +594,17 @@ class SourceConsumer:
 def new_producer(java_config: Mapping[str, Any]) -> AIOKafkaProducer:
     """A byte-array producer (the offset-syncs producer); the caller starts and stops it."""
     return create_producer(java_config)
+
+
+async def start_producer(java_config: Mapping[str, Any], cluster: str | None = None) -> AIOKafkaProducer:
+    """A started byte-array producer on ``cluster``; the caller stops it. A refused start raises the
+    access error (an idempotent producer without IDEMPOTENT_WRITE or any WRITE fails here) and leaves
+    no open client; a config that cannot be honoured raises :class:`ConfigError`."""
+    name = cluster or cluster_label(java_config)
+    with _honoured(name):
+        producer = create_producer(java_config)
+    await start_client(producer, java_config, name)
+    return producer
 
 
 # -- consumer groups (MirrorCheckpointConnector / MirrorCheckpointTask) ---------------------------------
@@ -534,20 +624,22 @@ class CommittedOffset:
 class GroupAdmin(_AdminClient):
     """Consumer-group operations of the checkpoint connector and task on one cluster.
 
-    Errors: transport and coordinator errors raise (the caller's scheduler logs them); per-partition
-    commit errors are returned. Group states are the broker's strings (``Empty``, ``Stable``, ``Dead`` ...).
+    Errors: transport and coordinator errors raise (the caller's scheduler logs them); refusals raise
+    :class:`AuthorizationError` naming the group or topic; other per-partition commit errors are returned. Group states are the broker's strings (``Empty``, ``Stable``, ``Dead`` ...).
     """
 
     async def list_consumer_groups(self) -> list[str]:
         """Ids of the consumer groups of every broker (protocol type ``consumer`` or empty)."""
         await self.start()
-        listed = await self._admin.list_consumer_groups()
+        with self._refusals():
+            listed = await self._admin.list_consumer_groups()
         return sorted({g[0] for g in listed if len(g) < 2 or g[1] in CONSUMER_PROTOCOL_TYPES})
 
     async def committed_offsets(self, group: str) -> dict[tuple[str, int], CommittedOffset]:
         """Every committed offset of ``group`` (partitions without an offset left out)."""
         await self.start()
-        found = await self._admin.list_consumer_group_offsets(group)
+        with self._refusals(group):
+            found = await self._admin.list_consumer_group_offsets(group)
         return {
             (tp.topic, tp.partition): CommittedOffset(om.offset, om.metadata or "")
             for tp, om in found.items()
@@ -555,14 +647,19 @@ class GroupAdmin(_AdminClient):
         }
 
     async def group_states(self, groups: Sequence[str]) -> dict[str, str]:
-        """``{group: state}`` from DescribeGroups (``Dead`` for groups the coordinator does not know)."""
+        """``{group: state}`` from DescribeGroups (``Dead`` for groups the coordinator does not know);
+        a group this principal may not DESCRIBE raises :class:`AuthorizationError`."""
         await self.start()
         if not groups:
             return {}
         states: dict[str, str] = {}
-        for response in await self._admin.describe_consumer_groups(list(groups)):
+        with self._refusals():
+            responses = await self._admin.describe_consumer_groups(list(groups))
+        for response in responses:
             for entry in response.groups:
                 error_code, group_id, state = entry[0], entry[1], entry[2]
+                if error_code == GROUP_AUTHORIZATION_FAILED:
+                    raise AuthorizationError(f"Not authorized to access group: {group_id} on {self.cluster}")
                 states[group_id] = state if error_code == 0 else "Dead"
         return states
 
@@ -571,7 +668,8 @@ class GroupAdmin(_AdminClient):
     ) -> dict[tuple[str, int], int]:
         """Commit ``offsets`` for ``group`` as an admin (generation -1, no member id), as Java's
         ``alterConsumerGroupOffsets``; the coordinator rejects it while the group has members.
-        Returns the non-zero error codes per partition (empty on success)."""
+        Returns the non-zero error codes per partition (empty on success); a refused group (READ) or
+        topic raises :class:`AuthorizationError`."""
         await self.start()
         if not offsets:
             return {}
@@ -585,11 +683,16 @@ class GroupAdmin(_AdminClient):
             OffsetCommitRequest.DEFAULT_RETENTION_TIME,
             list(by_topic.items()),
         )
-        coordinator = await self._admin.find_coordinator(group)
-        response = await self._admin._send_request(request, coordinator)
+        with self._refusals(group):
+            coordinator = await self._admin.find_coordinator(group)
+            response = await self._admin._send_request(request, coordinator)
         errors: dict[tuple[str, int], int] = {}
         for topic, partitions in response.topics:
             for partition, code in partitions:
+                if code == GROUP_AUTHORIZATION_FAILED:
+                    raise AuthorizationError(f"Not authorized to access group: {group} on {self.cluster}")
+                if code == TOPIC_AUTHORIZATION_FAILED:
+                    raise AuthorizationError(f"Not authorized to access topics: [{topic}] on {self.cluster}")
                 if code:
                     errors[(topic, partition)] = code
         return errors

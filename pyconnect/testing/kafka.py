@@ -60,6 +60,7 @@ from pyconnect.testing.kafka_security import (
     ADMIN_USER,
     PROTOCOLS,
     SECURITY_DIR,
+    USERS,
     ClusterSecurity,
     GrantError,
     grant,
@@ -354,11 +355,13 @@ def start_clusters(
     dist: KafkaDistribution | None = None,
     die_with_parent: bool = False,
     security: str = "plaintext",
+    users: Iterable[str] = USERS,
 ) -> dict[str, KafkaCluster]:
     """Format and start one fresh cluster per alias under ``base_dir/<alias>``; return once all answer.
 
     ``security`` (one of :data:`PROTOCOLS`) secures every cluster's client listener; each cluster
-    gets its own users, passwords and CA under ``base_dir/<alias>/security``.
+    gets its own users (``users``, ``admin`` being the super user), passwords and CA under
+    ``base_dir/<alias>/security``.
 
     With ``die_with_parent`` the brokers are killed when this Python process exits, however it ends
     (tests use that); the CLI leaves it off. Each cluster records itself in ``base_dir/clusters.json``
@@ -388,7 +391,7 @@ def start_clusters(
                 ports=ports[2 * brokers * index : 2 * brokers * (index + 1)],
                 security=None
                 if security == "plaintext"
-                else ClusterSecurity.create(security, cdir / SECURITY_DIR),
+                else ClusterSecurity.create(security, cdir / SECURITY_DIR, users),
             )
         for c in clusters.values():
             if c.security:

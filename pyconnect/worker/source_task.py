@@ -12,7 +12,9 @@ Contract:
   newer ones winning. ``task.commit()`` follows each flush. On stop: wait up to the flush timeout
   for in-flight records, then a final commit.
 - Conversion errors fail the task unless ``errors.tolerance=all`` (then the record is skipped). A
-  failed delivery fails the task before the next poll (or is skipped with tolerance all).
+  failed delivery fails the task before the next poll (or is skipped with tolerance all). A task that
+  fails on a cluster's refusal (its producer lacks WRITE on a topic: ``Not authorized to access
+  topics: [t]``) reports it as an access error naming ``cluster`` (:mod:`pyconnect.kafka.access`).
 - KIP-558: ``on_topic(task_id, topic)`` is called once per acknowledged batch (the callee decides
   whether the topic is new for the connector).
 - Metrics, recorded per batch as Java's: each ``poll()`` that returns (an empty list too) records its
@@ -35,17 +37,18 @@ import contextlib
 import functools
 import logging
 import time
-import traceback
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from pyconnect.api.source import RecordMetadata, SourceRecord, SourceTask, SourceTaskContext
 from pyconnect.concurrency import TaskSet, cancel_and_wait
 from pyconnect.errors import RetriableError
+from pyconnect.kafka.access import access_error
 from pyconnect.kafka.batch_sender import BatchSender, OutgoingRecord, SentBatch
 from pyconnect.metrics.connect import SourceTaskMetrics, TaskMetrics
 from pyconnect.protocol.internal_records import State, TargetState
 from pyconnect.protocol.task_id import ConnectorTaskId
+from pyconnect.worker.failure_trace import failure_trace
 from pyconnect.worker.status import StatusReporter
 from pyconnect.worker.submitted_records import SubmittedRecord, SubmittedRecords
 
@@ -78,6 +81,7 @@ class WorkerSourceTask:
         on_topic: Callable[[ConnectorTaskId, str], None] | None = None,
         metrics: SourceTaskMetrics | None = None,
         task_metrics: TaskMetrics | None = None,
+        cluster: str = "the worker's Kafka cluster",
     ) -> None:
         self.id = task_id
         self.task = task
@@ -98,6 +102,7 @@ class WorkerSourceTask:
         self._on_topic = on_topic
         self._metrics = metrics
         self._task_metrics = task_metrics
+        self._cluster = cluster
         self._submitted = SubmittedRecords()
         self._unflushed: dict[str, tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]] = {}
         self._stopping = asyncio.Event()
@@ -189,12 +194,13 @@ class WorkerSourceTask:
                     await self._dispatch(records)
         except asyncio.CancelledError:
             raise
-        except Exception as exc:
+        except Exception as raised:
             failed = True
+            exc = access_error(raised, self._cluster) or raised
+            if exc is not raised:
+                exc.__cause__ = raised
             log.error("Task %s failed: %s", self.id, exc)
-            self._reporter.report(
-                self.id, State.FAILED, "".join(traceback.format_exception(exc)), self._version()
-            )
+            self._reporter.report(self.id, State.FAILED, failure_trace(exc), self._version())
         finally:
             await cancel_and_wait(committer, log=log)
         await self._finish(started, failed)

@@ -23,7 +23,6 @@ import asyncio
 import contextlib
 import hashlib
 import logging
-import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -32,6 +31,7 @@ from pyconnect.api.source import SourceTaskContext
 from pyconnect.config.client_configs import client_overrides, ignored_keys
 from pyconnect.config.worker import WorkerConfig
 from pyconnect.errors import ConnectError
+from pyconnect.kafka.access import cluster_label, start_client
 from pyconnect.kafka.clients import create_producer
 from pyconnect.metrics.connect import (
     ConnectMetrics,
@@ -45,6 +45,7 @@ from pyconnect.metrics.registry import MetricsHub
 from pyconnect.metrics.stats import MetricConfig
 from pyconnect.protocol.internal_records import State, TargetState
 from pyconnect.protocol.task_id import ConnectorTaskId
+from pyconnect.worker.failure_trace import failure_trace
 from pyconnect.worker.plugins import PluginRegistry
 from pyconnect.worker.source_task import WorkerSourceTask
 from pyconnect.worker.status import Item, ObservedReporter, StatusReporter
@@ -147,9 +148,7 @@ class Worker:
         try:
             plugin = self.plugins.resolve_connector(config["connector.class"])()
         except Exception as exc:
-            self._observed(lambda state: None, record_startup).report(
-                name, State.FAILED, "".join(traceback.format_exception(exc))
-            )
+            self._observed(lambda state: None, record_startup).report(name, State.FAILED, failure_trace(exc))
             return False
         metrics = self._connector_metrics.pop(name, None)
         if metrics is not None:
@@ -243,8 +242,9 @@ class Worker:
             ]
             if dropped:
                 log.debug("Task %s: producer settings without an equivalent here: %s", task_id, dropped)
+            cluster = cluster_label(producer_config)
             producer = create_producer(producer_config)
-            await producer.start()
+            await start_client(producer, producer_config, cluster)
         except BaseException as exc:
             if producer is not None:  # also when this start is cancelled: no unclosed producer
                 with contextlib.suppress(Exception):
@@ -253,7 +253,7 @@ class Worker:
                 raise
             log.error("Task %s could not be created: %s", task_id, exc)
             self._observed(lambda state: None, self.worker_metrics.record_task_startup).report(
-                task_id, State.FAILED, "".join(traceback.format_exception(exc))
+                task_id, State.FAILED, failure_trace(exc)
             )
             return False
 
@@ -292,6 +292,7 @@ class Worker:
             on_topic=self.topic_tracker,
             metrics=source_metrics,
             task_metrics=task_metrics,
+            cluster=cluster,
         )
         self.tasks[task_id] = runner
         self._task_metrics[task_id] = (task_metrics, source_metrics)

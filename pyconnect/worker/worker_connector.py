@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import traceback
 from collections.abc import Mapping
 from typing import Any
 
 from pyconnect.protocol.internal_records import State, TargetState
+from pyconnect.worker.failure_trace import failure_trace
 from pyconnect.worker.maybe_await import maybe_await
 from pyconnect.worker.status import StatusReporter
 
@@ -118,7 +118,7 @@ class WorkerConnector:
         if self._shut_down:
             return
         self._failed = True
-        trace = "".join(traceback.format_exception(exc))
+        trace = failure_trace(exc)
         log.error("Connector %s failed: %s", self.name, exc)
         self._reporter.report(self.name, State.FAILED, trace, version=self.version())
 

@@ -218,6 +218,7 @@ def wired_admin(response: bytes) -> tuple[MirrorAdmin, FakeWire]:
     wire = FakeWire(response)
     admin._admin = wire  # type: ignore[assignment]
     admin._started = True
+    admin.cluster = "cluster 127.0.0.1:9092"
     return admin, wire
 
 
