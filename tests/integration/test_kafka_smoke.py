@@ -7,6 +7,7 @@ consumer-group offsets, transactions with both isolation levels, and two distinc
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -214,8 +215,14 @@ async def test_transactions_visible_per_isolation_level(
     for isolation in ("read_committed", "read_uncommitted"):
         async with started(consumer(cluster_a, isolation_level=isolation)) as c:
             c.assign(tps)
+            # 3 + 2 data records and one commit/abort marker per partition per transaction. The
+            # transaction coordinator writes the markers after EndTxn has answered, so the last
+            # stable offset (read_committed's end) can lag for a moment: wait for it, bounded.
+            deadline = asyncio.get_running_loop().time() + 10
             end = await c.end_offsets(tps)
-            # 3 + 2 data records and one commit/abort marker per partition per transaction
+            while sum(end.values()) < 3 + 2 + 4 and asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(0.05)
+                end = await c.end_offsets(tps)
             assert sum(end.values()) == 3 + 2 + 4, end
             got = await read_until(c, end)
         seen[isolation] = {v for records in got.values() for v in values(records)}
