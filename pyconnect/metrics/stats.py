@@ -184,14 +184,10 @@ class WindowedCount(WindowedSum):
         sample.value += 1.0
 
 
-class Avg(SampledStat):
+class Avg(WindowedSum):
+    """The windowed sum divided by the number of recordings (NaN without any, as Java)."""
+
     __slots__ = ()
-
-    def __init__(self) -> None:
-        super().__init__(0.0)
-
-    def _update(self, sample: _Sample, value: float) -> None:
-        sample.value += value
 
     def _combine(self) -> float:
         count = sum(s.count for s in self.samples)
