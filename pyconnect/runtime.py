@@ -74,14 +74,14 @@ def rest_server(cfg: WorkerConfig) -> RestServer:
 
 class WorkerMetricsEndpoint:
     """The metrics of one worker process: the hub its registries live in, the event-loop lag sampler,
-    and the Prometheus exposition ``GET /metrics`` serves (Strimzi's Connect rules, then process and
-    event-loop series). ``start``/``stop`` run the lag sampler (idempotent)."""
+    and the Prometheus exposition ``GET /metrics`` serves (Strimzi's Connect rules plus its MirrorMaker 2
+    rules for the mirror tasks' ``kafka.connect.mirror`` metrics, then process and event-loop series). ``start``/``stop`` run the lag sampler (idempotent)."""
 
     def __init__(self, cfg: WorkerConfig, rest: RestServer) -> None:
         self.hub: MetricsHub = metrics_hub(cfg)
         self.event_loop_lag = EventLoopLag()
         self.exposition = PrometheusExposition(
-            self.hub, "connect", collectors=(process_samples, self.event_loop_lag.samples)
+            self.hub, "worker", collectors=(process_samples, self.event_loop_lag.samples)
         )
         rest.serve_metrics(self.exposition.render)
 

@@ -39,6 +39,8 @@ Task contract (Java's ``MirrorCheckpointTask``):
   offsets (with the upstream metadata) to each group that is ``Empty`` or unknown (``Dead``) there,
   never moving a committed offset backwards. Unlike Java, groups with members (``Stable``, rebalancing)
   are skipped instead of relying on the broker's UNKNOWN_MEMBER_ID rejection (KAFKA-14095).
+* Metrics (:mod:`connectors.mirror.metrics`, in the worker's hub from ``start`` to ``stop``):
+  checkpoint latency per group and partition of each acknowledged batch of checkpoints.
 * Refusals (:class:`~pyconnect.errors.KafkaAccessError`): in the connector as in MirrorSourceConnector
   (start fails, later jobs fail the connector); in the task, a group or topic this principal may not
   access, while listing offsets or syncing them, is raised by the next ``poll`` and fails the task.
@@ -67,11 +69,12 @@ from connectors.mirror.config import (
     MirrorCheckpointTaskConfig,
 )
 from connectors.mirror.heartbeat import create_compacted_topic, require_string_key, validate_offset_zero
+from connectors.mirror.metrics import MirrorCheckpointMetrics
 from connectors.mirror.offsets.translation import Mode, OffsetSyncStore
 from connectors.mirror.records import OFFSET_KEY, OffsetSync
 from connectors.mirror.scheduler import ScheduledConnector, Scheduler
 from pyconnect.api.data import BYTES_SCHEMA
-from pyconnect.api.source import SourceRecord, SourceTask
+from pyconnect.api.source import RecordMetadata, SourceRecord, SourceTask
 from pyconnect.concurrency import cancel_and_wait
 from pyconnect.config.definition import ConfigDef, ConfigKey, ConfigValue
 from pyconnect.config.types import Importance, Type
@@ -288,6 +291,7 @@ class MirrorCheckpointTask(SourceTask):
         self._target_admin: GroupAdmin | None = None
         self._offset_syncs_log: KafkaLog | None = None
         self._refusal: KafkaAccessError | None = None
+        self._metrics: MirrorCheckpointMetrics | None = None
         self.store = OffsetSyncStore()
         self.checkpoints: dict[str, dict[tuple[str, int], Checkpoint]] = {}
         self.groups: list[str] = []
@@ -311,6 +315,9 @@ class MirrorCheckpointTask(SourceTask):
         self._source_admin = GroupAdmin(source, cluster_label(source, self._source_alias, "source"))
         self._target_admin = GroupAdmin(target, cluster_label(target, self._target_alias, "target"))
         self._scheduler = Scheduler(self._name, config.admin_timeout_s, self._refused)
+        hub = getattr(getattr(self, "context", None), "metrics", None)
+        if hub is not None:
+            self._metrics = MirrorCheckpointMetrics(hub, self._source_alias, self._target_alias)
         self._init = asyncio.create_task(self._initialize(), name=f"{self._name}-init")
         log.info(
             "%s: checkpointing %d consumer groups %s->%s (%s translation): %s.",
@@ -525,6 +532,27 @@ class MirrorCheckpointTask(SourceTask):
             )
         return records
 
+    async def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
+        if metadata is not None:
+            self.commit_record_batch([record], record.topic, record.kafka_partition or 0, metadata.offset)
+
+    def commit_record_batch(
+        self, records: Sequence[SourceRecord], topic: str, partition: int, base_offset: int
+    ) -> None:
+        """Acknowledged checkpoints: their latency per group and partition (Java's ``commitRecord``)."""
+        metrics = self._metrics
+        if metrics is None:
+            return
+        by_key: dict[tuple[str, str, int], list[int]] = {}
+        for record in records:
+            wrapped = record.source_partition
+            if wrapped is None or record.timestamp is None:
+                continue
+            key = (str(wrapped[CONSUMER_GROUP_ID_KEY]), str(wrapped[TOPIC_KEY]), int(wrapped[PARTITION_KEY]))
+            by_key.setdefault(key, []).append(record.timestamp)
+        for (group, group_topic, group_partition), timestamps in by_key.items():
+            metrics.record_acknowledged(group, group_topic, group_partition, timestamps)
+
     # -- group offset sync -------------------------------------------------------------------------
 
     async def sync_group_offsets(self) -> None:
@@ -569,6 +597,9 @@ class MirrorCheckpointTask(SourceTask):
     async def stop(self) -> None:
         self._stopping = True
         self._wake.set()
+        metrics, self._metrics = self._metrics, None
+        if metrics is not None:
+            metrics.close()
         init, self._init = self._init, None
         try:
             if init is not None:

@@ -33,6 +33,8 @@ Task contract (Java's ``MirrorSourceTask``):
   ACL in the connector's start fails the start, and in a later scheduled job fails the connector
   (``context.raise_error``); a task's refused client start or a poll refused READ raises, failing the
   task. Java logs them and leaves the connector RUNNING (no tasks) or the task polling.
+* Metrics (:mod:`connectors.mirror.metrics`, in the worker's hub from ``start`` to ``stop``): ages
+  and value bytes per polled partition batch, count and replication latency per acknowledged batch.
 * ``commit_record`` feeds the :class:`OffsetSyncWriter` (upstream offset, downstream offset from the
   producer's metadata); ``commit`` promotes delayed syncs. Offset syncs go to partition 0 of
   ``mm2-offset-syncs.<other alias>.internal`` through the task's own producer on the
@@ -56,6 +58,7 @@ from connectors.mirror.config import (
     MirrorSourceTaskConfig,
     source_connector_validation_errors,
 )
+from connectors.mirror.metrics import MirrorSourceMetrics
 from connectors.mirror.offsets.sync_writer import OffsetSyncWriter, SendDone
 from connectors.mirror.records import (
     OFFSET_KEY,
@@ -551,6 +554,7 @@ class MirrorSourceTask(SourceTask):
         self._sends = TaskSet(log)
         self._stopping = False
         self._routes: dict[tuple[str, int], tuple[str, dict[str, Any]]] = {}
+        self._metrics: MirrorSourceMetrics | None = None
         self.partitions: list[TopicPartition] = []
 
     def version(self) -> str:
@@ -579,6 +583,14 @@ class MirrorSourceTask(SourceTask):
         await self._consumer.start()
         for tp in self.partitions:
             self._route(tp.topic, tp.partition)
+        hub = getattr(getattr(self, "context", None), "metrics", None)
+        if hub is not None:
+            self._metrics = MirrorSourceMetrics(
+                hub,
+                self._source_alias,
+                config.target_cluster_alias,
+                [(self._routes[(tp.topic, tp.partition)][0], tp.partition) for tp in self.partitions],
+            )
         wrapped = [self._routes[tp][1] for tp in self.partitions]
         stored = await self.context.offset_storage_reader.offsets(wrapped) if wrapped else []
         self._consumer.assign(self.partitions)
@@ -617,6 +629,7 @@ class MirrorSourceTask(SourceTask):
             return None
         records: list[SourceRecord] = []
         append = records.append
+        metrics = self._metrics
         for tp, messages in batch.items():
             remote, source_partition = self._route(tp.topic, tp.partition)
             partition = tp.partition
@@ -635,11 +648,22 @@ class MirrorSourceTask(SourceTask):
                         [Header(k, BYTES_SCHEMA, v) for k, v in m.headers] if m.headers else (),
                     )
                 )
+            if metrics is not None and messages:
+                metrics.record_polled(
+                    remote,
+                    partition,
+                    [m.timestamp for m in messages],
+                    sum(map(len, filter(None, [m.value for m in messages]))),
+                )
         return records or None
 
     async def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
+        if self._stopping or metadata is None:
+            return
+        if self._metrics is not None and record.kafka_partition is not None:
+            self._metrics.record_acknowledged(record.topic, record.kafka_partition, [record.timestamp or 0])
         writer = self._writer
-        if self._stopping or metadata is None or writer is None:
+        if writer is None:
             return
         partition, offset = record.source_partition, record.source_offset
         if partition is None or offset is None:
@@ -656,8 +680,12 @@ class MirrorSourceTask(SourceTask):
     ) -> None:
         """The batch form of ``commit_record``: one acknowledged producer batch holds records of one
         source partition (a remote partition has one source partition), copied to consecutive offsets."""
+        if self._stopping or not records:
+            return
+        if self._metrics is not None:
+            self._metrics.record_acknowledged(topic, partition, [r.timestamp or 0 for r in records])
         writer = self._writer
-        if self._stopping or writer is None or not records:
+        if writer is None:
             return
         source = records[0].source_partition
         if source is None:
@@ -731,6 +759,9 @@ class MirrorSourceTask(SourceTask):
             if self._producer is not None:
                 await self._drain_offset_syncs(STOP_SYNC_DRAIN_S)
         finally:  # even when the runtime cancels a stop that overran its graceful bound
+            metrics, self._metrics = self._metrics, None
+            if metrics is not None:
+                metrics.close()
             producer, self._producer = self._producer, None
             if producer is not None:
                 with contextlib.suppress(Exception):

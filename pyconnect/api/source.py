@@ -26,9 +26,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from pyconnect.api.data import Schema
+
+if TYPE_CHECKING:
+    from pyconnect.metrics.registry import MetricsHub
 
 
 class Header(NamedTuple):
@@ -148,11 +151,14 @@ class MemoryOffsetStorageReader:
 
 @dataclass(frozen=True, slots=True)
 class SourceTaskContext:
-    """What the runtime hands a task: its config and its connector's offsets."""
+    """What the runtime hands a task: its config and its connector's offsets, and the worker's
+    metrics hub (``None`` outside a worker) in which a task may register its own registries
+    (removing them when it stops), as Java tasks register their own metrics with the JMX server."""
 
     config: Mapping[str, str]
     offset_storage_reader: OffsetStorageReader
     transaction_context: Any = None
+    metrics: MetricsHub | None = None
 
 
 class SourceTask:

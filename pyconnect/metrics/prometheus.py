@@ -52,6 +52,10 @@ match string swallows the suffix), so all three are exported as ``..._source_rec
 Prometheus keeps the first sample of a duplicated series, and here the first is always the current
 count (the order the metrics were registered in), which is what the dashboards mean to sum.
 
+A worker serves :data:`WORKER_RULES`: the Connect rules followed by the MirrorMaker 2 rules for
+``kafka.connect.mirror`` (connectors.mirror.metrics), so MirrorMaker 2 connectors run on any worker
+give the ``kafka_connect_mirror_*`` series Strimzi's MirrorMaker 2 dashboard queries.
+
 Process metrics (pyconnect.metrics.process) are appended under their client-library names. Output is
 the text format 0.0.4 (:data:`CONTENT_TYPE`): families in first-seen order, ``# HELP`` and ``# TYPE``
 once per family, a series seen twice kept once (the first).
@@ -374,7 +378,15 @@ MIRROR_MAKER_2_RULES: tuple[Rule, ...] = (
 )
 """Strimzi's ``kafka-mirror-maker-2-metrics.yaml`` rules, in order."""
 
-RULE_SETS = {"connect": CONNECT_RULES, "mirror-maker-2": MIRROR_MAKER_2_RULES}
+MIRROR_CONNECTOR_RULES: tuple[Rule, ...] = MIRROR_MAKER_2_RULES[-2:]
+"""The MirrorMaker 2 rules for the ``kafka.connect.mirror`` domain (the mirror tasks' metrics)."""
+
+WORKER_RULES: tuple[Rule, ...] = (*CONNECT_RULES, *MIRROR_CONNECTOR_RULES)
+"""What a worker's ``GET /metrics`` applies: the Connect rules, then the MirrorMaker 2 rules of the
+``kafka.connect.mirror`` domain, which no Connect rule matches; so the runtime's series are the
+Connect rules' and the mirror connectors' series are the MirrorMaker 2 dashboard's."""
+
+RULE_SETS = {"connect": CONNECT_RULES, "mirror-maker-2": MIRROR_MAKER_2_RULES, "worker": WORKER_RULES}
 
 _GROUP_REF = re.compile(r"\$(\d+)")
 _UNSAFE = re.compile(r"[^a-zA-Z0-9:_]+")

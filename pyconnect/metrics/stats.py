@@ -137,6 +137,17 @@ class SampledStat:
         sample.count += 1
         sample.last_ms = now_ms
 
+    def record_many(self, config: MetricConfig, value: float, count: int, now_ms: int) -> None:
+        """``count`` events at ``now_ms`` at once, ``value`` being their combined update (their sum for
+        sums and averages, their extreme for :class:`Max`/:class:`Min`): the same state as recording
+        them one by one at ``now_ms``. Not for :class:`WindowedCount`, which counts calls."""
+        sample = self.current(now_ms)
+        if now_ms - sample.start_ms >= config.window_ms:
+            sample = self._advance(config, now_ms)
+        self._update(sample, value)
+        sample.count += count
+        sample.last_ms = now_ms
+
     def _advance(self, config: MetricConfig, now_ms: int) -> _Sample:
         self._current = (self._current + 1) % (config.samples + 1)
         if self._current >= len(self.samples):

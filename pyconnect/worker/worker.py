@@ -271,7 +271,9 @@ class Worker:
         source_metrics = SourceTaskMetrics(self.metrics, task_id.connector, task_id.task)
         tolerance = str(connector_config.get("errors.tolerance", "none")).strip().lower()
         context = SourceTaskContext(
-            dict(task_config), ConnectorOffsetReader(self.offset_store, task_id.connector)
+            dict(task_config),
+            ConnectorOffsetReader(self.offset_store, task_id.connector),
+            metrics=self.metrics.hub,
         )
         runner = WorkerSourceTask(
             task_id,
