@@ -131,6 +131,41 @@ _CLIENT_GAUGES = (
 )
 
 
+def _client_rules(node_gauges: str) -> tuple[Rule, ...]:
+    """The per-client (per-node and client-wide) rules both Strimzi files end their client part with;
+    they differ only in which node-level metrics are gauges."""
+    return (
+        Rule(
+            _CLIENT + r"(.+), node-id=(.+)><>(.+-total)",
+            "kafka_$2_$5",
+            COUNTER,
+            "Kafka $1 JMX metric type $2",
+            (("clientId", "$3"), ("nodeId", "$4")),
+        ),
+        Rule(
+            _CLIENT + r"(.+), node-id=(.+)><>" + node_gauges,
+            "kafka_$2_$5",
+            GAUGE,
+            "Kafka $1 JMX metric type $2",
+            (("clientId", "$3"), ("nodeId", "$4")),
+        ),
+        Rule(
+            _CLIENT + r"(.*)><>(.+-total)",
+            "kafka_$2_$4",
+            COUNTER,
+            "Kafka $1 JMX metric type $2",
+            (("clientId", "$3"),),
+        ),
+        Rule(
+            _CLIENT + r"(.*)><>" + _CLIENT_GAUGES,
+            "kafka_$2_$4",
+            GAUGE,
+            "Kafka $1 JMX metric type $2",
+            (("clientId", "$3"),),
+        ),
+    )
+
+
 def _worker_rules(help_connector: str) -> tuple[Rule, ...]:
     return (
         Rule(
@@ -200,34 +235,7 @@ CONNECT_RULES: tuple[Rule, ...] = (
         "Kafka Producer JMX metric type producer-topic-metrics",
         (("clientId", "$1"), ("topic", "$2")),
     ),
-    Rule(
-        _CLIENT + r"(.+), node-id=(.+)><>(.+-total)",
-        "kafka_$2_$5",
-        COUNTER,
-        "Kafka $1 JMX metric type $2",
-        (("clientId", "$3"), ("nodeId", "$4")),
-    ),
-    Rule(
-        _CLIENT + r"(.+), node-id=(.+)><>(.+-avg|.+-rate)",
-        "kafka_$2_$5",
-        GAUGE,
-        "Kafka $1 JMX metric type $2",
-        (("clientId", "$3"), ("nodeId", "$4")),
-    ),
-    Rule(
-        _CLIENT + r"(.*)><>(.+-total)",
-        "kafka_$2_$4",
-        COUNTER,
-        "Kafka $1 JMX metric type $2",
-        (("clientId", "$3"),),
-    ),
-    Rule(
-        _CLIENT + r"(.*)><>" + _CLIENT_GAUGES,
-        "kafka_$2_$4",
-        GAUGE,
-        "Kafka $1 JMX metric type $2",
-        (("clientId", "$3"),),
-    ),
+    *_client_rules(r"(.+-avg|.+-rate)"),
     Rule(
         r"kafka.connect<type=connector-metrics, connector=(.+)><>(connector-class|connector-type|connector-version|status): (.+)",
         "kafka_connect_connector_$2",
@@ -308,34 +316,7 @@ MIRROR_MAKER_2_RULES: tuple[Rule, ...] = (
         "Kafka $1 JMX metric type $2",
         (("clientId", "$3"), ("topic", "$4")),
     ),
-    Rule(
-        _CLIENT + r"(.+), node-id=(.+)><>(.+-total)",
-        "kafka_$2_$5",
-        COUNTER,
-        "Kafka $1 JMX metric type $2",
-        (("clientId", "$3"), ("nodeId", "$4")),
-    ),
-    Rule(
-        _CLIENT + r"(.+), node-id=(.+)><>(.+-avg)",
-        "kafka_$2_$5",
-        GAUGE,
-        "Kafka $1 JMX metric type $2",
-        (("clientId", "$3"), ("nodeId", "$4")),
-    ),
-    Rule(
-        _CLIENT + r"(.*)><>(.+-total)",
-        "kafka_$2_$4",
-        COUNTER,
-        "Kafka $1 JMX metric type $2",
-        (("clientId", "$3"),),
-    ),
-    Rule(
-        _CLIENT + r"(.*)><>" + _CLIENT_GAUGES,
-        "kafka_$2_$4",
-        GAUGE,
-        "Kafka $1 JMX metric type $2",
-        (("clientId", "$3"),),
-    ),
+    *_client_rules(r"(.+-avg)"),
     Rule(
         r"kafka.connect<type=connector-task-metrics, connector=(.+), task=(.+)><>status: ([a-z-]+)",
         "kafka_connect_connector_status",
