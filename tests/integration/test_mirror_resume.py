@@ -50,6 +50,10 @@ JAVA_STREAM_S = 3
 FLUSH_INTERVAL_S = 5
 CATCH_UP_TIMEOUT_S = 90.0
 STOP_TIMEOUT_S = 30.0
+# A Java Connect worker may take longer by design: its herder waits up to worker.sync.timeout.ms (3 s) +
+# task.shutdown.graceful.timeout.ms (5 s) + 5 s for connectors + 10 s, then 10 s for forwarded requests
+# and 1 s for its start/stop executor, before the worker itself stops its tasks.
+JAVA_STOP_TIMEOUT_S = 60.0
 Sequences = dict[int, list[int]]
 
 
@@ -201,16 +205,16 @@ def start_fleet(workers: Sequence[ConnectWorkerProcess]) -> None:
         w.wait_ready()
 
 
-def stop_all(processes: Sequence[OwnedProcess]) -> None:
-    """SIGTERM to every process at once (SIGKILL after ``STOP_TIMEOUT_S``); returns once all exited."""
+def stop_all(processes: Sequence[OwnedProcess], timeout: float = STOP_TIMEOUT_S) -> None:
+    """SIGTERM to every process at once (SIGKILL after ``timeout`` seconds); returns once all exited."""
     with ThreadPoolExecutor(len(processes)) as pool:
-        list(pool.map(lambda p: p.stop(timeout=STOP_TIMEOUT_S), processes))
+        list(pool.map(lambda p: p.stop(timeout=timeout), processes))
 
 
-def stop_gracefully(processes: Sequence[OwnedProcess]) -> float:
+def stop_gracefully(processes: Sequence[OwnedProcess], timeout: float = STOP_TIMEOUT_S) -> float:
     """SIGTERM to every process at once; seconds until all exited. One that needed SIGKILL fails."""
     started = time.monotonic()
-    stop_all(processes)
+    stop_all(processes, timeout)
     took = time.monotonic() - started
     for p in processes:
         assert p.process is not None
@@ -386,11 +390,11 @@ def test_pyconnect_takes_over_from_java_connect_worker(
         code, body = java.rest("POST", "/connectors", {"name": "mirror", "config": config})
         assert code == 201, body
         stream(b, remote, producer, JAVA_STREAM_S, 90, java.check_alive)
-        stop_gracefully([java])
+        stop_gracefully([java], JAVA_STOP_TIMEOUT_S)
         take_over(a, b, topic, remote, producer, python_workers(b, tmp_path, group, 2), "mirror", "A")
     finally:
         producer.stop()
-        java.stop(timeout=STOP_TIMEOUT_S)
+        java.stop(timeout=JAVA_STOP_TIMEOUT_S)
 
 
 @pytest.mark.java
@@ -427,8 +431,8 @@ def test_pyconnect_takes_over_from_java_mirror_maker(
     try:
         mm2.start()
         stream(b, remote, producer, JAVA_STREAM_S, 120, mm2.check_alive)
-        stop_gracefully([mm2])
+        stop_gracefully([mm2], JAVA_STOP_TIMEOUT_S)
         take_over(a, b, topic, remote, producer, workers, "MirrorSourceConnector", src)
     finally:
         producer.stop()
-        mm2.stop(timeout=STOP_TIMEOUT_S)
+        mm2.stop(timeout=JAVA_STOP_TIMEOUT_S)
