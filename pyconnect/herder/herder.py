@@ -52,6 +52,14 @@ from pyconnect.herder.entities import (
     TaskInfo,
     TaskState,
 )
+from pyconnect.herder.health import (
+    HEALTH_CHECK_TIMEOUT_S,
+    TickRecorder,
+    WorkerHealth,
+    stage_description,
+    unhealthy,
+    worker_verdict,
+)
 from pyconnect.herder.loggers import LOGGERS, parse_level
 from pyconnect.herder.membership import Membership
 from pyconnect.herder.modes import DISTRIBUTED, HerderMode
@@ -132,6 +140,8 @@ class Herder(AbstractHerder):
         if config.topic_tracking_enable:
             worker.topic_tracker = self.record_active_topic
 
+        self.tick = TickRecorder()
+        self.health_timeout_s = HEALTH_CHECK_TIMEOUT_S
         self._wakeup = asyncio.Event()
         self._idle = asyncio.Event()
         self._marked_ready = False
@@ -245,7 +255,9 @@ class Herder(AbstractHerder):
             try:
                 idle = await self._step()
                 backoff.reset()
-            except Exception:
+                self.tick.step_succeeded()
+            except Exception as exc:
+                self.tick.step_failed(exc, self._now_ms())
                 self.core.step_failed()
                 delay = backoff.failed()
                 log.exception("Worker %s: herder tick failed; retrying in %.2f s", self._worker_id, delay)
@@ -275,9 +287,13 @@ class Herder(AbstractHerder):
         await self._perform(effects)
         return False
 
+    def _now_ms(self) -> int:
+        return int(self._clock() * 1000)
+
     async def _wait_for_work(self) -> None:
         wakeups = (self._wakeup, self.membership.wakeup)
         if not any(event.is_set() for event in wakeups):
+            self.tick.begin("polling the group coordinator until interrupted", self._now_ms())
             waiters = [asyncio.ensure_future(event.wait()) for event in wakeups]
             try:
                 await asyncio.wait(
@@ -313,105 +329,114 @@ class Herder(AbstractHerder):
     # -- performing effects ------------------------------------------------------------------------
 
     async def _perform(self, effects: Sequence[fx.Effect]) -> None:
-        core = self.core
         for effect in effects:
-            match effect:
-                case fx.Rebalance():
-                    outcome = await self.membership.rebalance()
-                    if self._rebalance_metrics is not None:
-                        self._rebalance_metrics.rebalance_started()
-                    await self._perform(
-                        core.rebalanced(
-                            Rebalanced.from_outcome(outcome),
-                            self.config_store.snapshot(),
-                            self.worker,
-                            self.status_store,
-                            self._clock(),
-                        )
+            description = stage_description(effect)
+            if description is None:
+                await self._perform_one(effect)
+                continue
+            self.tick.begin(description, self._now_ms())
+            try:
+                await self._perform_one(effect)
+            finally:
+                self.tick.complete(self._now_ms())
+
+    async def _perform_one(self, effect: fx.Effect) -> None:
+        core = self.core
+        match effect:
+            case fx.Rebalance():
+                outcome = await self.membership.rebalance()
+                if self._rebalance_metrics is not None:
+                    self._rebalance_metrics.rebalance_started()
+                await self._perform(
+                    core.rebalanced(
+                        Rebalanced.from_outcome(outcome),
+                        self.config_store.snapshot(),
+                        self.worker,
+                        self.status_store,
+                        self._clock(),
                     )
-                    self._rebalance_resolved()
-                case fx.ReadConfigToEnd(timeout_s=timeout):
-                    try:
-                        await self.config_store.refresh(timeout)
-                        timed_out = False
-                    except TimeoutError:
-                        timed_out = True
-                    await self._perform(
-                        core.config_read(
-                            self.config_store.snapshot(),
-                            self.worker,
-                            self.status_store,
-                            self._clock(),
-                            timed_out=timed_out,
-                        )
+                )
+                self._rebalance_resolved()
+            case fx.ReadConfigToEnd(timeout_s=timeout):
+                try:
+                    await self.config_store.refresh(timeout)
+                    timed_out = False
+                except TimeoutError:
+                    timed_out = True
+                await self._perform(
+                    core.config_read(
+                        self.config_store.snapshot(),
+                        self.worker,
+                        self.status_store,
+                        self._clock(),
+                        timed_out=timed_out,
                     )
-                    self._rebalance_resolved()
-                case fx.ClaimWritePrivileges():
-                    try:
-                        await self.config_store.claim_write_privileges()
-                    except Exception as exc:
-                        log.error(
-                            "Worker %s: unable to claim write privileges for the config topic as leader; "
-                            "retrying while still the leader: %s",
-                            self._worker_id,
-                            exc,
-                        )
-                        core.write_privileges_claimed(False, self._clock())
-                    else:
-                        core.write_privileges_claimed(True, self._clock())
-                case fx.DropAssignment(reason=reason):
-                    await self.membership.drop_assignment(reason)
-                case fx.Sleep(seconds=seconds):
-                    await asyncio.sleep(seconds)
-                case fx.StartConnector(connector=name, config=config, target=target):
-                    ok = await self.worker.start_connector(
-                        name, self._resolved(config), target, self._request_reconfiguration
+                )
+                self._rebalance_resolved()
+            case fx.ClaimWritePrivileges():
+                try:
+                    await self.config_store.claim_write_privileges()
+                except Exception as exc:
+                    log.error(
+                        "Worker %s: unable to claim write privileges for the config topic as leader; "
+                        "retrying while still the leader: %s",
+                        self._worker_id,
+                        exc,
                     )
-                    core.connector_started(name, ok, target, self._clock())
-                case fx.StopConnector(connector=name):
-                    await self.worker.stop_connector(name)
-                case fx.SetTargetState(connector=name, target=target):
-                    await self.worker.set_target_state(name, target)
-                case fx.StartTask(task=task, connector_config=cc, task_config=tc, target=target):
-                    await self.worker.start_task(task, self._resolved(cc), self._resolved(tc), target)
-                case fx.StopTasks(tasks=tasks):
-                    await self.worker.stop_tasks(tasks)
-                case fx.Report(item=item, state=state):
-                    self.report(item, state)
-                case fx.PutStatus(status=status):
-                    self.status_store.put(status)
-                case fx.DeleteTopicStatus(connector=name, topic=topic):
-                    self.status_store.delete_topic(name, topic)
-                case fx.GenerateTaskConfigs(connector=name, max_tasks=max_tasks):
-                    try:
-                        configs = self.worker.connector_task_configs(name, max_tasks)
-                    except Exception as exc:
-                        core.reconfiguration_failed(name, exc, self._clock())
-                        continue
-                    await self._perform(
-                        core.task_configs_generated(
-                            name, configs, self.config_store.snapshot(), self._clock()
-                        )
-                    )
-                case fx.WriteTaskConfigs(connector=name, configs=configs):
-                    try:
-                        await self.config_store.put_task_configs(name, [dict(c) for c in configs])
-                    except Exception as exc:
-                        core.reconfiguration_failed(name, exc, self._clock())
-                    else:
-                        core.task_configs_written(name)
-                case fx.PublishTaskConfigs():
-                    self._publish_in_background(effect)
-                case fx.WriteSessionKey(algorithm=algorithm, length=length, created_ms=created):
-                    key = SessionKeyRecord(os.urandom(length), algorithm, created)
-                    await self.config_store.put_session_key(key)
-                    core.session_key_written(key)
-                case fx.ApplyLoggerLevel(namespace=namespace, level=level):
-                    self._apply_logger_level(namespace, level)
-                case fx.ConfigureManagedConnectors():
-                    self._configure_in_background()
-                case fx.RunRequests():
-                    await self._run_requests()
+                    core.write_privileges_claimed(False, self._clock())
+                else:
+                    core.write_privileges_claimed(True, self._clock())
+            case fx.DropAssignment(reason=reason):
+                await self.membership.drop_assignment(reason)
+            case fx.Sleep(seconds=seconds):
+                await asyncio.sleep(seconds)
+            case fx.StartConnector(connector=name, config=config, target=target):
+                ok = await self.worker.start_connector(
+                    name, self._resolved(config), target, self._request_reconfiguration
+                )
+                core.connector_started(name, ok, target, self._clock())
+            case fx.StopConnector(connector=name):
+                await self.worker.stop_connector(name)
+            case fx.SetTargetState(connector=name, target=target):
+                await self.worker.set_target_state(name, target)
+            case fx.StartTask(task=task, connector_config=cc, task_config=tc, target=target):
+                await self.worker.start_task(task, self._resolved(cc), self._resolved(tc), target)
+            case fx.StopTasks(tasks=tasks):
+                await self.worker.stop_tasks(tasks)
+            case fx.Report(item=item, state=state):
+                self.report(item, state)
+            case fx.PutStatus(status=status):
+                self.status_store.put(status)
+            case fx.DeleteTopicStatus(connector=name, topic=topic):
+                self.status_store.delete_topic(name, topic)
+            case fx.GenerateTaskConfigs(connector=name, max_tasks=max_tasks):
+                try:
+                    configs = self.worker.connector_task_configs(name, max_tasks)
+                except Exception as exc:
+                    core.reconfiguration_failed(name, exc, self._clock())
+                    return
+                await self._perform(
+                    core.task_configs_generated(name, configs, self.config_store.snapshot(), self._clock())
+                )
+            case fx.WriteTaskConfigs(connector=name, configs=configs):
+                try:
+                    await self._write(self.config_store.put_task_configs(name, [dict(c) for c in configs]))
+                except Exception as exc:
+                    core.reconfiguration_failed(name, exc, self._clock())
+                else:
+                    core.task_configs_written(name)
+            case fx.PublishTaskConfigs():
+                self._publish_in_background(effect)
+            case fx.WriteSessionKey(algorithm=algorithm, length=length, created_ms=created):
+                key = SessionKeyRecord(os.urandom(length), algorithm, created)
+                await self._write(self.config_store.put_session_key(key))
+                core.session_key_written(key)
+            case fx.ApplyLoggerLevel(namespace=namespace, level=level):
+                self._apply_logger_level(namespace, level)
+            case fx.ConfigureManagedConnectors():
+                self._configure_in_background()
+            case fx.RunRequests():
+                await self._run_requests()
 
     def _request_reconfiguration(self, name: str) -> None:
         self.core.reconfiguration_requested(name, self._clock())
@@ -579,15 +604,15 @@ class Herder(AbstractHerder):
                 case fx.ValidateConnectorConfig(connector=name, config=config):
                     self._validate(name, config)
                 case fx.WriteConnectorConfig(connector=name, config=config, initial_state=state):
-                    await self.config_store.put_connector_config(name, dict(config), state)
+                    await self._write(self.config_store.put_connector_config(name, dict(config), state))
                 case fx.RemoveConnectorConfig(connector=name):
-                    await self.config_store.remove_connector_config(name)
+                    await self._write(self.config_store.remove_connector_config(name))
                 case fx.WriteTaskConfigs(connector=name, configs=configs):
-                    await self.config_store.put_task_configs(name, [dict(c) for c in configs])
+                    await self._write(self.config_store.put_task_configs(name, [dict(c) for c in configs]))
                 case fx.WriteTargetState(connector=name, target=target):
-                    await self.config_store.put_target_state(name, target)
+                    await self._write(self.config_store.put_target_state(name, target))
                 case fx.WriteRestartRequest(request=request):
-                    await self.config_store.put_restart_request(request)
+                    await self._write(self.config_store.put_restart_request(request))
                 case fx.ModifyConnectorOffsets(connector=name, config=config, offsets=offsets):
                     reply = await self._modify_offsets(name, config, offsets)
                 case fx.RequireTaskRunning(task=task):
@@ -598,6 +623,40 @@ class Herder(AbstractHerder):
                 case _:
                     await self._perform([effect])
         return reply
+
+    async def _write(self, write: Awaitable[None]) -> None:
+        """One config-topic write; its outcome is what ``/health`` reports of a leader's writes."""
+        try:
+            await write
+        except Exception as exc:
+            self.tick.write_failed(exc, self._now_ms())
+            raise
+        self.tick.write_succeeded()
+
+    # -- the HerderApi: health -----------------------------------------------------------------
+
+    async def health_check(self) -> WorkerHealth:
+        """KIP-1017: queue a check into the loop and judge (pyconnect.herder.health)."""
+        try:
+            await asyncio.wait_for(self._submit(rq.HealthCheck()), self.health_timeout_s)
+            answered = True
+        except TimeoutError:
+            answered = False
+        except ConnectError as exc:
+            return unhealthy(str(exc))
+        return worker_verdict(
+            answered=answered,
+            ready=self.ready(),
+            recorder=self.tick,
+            leader=self.core.is_leader,
+            lacks_write_privileges=self.core.settings.transactional_leader
+            and not self.config_store.holds_write_privileges,
+        )
+
+    def health_leader_url(self) -> tuple[bool, str | None]:
+        """(whether a follower should ask its leader, that leader's URL)."""
+        asks = self.mode is DISTRIBUTED and not self.core.is_leader
+        return asks, self.core.leader_url
 
     # -- the HerderApi: reads ------------------------------------------------------------------
 

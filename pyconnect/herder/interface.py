@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from pyconnect.herder.entities import ConnectorInfo, ConnectorStateInfo, TaskInfo, TaskState
+from pyconnect.herder.health import WorkerHealth
 from pyconnect.protocol.internal_records import TargetState
 from pyconnect.protocol.task_id import ConnectorTaskId
 
@@ -31,6 +32,15 @@ class HerderApi(Protocol):
 
     def ready(self) -> bool:
         """True once the worker completed its first full herder tick (``GET /health``)."""
+        ...
+
+    async def health_check(self) -> WorkerHealth:
+        """This worker's own health (KIP-1017, pyconnect.herder.health); at most about 10 s."""
+        ...
+
+    def health_leader_url(self) -> tuple[bool, str | None]:
+        """Whether ``/health`` should also ask the leader (a follower of a distributed cluster), and
+        the leader's URL if known."""
         ...
 
     def connectors(self) -> list[str]: ...

@@ -117,8 +117,14 @@ class PutTaskConfigs:
     configs: tuple[Mapping[str, str], ...]
 
 
+@dataclass(frozen=True, slots=True)
+class HealthCheck:
+    """KIP-1017: answered as soon as the loop runs requests (pyconnect.herder.health)."""
+
+
 Request = (
-    PutConnectorConfig
+    HealthCheck
+    | PutConnectorConfig
     | PatchConnectorConfig
     | DeleteConnector
     | StopConnector
@@ -154,6 +160,8 @@ def request_effects(
     """The effects that carry out ``request`` now, the last a :class:`Reply`; raises the error that is
     the reply. ``owner_url``: the leader's view of which worker runs a connector or task."""
     match request:
+        case HealthCheck():
+            return [Reply(None)]
         case PutConnectorConfig(name=name, config=config, allow_replace=replace, initial_state=state):
             core.require_leader()
             exists = snapshot.contains(name)

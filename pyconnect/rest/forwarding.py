@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import json
 import ssl
 from collections.abc import Awaitable, Callable, Mapping
 
@@ -21,6 +22,7 @@ import aiohttp
 from aiohttp import web
 
 from pyconnect.errors import ConflictError, ConnectError, RebalanceNeededError, RequestTargetError
+from pyconnect.herder.health import HEALTH_CHECK_TIMEOUT_S, WORKER_SCOPE, LeaderAnswer
 from pyconnect.rest.paths import canonical_path, join_segments, url_at
 
 FORWARD = "forward"
@@ -28,6 +30,7 @@ CONFLICT = "Cannot complete request because of a conflicting operation (e.g. wor
 NO_LEADER = (
     "Cannot complete request momentarily due to no known leader URL, likely because a rebalance was underway."
 )
+LEADER_HEALTH_MARGIN_S = 2.0
 STALE = "Cannot complete request momentarily due to stale configuration (typically caused by a concurrent config change)"
 
 
@@ -94,6 +97,26 @@ class Forwarder:
             if "Content-Type" in resp.headers:
                 out.headers["Content-Type"] = resp.headers["Content-Type"]
             return out
+
+    async def leader_health(self, leader_url: str) -> LeaderAnswer:
+        """The leader's own ``/health`` (:data:`WORKER_SCOPE`: it asks nobody else), or why it could
+        not be asked. Bounded by the leader's own check plus a margin."""
+        url = url_at(leader_url, "/health", [WORKER_SCOPE])
+        try:
+            async with self._client().get(
+                url,
+                headers={"Accept": "application/json"},
+                ssl=self._ssl_for(str(url)),
+                timeout=aiohttp.ClientTimeout(total=HEALTH_CHECK_TIMEOUT_S + LEADER_HEALTH_MARGIN_S),
+            ) as resp:
+                payload = await resp.read()
+        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            return LeaderAnswer(None, error=str(exc) or type(exc).__name__)
+        try:
+            body = json.loads(payload)
+        except ValueError:
+            body = None
+        return LeaderAnswer(resp.status, body if isinstance(body, dict) else None)
 
     async def post_task_configs(
         self, leader_url: str, connector: str, body: bytes, headers: Mapping[str, str]

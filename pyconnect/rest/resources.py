@@ -16,9 +16,11 @@ from typing import Any
 from aiohttp import web
 
 from pyconnect import COMPATIBLE_KAFKA_VERSION
+from pyconnect.concurrency import together
 from pyconnect.config.connector_name import create_request_name
 from pyconnect.errors import BadRequestError, NotFoundError, ServiceUnavailableError
 from pyconnect.herder.entities import initial_target_state
+from pyconnect.herder.health import WORKER_SCOPE, fleet_verdict, starting
 from pyconnect.herder.interface import HerderApi
 from pyconnect.metrics.prometheus import CONTENT_TYPE as PROMETHEUS_CONTENT_TYPE
 from pyconnect.protocol.task_id import ConnectorTaskId
@@ -135,12 +137,22 @@ async def server_info(request: web.Request) -> web.Response:
 @routes.get("/health")
 @any_content
 async def health(request: web.Request) -> web.Response:
+    """KIP-1017, with a follower also asking its leader (pyconnect.herder.health)."""
     herder = request.app[HERDER].herder
-    if herder is not None and herder.ready():
-        return json_response(
-            {"status": "healthy", "message": "Worker has completed startup and is ready to handle requests."}
-        )
-    return json_response({"status": "starting", "message": "Worker is still starting up."}, status=503)
+    if herder is None:
+        verdict = starting()
+    else:
+        asks_leader, leader_url = herder.health_leader_url()
+        if not asks_leader or request.query.get(WORKER_SCOPE[0]) == WORKER_SCOPE[1]:
+            verdict = await herder.health_check()
+        elif leader_url is None:
+            verdict = fleet_verdict(await herder.health_check(), None, None)
+        else:
+            own, leader = await together(
+                herder.health_check(), request.app[FORWARDER].leader_health(leader_url)
+            )
+            verdict = fleet_verdict(own, leader_url, leader)
+    return json_response(verdict.to_json(), status=verdict.http_status)
 
 
 @routes.get("/metrics")

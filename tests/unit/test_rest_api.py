@@ -19,6 +19,7 @@ from pyconnect.herder.entities import (
     TaskInfo,
     TaskState,
 )
+from pyconnect.herder.health import HEALTHY, WorkerHealth
 from pyconnect.herder.herder import Herder
 from pyconnect.protocol.internal_records import ConnectorStatus, State, TargetState, TaskStatus, TopicStatus
 from pyconnect.protocol.task_id import ConnectorTaskId
@@ -46,6 +47,14 @@ class MemoryHerder:
 
     def ready(self) -> bool:
         return True
+
+    health = HEALTHY
+
+    async def health_check(self) -> WorkerHealth:
+        return self.health
+
+    def health_leader_url(self) -> tuple[bool, str | None]:
+        return not self.is_leader, self.leader_url
 
     def _leader_only(self) -> None:
         if self.rebalancing:
