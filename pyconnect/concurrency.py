@@ -164,8 +164,10 @@ async def together(*steps: Awaitable[Any]) -> list[Any]:
     except BaseException:
         await cancel_and_wait(*tasks)
         raise
-    failed = next((t for t in tasks if t in done and not t.cancelled() and t.exception() is not None), None)
-    if failed is not None:
+    failures = [t.exception() for t in tasks if t in done and not t.cancelled() and t.exception() is not None]
+    if failures:
         await cancel_and_wait(*pending)
-        raise failed.exception()  # type: ignore[misc]
+        for other in failures[1:]:
+            _log.debug("A concurrent step also failed: %r", other)
+        raise failures[0]  # type: ignore[misc]
     return [t.result() for t in tasks]

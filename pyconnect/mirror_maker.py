@@ -38,6 +38,7 @@ from typing import Any
 
 from connectors.mirror.mm2_properties import MirrorMakerConfig, SourceAndTarget, load
 from pyconnect.concurrency import stop_in_order
+from pyconnect.config.types import Type
 from pyconnect.config.worker import WorkerConfig
 from pyconnect.errors import ConfigError, ConnectError
 from pyconnect.herder.herder import Herder
@@ -81,6 +82,25 @@ def flow_connector_configs(config: MirrorMakerConfig, flow: SourceAndTarget) -> 
     return {name: config.connector_base_config(flow, name) for name in CONNECTOR_ORDER}
 
 
+def class_key_errors(
+    connector_configs: Mapping[str, Mapping[str, str]], plugins: PluginRegistry
+) -> list[str]:
+    """Errors on the class-type keys of a flow's connector configs (``replication.policy.class``, the
+    filters, ``forwarding.admin.class``): a class this runtime cannot load. Java's dedicated mode logs the
+    failed connector and runs on without it; a typo there leaves the node replicating nothing, so the
+    node refuses to start instead. Other validation errors keep Java's behaviour (the herder reports
+    them when it writes the connector)."""
+    errors: list[str] = []
+    for name, config in connector_configs.items():
+        connector = plugins.resolve_connector(config.get("connector.class", name))()
+        definition = connector.config()
+        for key, value in definition.validate(dict(config)).items():
+            spec = definition.keys.get(key)
+            if spec is not None and spec.type is Type.CLASS:
+                errors += value.errors
+    return list(dict.fromkeys(errors))
+
+
 def dedicated_worker_id(flow: SourceAndTarget, rest_url: str | None) -> str:
     """Java 4.3.1's worker id of a dedicated herder: ``host:port/S->T`` when the internal REST server
     runs, else ``<canonical host name>/S->T/<random UUID>``."""
@@ -115,8 +135,12 @@ class MirrorMaker:
             except ConnectError as exc:
                 raise ConfigError(f"Invalid worker configuration for {flow}: {exc}") from None
         self.connector_configs = {flow: flow_connector_configs(config, flow) for flow in self.flows}
+        self.plugins = plugins or PluginRegistry.from_entry_points()
+        for flow in self.flows:
+            errors = class_key_errors(self.connector_configs[flow], self.plugins)
+            if errors:
+                raise ConfigError(f"Invalid connector configuration for {flow}: {'; '.join(errors)}")
         self.rest = MirrorRestServer(config.raw) if config.enable_internal_rest else None
-        self.plugins = plugins
         self._members: dict[SourceAndTarget, DistributedMember] = {}
         self._started = False
 
@@ -165,7 +189,7 @@ class MirrorMaker:
                 log.info("Internal REST server listening; advertised as %s", self.rest_url)
             else:
                 log.info("Internal REST server disabled (dedicated.mode.enable.internal.rest=false)")
-            plugins = self.plugins or PluginRegistry.from_entry_points()
+            plugins = self.plugins
             results = await asyncio.gather(
                 *(self._start_herder(flow, plugins) for flow in self.flows), return_exceptions=True
             )

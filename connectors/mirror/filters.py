@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Protocol, runtime_checkable
 
 from connectors.mirror.java_regex import JavaRegexError, compile_java_regex
@@ -170,6 +170,11 @@ def register_filter(key: str, name: str, cls: type) -> None:
     if key not in _REGISTRY:
         raise ValueError(f"Unknown filter key {key}")
     _REGISTRY[key][name] = cls
+
+
+def known_filter(key: str) -> Callable[[str], bool]:
+    """Whether a class name resolves for the filter key ``key`` (registered names included)."""
+    return lambda name: name in _REGISTRY[key]
 
 
 def _build(key: str, default: str, config: Mapping[str, object]) -> object:

@@ -208,6 +208,11 @@ _POLICIES: dict[str, type[DefaultReplicationPolicy]] = {
 }
 
 
+def is_known_policy(name: str) -> bool:
+    """Whether ``replication.policy.class = name`` resolves (a Java class name or a simple name)."""
+    return name in _POLICIES
+
+
 def replication_policy(config: Mapping[str, object]) -> ReplicationPolicy:
     """The policy named by ``replication.policy.class`` (default ``DefaultReplicationPolicy``), configured
     with ``config`` (the connector's or client's *originals*, as Java's ``configure`` receives them).

@@ -166,6 +166,37 @@ def test_validate_with_errors(pair: Pair) -> None:
     ]
 
 
+MIRROR_SOURCE = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
+MIRROR = {
+    "connector.class": MIRROR_SOURCE,
+    "source.cluster.alias": "A",
+    "target.cluster.alias": "B",
+    "source.cluster.bootstrap.servers": "127.0.0.1:1",
+    "target.cluster.bootstrap.servers": "127.0.0.1:1",
+}
+MIRROR_CLASS_TYPOS = {
+    "replication.policy.class": "org.apache.kafka.connect.mirror.DefaultReplicatonPolicy",
+    "topic.filter.class": "org.apache.kafka.connect.mirror.DefaultTopicFiltr",
+    "config.property.filter.class": "DefaultConfigPropertyFiltr",
+    "forwarding.admin.class": "com.example.NoSuchAdmin",
+    "key.converter": "org.apache.kafka.connect.converters.ByteArrayConvertr",
+}
+
+
+def test_mirror_class_key_typos_are_errors_on_the_key_as_in_java(pair: Pair) -> None:
+    """A typo in a class-type key is a validation error naming the key (not a 201 and a FAILED task)."""
+    config = {**MIRROR, "name": "m", **MIRROR_CLASS_TYPOS}
+    (jc, java), (oc, ours) = pair.call(
+        "PUT", "/connector-plugins/MirrorSourceConnector/config/validate", config
+    )
+    assert jc == oc == 200
+    java_errors = {c["value"]["name"]: c["value"]["errors"] for c in java["configs"] if c["value"]["errors"]}
+    our_errors = {c["value"]["name"]: c["value"]["errors"] for c in ours["configs"] if c["value"]["errors"]}
+    assert set(java_errors) == set(MIRROR_CLASS_TYPOS), java_errors
+    assert our_errors == java_errors
+    assert ours["error_count"] == java["error_count"] == len(MIRROR_CLASS_TYPOS)
+
+
 ERROR_CASES: list[tuple[str, str, object]] = [
     ("GET", "/connectors/nope", None),
     ("GET", "/connectors/nope/config", None),
@@ -190,6 +221,12 @@ ERROR_CASES: list[tuple[str, str, object]] = [
     ("POST", "/connectors", {"name": "bad", "config": verifiable("t", 0)}),
     ("POST", "/connectors", {"name": "bad", "config": {"tasks.max": "1"}}),
     ("POST", "/connectors", {"name": "", "config": verifiable("t", 1)}),
+    (
+        "POST",
+        "/connectors",
+        {"name": "m", "config": {**MIRROR, "replication.policy.class": "DefaultReplicatonPolicy"}},
+    ),
+    ("PUT", "/connectors/m/config", {**MIRROR, "topic.filter.class": "org.example.Topics"}),
     ("POST", "/connectors", {"name": "a\u0001b", "config": verifiable("t", 1)}),
     ("PUT", "/connectors/vs/config", {**verifiable("t", 1), "name": "other"}),
     ("PATCH", "/connectors/vs/offsets", {"offsets": [{"partition": {"id": 0}, "offset": {"seqno": 1}}]}),

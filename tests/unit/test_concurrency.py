@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 
 import pytest
@@ -41,6 +42,23 @@ async def test_first_failure_is_raised_as_itself_and_the_rest_are_cancelled() ->
     with pytest.raises(ConfigError, match="bad topic"):
         await together(_after(5.0, "store", log), _fail(0.01, ConfigError("bad topic")))
     assert log == ["cancelled store"]
+
+
+async def test_steps_failing_together_leave_no_unretrieved_exception() -> None:
+    """Two clients failing to bootstrap at the same moment: the first in order is raised, the other's
+    exception is retrieved (asyncio would log "Task exception was never retrieved" at collection)."""
+    loop = asyncio.get_running_loop()
+    reported: list[dict[str, object]] = []
+    previous = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _, context: reported.append(context))
+    try:
+        with pytest.raises(ConfigError, match="first"):
+            await together(_fail(0.01, ConfigError("first")), _fail(0.01, OSError("second")))
+        gc.collect()
+        await asyncio.sleep(0)
+    finally:
+        loop.set_exception_handler(previous)
+    assert reported == []
 
 
 async def test_cancelling_the_caller_cancels_every_step() -> None:

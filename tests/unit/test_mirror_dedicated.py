@@ -146,6 +146,21 @@ def root_level() -> Iterator[None]:
             [],
             "Invalid value http://127.0.0.1:notaport for configuration listeners",
         ),
+        (
+            "clusters = A, B\nA.bootstrap.servers = a:1\nB.bootstrap.servers = b:1\n"
+            "replication.policy.class = org.apache.kafka.connect.mirror.DefaultReplicatonPolicy\n",
+            [],
+            "Invalid connector configuration for A->B: Invalid value "
+            "org.apache.kafka.connect.mirror.DefaultReplicatonPolicy for configuration replication.policy.class: "
+            "Class org.apache.kafka.connect.mirror.DefaultReplicatonPolicy could not be found.",
+        ),
+        (
+            "clusters = A, B\nA.bootstrap.servers = a:1\nB.bootstrap.servers = b:1\n"
+            "B->A.group.filter.class = com.example.Groups\n",
+            [],
+            "Invalid connector configuration for B->A: Invalid value com.example.Groups for configuration "
+            "group.filter.class: Class com.example.Groups could not be found.",
+        ),
     ],
 )
 def test_cli_rejects_bad_files_in_one_line(
