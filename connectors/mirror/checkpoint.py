@@ -87,6 +87,10 @@ from pyconnect.protocol.javahash import default_hash_order, java_string_hash
 
 log = logging.getLogger(__name__)
 
+CHECKPOINTS_TOPIC_WAIT_S = 5.0
+"""How long the task looks for a checkpoints topic its connector just created before it translates
+from the latest syncs only."""
+
 OFFSET_TRANSLATION_CONFIG = "pyconnect.offset.translation"
 OFFSET_TRANSLATION_KEY = ConfigKey(
     OFFSET_TRANSLATION_CONFIG,
@@ -342,6 +346,7 @@ class MirrorCheckpointTask(SourceTask):
                 self._on_offset_syncs,
                 partitions=[0],
                 read_only=True,
+                topic_wait_s=0,
             )
             try:
                 await sync_log.start()
@@ -421,7 +426,12 @@ class MirrorCheckpointTask(SourceTask):
                     ] = checkpoint
 
         reader = KafkaLog(
-            self._topic, config.target_consumer_config(), collect, partitions=[0], read_only=True
+            self._topic,
+            config.target_consumer_config(),
+            collect,
+            partitions=[0],
+            read_only=True,
+            topic_wait_s=CHECKPOINTS_TOPIC_WAIT_S,
         )
         try:
             await asyncio.wait_for(reader.start(), config.admin_timeout_s)

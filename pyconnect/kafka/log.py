@@ -38,6 +38,9 @@ from pyconnect.concurrency import cancel_and_wait
 from pyconnect.kafka.clients import create_consumer, create_producer
 from pyconnect.kafka.end_offsets import end_offsets
 
+TOPIC_METADATA_WAIT_S = 30.0
+"""How long ``start`` looks for a topic missing from the metadata (Java's ``CREATE_TOPIC_TIMEOUT``)."""
+
 log = logging.getLogger(__name__)
 
 
@@ -74,8 +77,10 @@ class KafkaLog:
         partitions: Sequence[int] | None = None,
         read_only: bool = False,
         poll_timeout_ms: int = 100,
+        topic_wait_s: float = TOPIC_METADATA_WAIT_S,
     ) -> None:
         self.topic = topic
+        self._topic_wait_s = topic_wait_s
         self._client_config = dict(client_config)
         self._producer_config = dict(producer_config or {})
         self._consumer_config = dict(consumer_config or {})
@@ -93,6 +98,33 @@ class KafkaLog:
     def partitions(self) -> list[int]:
         return [tp.partition for tp in self._partitions]
 
+    async def _wait_for_partitions(self, consumer: AIOKafkaConsumer) -> set[int]:
+        """The topic's partitions, looked up again (100 ms doubling to 1 s) for up to ``topic_wait_s``
+        while the metadata has none: a topic another worker just created reaches every broker's
+        metadata a moment later (Java's KafkaBasedLog waits 30 s the same way)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._topic_wait_s
+        pause = 0.1
+        while True:
+            available = consumer.partitions_for_topic(self.topic)
+            if not available:
+                await consumer._client.force_metadata_update()
+                available = consumer.partitions_for_topic(self.topic)
+            if available:
+                return set(available)
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                break
+            await asyncio.sleep(min(pause, remaining))
+            pause = min(2 * pause, 1.0)
+        if self._topic_wait_s <= 0:
+            raise LookupError(f"topic {self.topic} does not exist")
+        raise LookupError(
+            f"Could not look up partition metadata for topic '{self.topic}' in the allotted period. This could "
+            "indicate a connectivity issue, unavailable topic partitions, or if this is your first use of the "
+            "topic it may have taken too long to create."
+        )
+
     async def start(self) -> None:
         if self._tail is not None:
             return
@@ -105,12 +137,7 @@ class KafkaLog:
         self._consumer = consumer
         try:
             await consumer.start()
-            available = consumer.partitions_for_topic(self.topic)
-            if not available:
-                await consumer._client.force_metadata_update()
-                available = consumer.partitions_for_topic(self.topic)
-            if not available:
-                raise LookupError(f"topic {self.topic} does not exist")
+            available = await self._wait_for_partitions(consumer)
             numbers = sorted(available) if self._wanted_partitions is None else self._wanted_partitions
             self._partitions = [TopicPartition(self.topic, p) for p in numbers]
             # Every leader answers before the consumer resets its positions: the reset's own retry on

@@ -97,9 +97,23 @@ async def test_start_on_a_missing_topic_fails_clearly(
         {"bootstrap.servers": cluster_a.bootstrap_servers},
         lambda _r: None,
         consumer_config={"allow.auto.create.topics": "false"},
+        topic_wait_s=0,
     )
     with pytest.raises(LookupError, match="does not exist"):
         await klog.start()
+    waiting = KafkaLog(
+        unique("absent"),
+        {"bootstrap.servers": cluster_a.bootstrap_servers},
+        lambda _r: None,
+        consumer_config={"allow.auto.create.topics": "false"},
+        topic_wait_s=1.0,
+    )
+    started = asyncio.get_running_loop().time()
+    with pytest.raises(
+        LookupError, match="Could not look up partition metadata for topic .* allotted period"
+    ):
+        await waiting.start()
+    assert asyncio.get_running_loop().time() - started >= 1.0
 
 
 async def test_ensure_topic_creates_once_and_resolves_broker_defaults(

@@ -76,7 +76,7 @@ async def read_partition0(
     def collect(records: Sequence[LogRecord]) -> None:
         read.records.extend((r.key, r.value) for r in records)
 
-    reader = KafkaLog(topic, consumer_config, collect, partitions=[0], read_only=True)
+    reader = KafkaLog(topic, consumer_config, collect, partitions=[0], read_only=True, topic_wait_s=0)
     try:
         await asyncio.wait_for(reader.start(), timeout_s)
     except LookupError:

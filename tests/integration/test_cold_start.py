@@ -1,0 +1,48 @@
+"""Workers started at the same moment on a fresh cluster: all of them start (Java's do too).
+
+The first worker creates the internal topics; the others find them existing ("already exists") and
+open them while the new topics' metadata may not have reached every broker yet. Each worker waits for
+the metadata as Java's KafkaBasedLog does, instead of exiting with "topic ... does not exist".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from pyconnect.testing.kafka import KafkaCluster, start_clusters, stop_clusters
+from tests.integration.fleet import fleet, python_workers, running_tasks, verifiable, wait_for
+
+pytestmark = pytest.mark.kafka
+
+ROUNDS = 3
+WORKERS = 3
+
+
+@pytest.fixture(scope="module")
+def fresh_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
+    """A new three-node cluster: a topic created through one node reaches the others' metadata later."""
+    clusters = start_clusters(["F"], tmp_path_factory.mktemp("fresh"), brokers=3, die_with_parent=True)
+    try:
+        yield clusters["F"]
+    finally:
+        stop_clusters(clusters.values(), timeout=15)
+
+
+@pytest.mark.parametrize("round_", range(ROUNDS))
+def test_workers_cold_started_together_on_fresh_internal_topics_all_come_up(
+    fresh_cluster: KafkaCluster, unique: Callable[[str], str], tmp_path: Path, round_: int
+) -> None:
+    group, topic = unique(f"cold-{round_}"), unique("out")
+    workers = python_workers(fresh_cluster.bootstrap_servers, tmp_path, group, WORKERS)
+    with fleet(workers):
+        for worker in workers:
+            worker.check_alive()
+        code, body = workers[-1].rest(
+            "POST", "/connectors", {"name": "v", "config": verifiable(topic, WORKERS)}
+        )
+        assert code == 201, body
+        placed = wait_for(f"{WORKERS} RUNNING tasks", lambda: running_tasks(workers[0], "v", WORKERS), 60)
+        assert len(placed) == WORKERS
