@@ -110,7 +110,7 @@ async def test_start_on_a_missing_topic_fails_clearly(
     )
     started = asyncio.get_running_loop().time()
     with pytest.raises(
-        LookupError, match="Could not look up partition metadata for topic .* allotted period"
+        LookupError, match=r"Could not look up partition metadata for topic .* allotted period"
     ):
         await waiting.start()
     assert asyncio.get_running_loop().time() - started >= 1.0
