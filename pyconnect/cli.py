@@ -43,11 +43,10 @@ from typing import TYPE_CHECKING
 
 from pyconnect import COMPATIBLE_KAFKA_VERSION, __version__
 from pyconnect.errors import ConfigError, ConnectError
+from pyconnect.log_guard import configure_logging
 
 if TYPE_CHECKING:
     from pyconnect.protocol.internal_records import TargetState
-
-LOG_FORMAT = "[%(asctime)s] %(levelname)s %(message)s (%(name)s)"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -351,8 +350,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 0
-    logging.basicConfig(level=args.log_level.upper(), format=LOG_FORMAT)
-    logging.getLogger("aiokafka").setLevel(logging.WARNING)
+    configure_logging(args.log_level)
     if args.command == "offsets":
         return run_offsets(args)
     if args.command == "audit":

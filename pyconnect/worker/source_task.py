@@ -149,7 +149,7 @@ class WorkerSourceTask:
             raise
         if done:
             return True
-        log.error("Task %s did not stop within %.1f s; cancelling it", self.id, timeout)
+        log.warning("Task %s did not stop within %.1f s; cancelling it", self.id, timeout)
         await self._abort()
         return False
 
