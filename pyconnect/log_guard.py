@@ -122,11 +122,16 @@ class RepeatGuard(logging.Filter):
 
 def configure_logging(level: str | int, *, aiokafka_level: int = logging.WARNING) -> RepeatGuard:
     """Root logging for a process: Java's line format, ``level``, the Kafka client at ``aiokafka_level``,
-    and a :class:`RepeatGuard` on every root handler. Returns the guard."""
-    logging.basicConfig(level=level.upper() if isinstance(level, str) else level, format=LOG_FORMAT)
+    and a :class:`RepeatGuard` on the handler this sets up. Handlers someone else installed before (an
+    embedding application, a test runner) are left as they are. Returns the guard."""
+    resolved = level.upper() if isinstance(level, str) else level
+    root = logging.getLogger()
+    existing = list(root.handlers)
+    logging.basicConfig(level=resolved, format=LOG_FORMAT)
+    root.setLevel(resolved)
     logging.getLogger("aiokafka").setLevel(aiokafka_level)
     guard = RepeatGuard()
-    for handler in logging.getLogger().handlers:
-        if not any(isinstance(f, RepeatGuard) for f in handler.filters):
+    for handler in root.handlers:
+        if handler not in existing:
             handler.addFilter(guard)
     return guard

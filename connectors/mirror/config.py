@@ -41,7 +41,7 @@ from pyconnect.config.connector_keys import CONNECTOR_KEYS
 from pyconnect.config.definition import ConfigDef, ConfigKey
 from pyconnect.config.security_keys import SECURITY_KEYS
 from pyconnect.config.types import Importance, Type
-from pyconnect.config.validators import KnownClass, ValidList, ValidString
+from pyconnect.config.validators import ValidList, ValidString
 from pyconnect.config.worker_keys import WORKER_KEYS
 
 _ANY_LIST = ValidList.any_non_duplicate_values(allow_empty=True, allow_null=False)
@@ -67,7 +67,7 @@ _TOPIC_FILTER_CLASS = ConfigKey(
     default="org.apache.kafka.connect.mirror.DefaultTopicFilter",
     importance=Importance.LOW,
     documentation="TopicFilter to use. Selects topics to replicate.",
-    validator=KnownClass(known_filter(TOPIC_FILTER_CLASS)),
+    loadable=known_filter(TOPIC_FILTER_CLASS),
 )
 
 FORWARDING_ADMIN_CLASSES = frozenset({"org.apache.kafka.clients.admin.ForwardingAdmin", "ForwardingAdmin"})
@@ -110,7 +110,7 @@ BASE_KEYS: tuple[ConfigKey, ...] = (
         default="org.apache.kafka.connect.mirror.DefaultReplicationPolicy",
         importance=Importance.LOW,
         documentation="Class which defines the remote topic naming convention.",
-        validator=KnownClass(is_known_policy),
+        loadable=is_known_policy,
     ),
     ConfigKey(
         "replication.policy.separator",
@@ -132,7 +132,7 @@ BASE_KEYS: tuple[ConfigKey, ...] = (
         default="org.apache.kafka.clients.admin.ForwardingAdmin",
         importance=Importance.LOW,
         documentation="Class which extends ForwardingAdmin to define custom cluster resource management (topics, configs, etc). The class must have a constructor with signature <code>(Map<String, Object> config)</code> that is used to configure a KafkaAdminClient and may also be used to configure clients for external systems if necessary.",
-        validator=KnownClass(lambda name: name in FORWARDING_ADMIN_CLASSES),
+        loadable=lambda name: name in FORWARDING_ADMIN_CLASSES,
     ),
     _WORKER_KEY["metric.reporters"],
     _WORKER_KEY["security.protocol"],
@@ -181,7 +181,7 @@ SOURCE_KEYS: tuple[ConfigKey, ...] = (
         default="org.apache.kafka.connect.mirror.DefaultConfigPropertyFilter",
         importance=Importance.LOW,
         documentation="ConfigPropertyFilter to use. Selects topic config  properties to replicate.",
-        validator=KnownClass(known_filter(CONFIG_PROPERTY_FILTER_CLASS)),
+        loadable=known_filter(CONFIG_PROPERTY_FILTER_CLASS),
     ),
     _CONSUMER_POLL_TIMEOUT,
     ConfigKey(
@@ -296,7 +296,7 @@ CHECKPOINT_KEYS: tuple[ConfigKey, ...] = (
         default="org.apache.kafka.connect.mirror.DefaultGroupFilter",
         importance=Importance.LOW,
         documentation="GroupFilter to use. Selects consumer groups to replicate.",
-        validator=KnownClass(known_filter(GROUP_FILTER_CLASS)),
+        loadable=known_filter(GROUP_FILTER_CLASS),
     ),
     ConfigKey(
         "refresh.groups.enabled",

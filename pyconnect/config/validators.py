@@ -205,26 +205,6 @@ class CompositeValidator:
         return ", ".join(str(v) for v in self.validators)
 
 
-class KnownClass:
-    """A ``CLASS`` key names an implementation this runtime has. Java finds out while parsing
-    (``Class.forName``); the message is Java's: ``Invalid value X for configuration K: Class X could not
-    be found.`` ``known`` answers for a trimmed class name; ``None`` (unset, no default) passes. Renders
-    as Java's CLASS keys do in the docs: no "Valid Values"."""
-
-    def __init__(self, known: Callable[[str], bool]) -> None:
-        self.known = known
-
-    def __call__(self, name: str, value: object) -> None:
-        if value is None:
-            return
-        text = str(value).strip()
-        if not self.known(text):
-            raise invalid_value(name, value, f"Class {text} could not be found.")
-
-    def __str__(self) -> str:
-        return ""
-
-
 class LambdaValidator:
     """``LambdaValidator.with(check, description)``: an ad-hoc check with a fixed description."""
 

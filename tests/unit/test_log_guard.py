@@ -98,18 +98,25 @@ def test_a_repeating_line_is_shown_once_per_window_then_with_its_count() -> None
     assert guard.filter(quiet) and quiet.getMessage() == "Worker w1: herder tick failed; retrying in 5.00 s"
 
 
-def test_configure_logging_puts_the_guard_on_the_root_handlers_once() -> None:
+def test_configure_logging_guards_the_handler_it_sets_up_and_no_other() -> None:
+    """A process's own handler gets the guard; a handler installed before (here pytest's capture
+    handlers, set aside, and one of the test's own) is left alone."""
     root = logging.getLogger()
-    handler = logging.StreamHandler()
-    root.addHandler(handler)
-    level = root.level
+    saved_handlers, level = root.handlers[:], root.level
     client_level = logging.getLogger("aiokafka").level
+    root.handlers = []
     try:
         configure_logging("INFO")
-        configure_logging("INFO")
-        assert sum(isinstance(f, RepeatGuard) for f in handler.filters) == 1
+        (own,) = root.handlers
+        assert sum(isinstance(f, RepeatGuard) for f in own.filters) == 1
+        assert root.level == logging.INFO
         assert logging.getLogger("aiokafka").level == logging.WARNING
+        foreign = logging.StreamHandler()
+        root.handlers = [foreign]
+        configure_logging("WARNING")
+        assert root.handlers == [foreign] and not foreign.filters
+        assert root.level == logging.WARNING
     finally:
-        root.removeHandler(handler)
+        root.handlers = saved_handlers
         root.setLevel(level)
         logging.getLogger("aiokafka").setLevel(client_level)
