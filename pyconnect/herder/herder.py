@@ -128,6 +128,7 @@ class Herder(AbstractHerder):
             )
             self._coordinator_metrics = CoordinatorMetrics(worker.metrics, client_id, self._assignment_size)
         worker.reporter = self
+        worker.offset_commit_permit = self.membership.may_commit
         self._recorded_topics: dict[tuple[str, str], float] = {}
         if config.topic_tracking_enable:
             worker.topic_tracker = self.record_active_topic

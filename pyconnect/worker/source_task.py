@@ -11,6 +11,11 @@ Contract:
   writer (bounded by ``offset_flush_timeout_s``); offsets that fail to commit are retried next time,
   newer ones winning. ``task.commit()`` follows each flush. On stop: wait up to the flush timeout
   for in-flight records, then a final commit.
+- Every commit, the final one too, first asks ``may_commit()`` (the worker's stale-membership fence,
+  :mod:`pyconnect.herder.commit_fence`; beyond Java, which always commits). When refused, nothing is
+  written and ``task.commit()`` is not called: a running task keeps its offsets for its next commit; a
+  stopping task drops them (its worker lost the task while its membership had lapsed, and committing
+  them could rewind what the task's new owner committed). Logged at WARN once per refusal streak.
 - Conversion errors fail the task unless ``errors.tolerance=all`` (then the record is skipped). A
   failed delivery fails the task before the next poll (or is skipped with tolerance all). A task that
   fails on a cluster's refusal (its producer lacks WRITE on a topic: ``Not authorized to access
@@ -73,6 +78,7 @@ class WorkerSourceTask:
         header_converter: Any,
         write_offsets: OffsetWriter,
         reporter: StatusReporter,
+        may_commit: Callable[[], bool] | None = None,
         target_state: TargetState = TargetState.STARTED,
         offset_flush_interval_s: float = 60.0,
         offset_flush_timeout_s: float = 5.0,
@@ -93,6 +99,9 @@ class WorkerSourceTask:
         self._value_converter = value_converter
         self._header_converter = header_converter
         self._write_offsets = write_offsets
+        self._may_commit = may_commit
+        self._refusing = False
+        self.commits_refused = 0
         self._reporter = reporter
         self._target = target_state
         self._flush_interval_s = offset_flush_interval_s
@@ -209,7 +218,7 @@ class WorkerSourceTask:
         if started:
             await self._submitted.wait_all_acked(self._flush_timeout_s)
             await self._hooks.close(grace_s=self._flush_timeout_s)
-            await self._commit_offsets()
+            await self._commit_offsets(final=True)
         await self._stop_plugin()
         await self._stop_producer()
         if not failed:
@@ -442,10 +451,28 @@ class WorkerSourceTask:
             await asyncio.sleep(self._flush_interval_s)
             await self._commit_offsets()
 
-    async def _commit_offsets(self) -> None:
-        """Flush acknowledged offsets (and earlier failures), then call ``task.commit()``."""
+    async def _commit_offsets(self, *, final: bool = False) -> None:
+        """Flush acknowledged offsets (and earlier failures), then call ``task.commit()``.
+
+        Nothing at all while ``may_commit()`` refuses (see the module docstring).
+        """
         committable = self._submitted.committable()
         self._unflushed.update(committable.offsets)
+        if self._may_commit is not None and not self._may_commit():
+            self.commits_refused += 1
+            if final or not self._refusing:
+                log.warning(
+                    "Task %s: %s the offsets of %d partition(s): this worker's group membership lapsed "
+                    "and the task is not (yet) confirmed as still assigned to it",
+                    self.id,
+                    "dropping" if final else "not committing",
+                    len(self._unflushed),
+                )
+            self._refusing = True
+            if final:
+                self._unflushed = {}
+            return
+        self._refusing = False
         started = time.monotonic()
         if self._unflushed:
             pending, self._unflushed = self._unflushed, {}

@@ -312,3 +312,39 @@ async def test_tolerance_all_skips_only_the_records_that_fail_conversion(
     assert await runner.wait_stopped(30)
     assert sorted(int(m.value.decode().split("-")[1]) for m in seen) == [n for n in range(70) if n % 7 != 3]
     assert runner.records_skipped == 10 and runner.records_written == 60
+
+
+async def test_refused_commits_write_nothing_and_a_stop_while_refused_drops_the_offsets(
+    cluster_a: ClusterHandle, unique: Callable[[str], str]
+) -> None:
+    """The stale-membership fence's side in the task: while ``may_commit()`` refuses, no offset is
+    written and ``task.commit()`` is not called; allowed again, the held offsets are written; stopped
+    while refused, the task drops them."""
+    topic = unique("src")
+    await make_topic(cluster_a.bootstrap_servers, topic)
+    task, committed, reporter = CountingTask(topic, 200), {}, RecordingReporter()
+    allowed = [False]
+    runner, producer = build(cluster_a, task, committed, reporter, may_commit=lambda: allowed[0])
+    await producer.start()
+    runner.start()
+    await consume_all(cluster_a.bootstrap_servers, topic, 200)
+    await asyncio.sleep(0.6)  # three commit intervals, all refused
+    assert committed == {} and task.commits == 0 and runner.commits_refused >= 2
+    allowed[0] = True
+    async with asyncio.timeout(30):
+        while len(committed) < 2:
+            await asyncio.sleep(0.05)
+    assert sorted(o["n"] for o in committed.values()) == [198, 199]
+    assert task.commits >= 1
+    task.limit = 300  # 100 more records, then the membership lapses before they are committed
+    allowed[0] = False
+    await consume_all(cluster_a.bootstrap_servers, topic, 300)
+    async with asyncio.timeout(30):
+        while runner.records_written < 300:
+            await asyncio.sleep(0.05)
+    commits = task.commits
+    runner.stop()
+    assert await runner.wait_stopped(30)
+    assert sorted(o["n"] for o in committed.values()) == [198, 199], "the stop committed nothing"
+    assert task.commits == commits and task.stopped
+    assert reporter.states(ConnectorTaskId("c", 0)) == [State.RUNNING, State.UNASSIGNED]
