@@ -17,7 +17,8 @@ between again (thousands after a long pause). Here a worker commits a task's off
 A task the worker lost while fenced is stopped without committing the offsets it holds: they are dropped
 (the new owner resumes from the offsets committed before the lapse, or its own). A task the worker keeps
 commits what it holds after the round: nobody else ran it meanwhile. Offsets refused while the round is
-pending are kept by the task and retried at its next commit.
+pending are kept by the task and retried at its next commit. While refused, a task also dispatches no
+polled record (:mod:`pyconnect.worker.source_task`), so a woken zombie writes no stale copies either.
 
 Concurrency: one event loop. :meth:`OffsetCommitFence.round_starting` and
 :meth:`OffsetCommitFence.round_completed` bracket each round (the herder's tick, one at a time);

@@ -16,6 +16,10 @@ Contract:
   written and ``task.commit()`` is not called: a running task keeps its offsets for its next commit; a
   stopping task drops them (its worker lost the task while its membership had lapsed, and committing
   them could rewind what the task's new owner committed). Logged at WARN once per refusal streak.
+  While refused, polled records are not dispatched either: the loop waits (rechecking every
+  ``FENCE_RECHECK_S``) until commits are allowed again or the task stops, and a stopping task drops
+  them unsent (never acknowledged, so never committed: the next owner reads them again). A worker woken
+  from a long pause thus writes no stale copies of what the task's new owner already copied.
 - Conversion errors fail the task unless ``errors.tolerance=all`` (then the record is skipped). A
   failed delivery fails the task before the next poll (or is skipped with tolerance all). A task that
   fails on a cluster's refusal (its producer lacks WRITE on a topic: ``Not authorized to access
@@ -58,6 +62,9 @@ from pyconnect.worker.status import StatusReporter
 from pyconnect.worker.submitted_records import SubmittedRecord, SubmittedRecords
 
 log = logging.getLogger(__name__)
+
+FENCE_RECHECK_S = 0.1
+"""How often a task held back by a refused ``may_commit()`` asks again."""
 
 OffsetWriter = Callable[
     [dict[str, tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]]], Awaitable[None]
@@ -200,6 +207,8 @@ class WorkerSourceTask:
                 self._state_changed.clear()
                 records = await self._poll()
                 if records:
+                    if await self._wait_while_fenced():
+                        break  # dropped unsent: never acknowledged, never committed
                     await self._dispatch(records)
         except asyncio.CancelledError:
             raise
@@ -253,6 +262,24 @@ class WorkerSourceTask:
         while self._target != TargetState.STARTED and not self._stopping.is_set():
             self._state_changed.clear()
             await self._state_changed.wait()
+        return self._stopping.is_set()
+
+    async def _wait_while_fenced(self) -> bool:
+        """Wait while ``may_commit()`` refuses (see the module docstring); True when stopping instead."""
+        if self._may_commit is None:
+            return False
+        held_back = False
+        while not self._may_commit():
+            if self._stopping.is_set():
+                return True
+            if not held_back:
+                log.warning(
+                    "Task %s: holding polled records back: this worker's group membership lapsed", self.id
+                )
+                held_back = True
+            self._state_changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._state_changed.wait(), FENCE_RECHECK_S)
         return self._stopping.is_set()
 
     async def _poll(self) -> list[SourceRecord] | None:
