@@ -1,15 +1,20 @@
 """The stale-membership fence of source offset commits (beyond Java), and the member state it reads.
 
 The fence alone with a fake member; the real ``ConnectGroupMember`` with a manual clock and scripted
-Heartbeat answers (no Kafka: the member's requests go to a stub), for ``in_session`` and ``lapses``.
+Heartbeat answers (no Kafka: the member's requests go to a stub), for ``in_session`` and ``lapses``; and
+``GroupMembership`` over the real ``WorkerCoordinator`` in an in-memory group, for a zombie's rounds.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pyconnect.herder.commit_fence import OffsetCommitFence
+from pyconnect.herder.membership import GroupMembership
+from pyconnect.herder.worker_coordinator import WorkerCoordinator
 from pyconnect.kafka.group_member import (
     ILLEGAL_GENERATION,
     NONE,
@@ -18,7 +23,9 @@ from pyconnect.kafka.group_member import (
     ConnectGroupMember,
     MemberState,
 )
+from pyconnect.protocol.assignor import ConfigSnapshot
 from pyconnect.protocol.task_id import ConnectorTaskId
+from tests.unit.test_worker_coordinator import FakeGroup, FakeMember, ManualClock
 
 T0, T1 = ConnectorTaskId("mirror", 0), ConnectorTaskId("mirror", 1)
 
@@ -157,3 +164,83 @@ async def test_member_lapses_when_fenced_or_timed_out_and_is_in_session_while_re
     clock.now += 11.0
     await member._heartbeats()  # the loop notices the expired session and leaves
     assert (member.lapses, member.in_session, member.generation) == (1, False, -1)
+
+
+# -- the fence in a group: GroupMembership over WorkerCoordinator and an in-memory group --------------
+
+
+@dataclass
+class LapsingMember(FakeMember):
+    """A fake group member with the standing the fence reads."""
+
+    in_session: bool = True
+    lapses: int = 0
+
+
+@dataclass
+class FencedWorker:
+    member: LapsingMember
+    membership: GroupMembership
+    permits_at_revocation: dict[ConnectorTaskId, bool]
+
+    def held(self) -> set[ConnectorTaskId]:
+        holding = self.membership.coordinator.holding
+        return set() if holding is None else set(holding.tasks)
+
+
+def fenced_worker(
+    group: FakeGroup, member_id: str, snapshot: ConfigSnapshot, clock: ManualClock
+) -> FencedWorker:
+    member = LapsingMember(group, member_id)
+    permits: dict[ConnectorTaskId, bool] = {}
+    box: list[GroupMembership] = []
+
+    async def on_revoked(
+        leader: str | None, connectors: Sequence[str], tasks: Sequence[ConnectorTaskId]
+    ) -> None:
+        for task in tasks:  # what a revoked task's final offset commit would be told
+            permits[task] = box[0].may_commit(task)
+
+    coordinator = WorkerCoordinator(
+        member,
+        mode="sessioned",
+        rest_url=f"http://{member_id}:8083/",
+        config_snapshot=lambda: snapshot,
+        max_delay_ms=0,
+        clock=clock,
+        on_revoked=on_revoked,
+    )
+    box.append(GroupMembership(member, coordinator))
+    return FencedWorker(member, box[0], permits)
+
+
+async def rounds(*workers: FencedWorker) -> None:
+    """Rebalance until nobody needs to rejoin (at most three rounds)."""
+    for _ in range(3):
+        await asyncio.wait_for(asyncio.gather(*(w.membership.rebalance() for w in workers)), 5)
+        if not any(w.membership.rejoin_needed() for w in workers):
+            return
+
+
+async def test_a_zombie_commits_none_of_the_tasks_it_lost_and_the_new_owner_commits_them() -> None:
+    group, clock = FakeGroup(), ManualClock()
+    snapshot = ConfigSnapshot(5, {"mirror": 2})
+    w1, w2 = fenced_worker(group, "w1", snapshot, clock), fenced_worker(group, "w2", snapshot, clock)
+    await rounds(w1, w2)
+    lost = w2.held()
+    assert lost and not lost & w1.held() and all(w2.membership.may_commit(t) for t in lost)
+
+    w2.member.in_session, w2.member.lapses = False, 1  # frozen past the session timeout
+    await group.remove(w2.member.member_id)  # the broker evicts it
+    await rounds(w1)
+    assert lost <= w1.held() and all(w1.membership.may_commit(t) for t in lost)
+    assert not any(w2.membership.may_commit(t) for t in lost), "the zombie wakes fenced"
+
+    w2.member.in_session = True  # it heard the coordinator again while rejoining
+    assert not any(w2.membership.may_commit(t) for t in lost), "a lapse needs a completed round"
+    await rounds(w1, w2)
+    assert set(w2.permits_at_revocation) >= lost and not any(w2.permits_at_revocation[t] for t in lost)
+    for task in w1.held() | w2.held():
+        owner = w1 if task in w1.held() else w2
+        assert owner.membership.may_commit(task), f"{task}: its owner after the rounds may commit"
+    assert not (w1.held() & w2.held())
