@@ -101,8 +101,7 @@ rewind; a transactional source (a gap per transaction) uses one run per sync and
 Exact mode never translates where Java does not (same ``None``/``-1``). It answers ``>=`` Java wherever
 every downstream offset holds one copy of its own record (no duplicate run, marker or foreign record:
 then the floor is the true position or above it); after a rewind it answers the first copy where Java
-answers the later one. Its ``+1`` answers past the newest sync share
-Java's argument.
+answers the later one. Its ``+1`` answers past the newest sync share Java's argument.
 """
 
 from __future__ import annotations
