@@ -13,6 +13,13 @@ target's end (last offset + 1, 0 when empty), where those copies will land. The 
 ``[T, d)`` a consumer would never see. Otherwise ``reread`` counts the target records in ``[d, T)``: what
 that consumer reads twice (``0`` for an exact translation).
 
+This is the rule exact translation promises (:mod:`connectors.mirror.offsets.translation`): when a
+rewind copied a run twice, ``T`` is the *first* copy of the group's next record, since the k-th source
+occurrence of a content pairs with its k-th target occurrence and the later copies are left over as
+duplicates. A checkpoint at a later copy is a violation: it drops copies a consumer has not read and is
+safe only if the writer of the later copy went on to copy everything after it, which nothing promises
+(a zombie task can write it and stop). Java MirrorMaker 2 lands there after a rewind.
+
 Each **offset sync** ``(topic, partition, upstream u, downstream d)`` claims that the target record at
 ``d`` is the copy of the source record at ``u``: checked by content (``ok``), a **sync violation** when it
 is not, ``unverifiable`` when either record is gone (retention) or was never read.

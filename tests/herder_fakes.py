@@ -55,6 +55,9 @@ class ScriptedMembership:
     def rejoin_needed(self) -> bool:
         return self._rejoin
 
+    def may_commit(self, task: ConnectorTaskId) -> bool:
+        return True
+
     def owner_url(self, item: str | ConnectorTaskId) -> str | None:
         return None
 

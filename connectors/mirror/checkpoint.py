@@ -65,12 +65,13 @@ from connectors.mirror.checkpoint_records import (
 )
 from connectors.mirror.config import (
     MIRROR_CHECKPOINT_CONFIG_DEF,
+    SOURCE_KEYS,
     MirrorCheckpointConfig,
     MirrorCheckpointTaskConfig,
 )
 from connectors.mirror.heartbeat import create_compacted_topic, require_string_key, validate_offset_zero
 from connectors.mirror.metrics import MirrorCheckpointMetrics
-from connectors.mirror.offsets.translation import Mode, OffsetSyncStore
+from connectors.mirror.offsets.translation import DEFAULT_MAX_OFFSET_LAG, Mode, OffsetSyncStore
 from connectors.mirror.records import OFFSET_KEY, OffsetSync
 from connectors.mirror.scheduler import ScheduledConnector, Scheduler
 from pyconnect.api.data import BYTES_SCHEMA
@@ -100,14 +101,16 @@ OFFSET_TRANSLATION_KEY = ConfigKey(
     documentation=(
         "How committed source offsets are translated (pyconnect only). 'java': Java MirrorMaker 2's "
         "answer (the newest offset sync at or below the offset, +1 unless it matches exactly), so a "
-        "consumer may re-read up to offset.lag.max records or more. 'exact': the true downstream "
-        "position wherever the offset-sync stream proves the copy contiguous, otherwise never less than "
-        "Java's answer."
+        "consumer may re-read up to offset.lag.max records or more, and after a rewind it lands on the "
+        "later copy of a re-copied run. 'exact': never past the first copy of the group's next record; "
+        "the true downstream position wherever the offset-sync stream proves the copy contiguous. Give "
+        "the checkpoint connector the source connector's offset.lag.max when it is not the default."
     ),
     validator=ValidString("java", "exact"),
 )
 CHECKPOINT_CONNECTOR_DEF = MIRROR_CHECKPOINT_CONFIG_DEF.merge([OFFSET_TRANSLATION_KEY])
 _TRANSLATION_DEF = ConfigDef([OFFSET_TRANSLATION_KEY])
+_OFFSET_LAG_DEF = ConfigDef([key for key in SOURCE_KEYS if key.name == "offset.lag.max"])
 
 EMPTY = "Empty"
 DEAD = "Dead"
@@ -119,6 +122,13 @@ STOP_GRACE_S = 2.0
 def translation_mode(props: Mapping[str, str]) -> Mode:
     value = _TRANSLATION_DEF.parse(props)[OFFSET_TRANSLATION_CONFIG]
     return "java" if value == "java" else "exact"
+
+
+def source_offset_lag_max(props: Mapping[str, str]) -> int:
+    """The source connector's ``offset.lag.max`` as given to this connector (Java's default when absent):
+    how far an unsynced copy can lie past its writer's last offset sync (exact translation's floor)."""
+    value = _OFFSET_LAG_DEF.parse(props)["offset.lag.max"]
+    return value if isinstance(value, int) else DEFAULT_MAX_OFFSET_LAG
 
 
 def group_partitions(elements: Sequence[str], num_groups: int) -> list[list[str]]:
@@ -314,7 +324,9 @@ class MirrorCheckpointTask(SourceTask):
         self._topic = config.checkpoints_topic
         self._interval_s = float(config.emit_checkpoints_interval_s or 0.0)
         self._next_due = time.monotonic() + self._interval_s
-        self.store = OffsetSyncStore(translation_mode(config.originals))
+        self.store = OffsetSyncStore(
+            translation_mode(config.originals), max_offset_lag=source_offset_lag_max(config.originals)
+        )
         source, target = config.source_admin_config(), config.target_admin_config()
         self._source_admin = GroupAdmin(source, cluster_label(source, self._source_alias, "source"))
         self._target_admin = GroupAdmin(target, cluster_label(target, self._target_alias, "target"))

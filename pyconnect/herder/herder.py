@@ -20,7 +20,9 @@ Contract:
   arrives and succeeds once the work it assigns has been started (Java's ``DistributedHerder``).
 
 Modes are :class:`~pyconnect.herder.modes.HerderMode` values; membership (a Connect group or a group
-of one) comes from ``membership_factory``. The herder makes itself the worker's status reporter.
+of one) comes from ``membership_factory``. The herder makes itself the worker's status reporter and
+gives the worker the membership's ``may_commit`` as its source offset-commit permit (the stale-membership
+fence, :mod:`pyconnect.herder.commit_fence`).
 """
 
 from __future__ import annotations
@@ -136,6 +138,7 @@ class Herder(AbstractHerder):
             )
             self._coordinator_metrics = CoordinatorMetrics(worker.metrics, client_id, self._assignment_size)
         worker.reporter = self
+        worker.offset_commit_permit = self.membership.may_commit
         self._recorded_topics: dict[tuple[str, str], float] = {}
         if config.topic_tracking_enable:
             worker.topic_tracker = self.record_active_topic

@@ -6,7 +6,9 @@ group of protocol type ``connect`` (a ``ConnectGroupMember`` driven by a ``Worke
 assigns it every connector and task in the config snapshot and revokes what no longer exists.
 
 Concurrency: the herder loop calls ``rebalance``/``drop_assignment`` one at a time; ``wakeup`` is an
-event the loop also waits on (the member needs a rejoin).
+event the loop also waits on (the member needs a rejoin). ``may_commit`` is asked by the source tasks'
+offset commits at any time: in a group it is the stale-membership fence
+(:mod:`pyconnect.herder.commit_fence`, beyond Java); a group of one always may.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from pyconnect.herder.commit_fence import OffsetCommitFence
 from pyconnect.herder.worker_coordinator import RebalanceOutcome, RevocationListener, WorkerCoordinator
 from pyconnect.protocol.connect_metadata import ConnectProtocolCompatibility
 from pyconnect.protocol.task_id import ConnectorTaskId
@@ -43,6 +46,10 @@ class Membership(Protocol):
 
     def rejoin_needed(self) -> bool: ...
 
+    def may_commit(self, task: ConnectorTaskId) -> bool:
+        """Whether ``task`` may commit its source offsets now."""
+        ...
+
     def owner_url(self, item: str | ConnectorTaskId) -> str | None:
         """Leader only: the REST URL of the worker that runs ``item``."""
         ...
@@ -66,6 +73,7 @@ class GroupMembership:
     def __init__(self, member: Any, coordinator: WorkerCoordinator) -> None:
         self.member = member
         self.coordinator = coordinator
+        self.fence = OffsetCommitFence(member)
 
     @property
     def lost(self) -> bool:
@@ -87,6 +95,9 @@ class GroupMembership:
     def rejoin_needed(self) -> bool:
         return self.coordinator.rejoin_needed()
 
+    def may_commit(self, task: ConnectorTaskId) -> bool:
+        return self.fence.may_commit(task)
+
     def owner_url(self, item: str | ConnectorTaskId) -> str | None:
         leader_state = self.coordinator.leader_state
         return leader_state.owner_url(item) if leader_state is not None else None
@@ -98,7 +109,11 @@ class GroupMembership:
         await self.member.stop(leave=True)
 
     async def rebalance(self) -> RebalanceOutcome:
-        return await self.coordinator.rebalance()
+        self.fence.round_starting()
+        outcome = await self.coordinator.rebalance()
+        holding = self.coordinator.holding
+        self.fence.round_completed(() if holding is None or holding.failed else holding.tasks)
+        return outcome
 
     async def drop_assignment(self, reason: str) -> None:
         await self.coordinator.drop_assignment(reason)
@@ -163,6 +178,9 @@ class SoloMembership:
 
     def rejoin_needed(self) -> bool:
         return self._holding is None
+
+    def may_commit(self, task: ConnectorTaskId) -> bool:
+        return True
 
     def owner_url(self, item: str | ConnectorTaskId) -> str | None:
         return self.url

@@ -18,6 +18,10 @@ Contract:
   ``session.timeout.ms`` (the member then considers itself out of the group, like Java's
   ``sessionTimeoutExpired``), and when the coordinator stayed unknown for ``heartbeat.interval.ms``
   (Connect's coordinator-discovery timeout, after which the Java worker revokes all its work).
+- :attr:`in_session` and :attr:`lapses` tell whether the member still belongs to the group and how many
+  times it lost its generation; the stale-membership fence of source offset commits reads them
+  (:mod:`pyconnect.herder.commit_fence`). A heartbeat counts from the moment it was sent, so a response
+  that waited in the socket while the process was paused never makes a stale member look current.
 - The heartbeat pauses while JoinGroup/SyncGroup are in flight: the broker answers requests on one
   connection in order, and Java's heartbeat thread is likewise disabled while joining.
 - After each completed join the first heartbeats go out sooner (``FOLLOW_UP_BEATS_S``), then every
@@ -195,6 +199,7 @@ class ConnectGroupMember:
         self._state = MemberState.UNJOINED
         self._heartbeat_task: asyncio.Task[None] | None = None
         self._last_heartbeat_ok = 0.0
+        self._lapses = 0
         self._coordinator_lost = False
         self._closed = False
         self.rejoin_needed = asyncio.Event()
@@ -234,6 +239,26 @@ class ConnectGroupMember:
     @property
     def state(self) -> MemberState:
         return self._state
+
+    @property
+    def in_session(self) -> bool:
+        """Whether this member still belongs to the group as far as it can tell.
+
+        It holds a generation and either a JoinGroup/SyncGroup round is in flight (the coordinator keeps
+        a joining member for the rebalance timeout) or a heartbeat sent within ``session.timeout.ms``
+        succeeded. Read on the clock when asked: a member waking from a pause longer than the session
+        timeout is out at once, before its heartbeat loop runs.
+        """
+        if self._generation == NO_GENERATION:
+            return False
+        if self._state is MemberState.REBALANCING:
+            return True
+        return self._clock() - self._last_heartbeat_ok <= self.session_timeout_ms / 1000
+
+    @property
+    def lapses(self) -> int:
+        """How many times this member lost the generation it held (fenced, session timed out, stopped)."""
+        return self._lapses
 
     @property
     def coordinator_lost(self) -> bool:
@@ -372,7 +397,7 @@ class ConnectGroupMember:
             raise _Retry(f"JoinGroup answered {error_name(code)}")
         if code in (REBALANCE_IN_PROGRESS, COORDINATOR_LOAD_IN_PROGRESS, ILLEGAL_GENERATION):
             if code == ILLEGAL_GENERATION:
-                self._generation = NO_GENERATION
+                self._drop_generation()
             raise _Retry(f"JoinGroup answered {error_name(code)}")
         if code in _FATAL_JOIN_ERRORS:
             raise GroupFatalError(f"JoinGroup to group {self.group_id} failed: {error_name(code)}", code)
@@ -469,10 +494,15 @@ class ConnectGroupMember:
         if self._state is not MemberState.UNJOINED or self._generation != NO_GENERATION:
             log.info("Resetting generation%s of group %s due to: %s",
                      " and member id" if reset_member_id else "", self.group_id, reason)  # fmt: skip
-        self._generation = NO_GENERATION
+        self._drop_generation()
         if reset_member_id:
             self._member_id = UNKNOWN_MEMBER_ID
         self._state = MemberState.UNJOINED
+
+    def _drop_generation(self) -> None:
+        if self._generation != NO_GENERATION:
+            self._lapses += 1
+        self._generation = NO_GENERATION
 
     # -- heartbeat ----------------------------------------------------------------------------------
 
@@ -532,6 +562,7 @@ class ConnectGroupMember:
             return True
         request = HeartbeatRequest(self.group_id, self._generation, self._member_id)
         timeout_s = min(self._request_timeout_s, self.session_timeout_ms / 1000)
+        sent_at = self._clock()
         try:
             resp = await self._send(coordinator, request, timeout_s=timeout_s)
         except _Retry as retry:
@@ -539,11 +570,11 @@ class ConnectGroupMember:
             return True
         code = resp.error_code
         if code == NONE:
-            self._last_heartbeat_ok = self._clock()
+            self._last_heartbeat_ok = sent_at
             return True
         if code == REBALANCE_IN_PROGRESS:
             # The member stays alive while the group waits for it to rejoin: keep heartbeating.
-            self._last_heartbeat_ok = self._clock()
+            self._last_heartbeat_ok = sent_at
             if not self.rejoin_needed.is_set():
                 self.request_rejoin("group is already rebalancing")
             return True

@@ -11,6 +11,15 @@ Contract:
   writer (bounded by ``offset_flush_timeout_s``); offsets that fail to commit are retried next time,
   newer ones winning. ``task.commit()`` follows each flush. On stop: wait up to the flush timeout
   for in-flight records, then a final commit.
+- Every commit, the final one too, first asks ``may_commit()`` (the worker's stale-membership fence,
+  :mod:`pyconnect.herder.commit_fence`; beyond Java, which always commits). When refused, nothing is
+  written and ``task.commit()`` is not called: a running task keeps its offsets for its next commit; a
+  stopping task drops them (its worker lost the task while its membership had lapsed, and committing
+  them could rewind what the task's new owner committed). Logged at WARN once per refusal streak.
+  While refused, polled records are not dispatched either: the loop waits (rechecking every
+  ``FENCE_RECHECK_S``) until commits are allowed again or the task stops, and a stopping task drops
+  them unsent (never acknowledged, so never committed: the next owner reads them again). A worker woken
+  from a long pause thus writes no stale copies of what the task's new owner already copied.
 - Conversion errors fail the task unless ``errors.tolerance=all`` (then the record is skipped). A
   failed delivery fails the task before the next poll (or is skipped with tolerance all). A task that
   fails on a cluster's refusal (its producer lacks WRITE on a topic: ``Not authorized to access
@@ -54,6 +63,9 @@ from pyconnect.worker.submitted_records import SubmittedRecord, SubmittedRecords
 
 log = logging.getLogger(__name__)
 
+FENCE_RECHECK_S = 0.1
+"""How often a task held back by a refused ``may_commit()`` asks again."""
+
 OffsetWriter = Callable[
     [dict[str, tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]]], Awaitable[None]
 ]
@@ -73,6 +85,7 @@ class WorkerSourceTask:
         header_converter: Any,
         write_offsets: OffsetWriter,
         reporter: StatusReporter,
+        may_commit: Callable[[], bool] | None = None,
         target_state: TargetState = TargetState.STARTED,
         offset_flush_interval_s: float = 60.0,
         offset_flush_timeout_s: float = 5.0,
@@ -93,6 +106,9 @@ class WorkerSourceTask:
         self._value_converter = value_converter
         self._header_converter = header_converter
         self._write_offsets = write_offsets
+        self._may_commit = may_commit
+        self._refusing = False
+        self.commits_refused = 0
         self._reporter = reporter
         self._target = target_state
         self._flush_interval_s = offset_flush_interval_s
@@ -191,6 +207,8 @@ class WorkerSourceTask:
                 self._state_changed.clear()
                 records = await self._poll()
                 if records:
+                    if await self._wait_while_fenced():
+                        break  # dropped unsent: never acknowledged, never committed
                     await self._dispatch(records)
         except asyncio.CancelledError:
             raise
@@ -209,7 +227,7 @@ class WorkerSourceTask:
         if started:
             await self._submitted.wait_all_acked(self._flush_timeout_s)
             await self._hooks.close(grace_s=self._flush_timeout_s)
-            await self._commit_offsets()
+            await self._commit_offsets(final=True)
         await self._stop_plugin()
         await self._stop_producer()
         if not failed:
@@ -244,6 +262,24 @@ class WorkerSourceTask:
         while self._target != TargetState.STARTED and not self._stopping.is_set():
             self._state_changed.clear()
             await self._state_changed.wait()
+        return self._stopping.is_set()
+
+    async def _wait_while_fenced(self) -> bool:
+        """Wait while ``may_commit()`` refuses (see the module docstring); True when stopping instead."""
+        if self._may_commit is None:
+            return False
+        held_back = False
+        while not self._may_commit():
+            if self._stopping.is_set():
+                return True
+            if not held_back:
+                log.warning(
+                    "Task %s: holding polled records back: this worker's group membership lapsed", self.id
+                )
+                held_back = True
+            self._state_changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._state_changed.wait(), FENCE_RECHECK_S)
         return self._stopping.is_set()
 
     async def _poll(self) -> list[SourceRecord] | None:
@@ -442,10 +478,28 @@ class WorkerSourceTask:
             await asyncio.sleep(self._flush_interval_s)
             await self._commit_offsets()
 
-    async def _commit_offsets(self) -> None:
-        """Flush acknowledged offsets (and earlier failures), then call ``task.commit()``."""
+    async def _commit_offsets(self, *, final: bool = False) -> None:
+        """Flush acknowledged offsets (and earlier failures), then call ``task.commit()``.
+
+        Nothing at all while ``may_commit()`` refuses (see the module docstring).
+        """
         committable = self._submitted.committable()
         self._unflushed.update(committable.offsets)
+        if self._may_commit is not None and not self._may_commit():
+            self.commits_refused += 1
+            if final or not self._refusing:
+                log.warning(
+                    "Task %s: %s the offsets of %d partition(s): this worker's group membership lapsed "
+                    "and the task is not (yet) confirmed as still assigned to it",
+                    self.id,
+                    "dropping" if final else "not committing",
+                    len(self._unflushed),
+                )
+            self._refusing = True
+            if final:
+                self._unflushed = {}
+            return
+        self._refusing = False
         started = time.monotonic()
         if self._unflushed:
             pending, self._unflushed = self._unflushed, {}

@@ -15,6 +15,9 @@ Contract:
   results, and for each connector and task its own groups from its start until it has stopped (a
   connector's task counts while the worker runs any of its tasks). A connector's or task's state
   reports pass through :class:`~pyconnect.worker.status.ObservedReporter` on their way to the herder.
+- A source task writes its offsets only when ``offset_commit_permit(task_id)`` allows it (set by the
+  herder: the stale-membership fence of :mod:`pyconnect.herder.commit_fence`, beyond Java); without a
+  permit every commit is allowed.
 """
 
 from __future__ import annotations
@@ -115,6 +118,8 @@ class Worker:
         self.tasks: dict[ConnectorTaskId, WorkerSourceTask] = {}
         self.topic_tracker: Callable[[ConnectorTaskId, str], None] | None = None
         """KIP-558: told after each acknowledged batch which topic a task wrote to (set by the herder)."""
+        self.offset_commit_permit: Callable[[ConnectorTaskId], bool] | None = None
+        """Whether a source task may write its offsets now (set by the herder; ``None``: always)."""
         self.metrics = (
             metrics if metrics is not None else default_metrics(worker_id, config, kafka_cluster_id)
         )
@@ -262,6 +267,10 @@ class Worker:
         ) -> None:
             await self.offset_store.set(task_id.connector, [(p, o) for p, o in offsets.values()])
 
+        def may_commit() -> bool:
+            permit = self.offset_commit_permit
+            return permit is None or permit(task_id)
+
         task_metrics = TaskMetrics(
             self.metrics,
             task_id.connector,
@@ -285,6 +294,7 @@ class Worker:
             value_converter=value_converter,
             header_converter=header_converter,
             write_offsets=write_offsets,
+            may_commit=may_commit,
             reporter=self._observed(task_metrics.record_state, self.worker_metrics.record_task_startup),
             target_state=target,
             offset_flush_interval_s=self.config.offset_flush_interval_ms / 1000,

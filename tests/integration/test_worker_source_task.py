@@ -117,7 +117,7 @@ def build(
         header_converter=header_converter,
         write_offsets=write,
         reporter=reporter,
-        offset_flush_interval_s=0.2,
+        offset_flush_interval_s=kw.pop("flush_interval_s", 0.2),
         close_producer=kw.pop("close_producer", None) or producer.stop,
         **kw,
     )
@@ -312,3 +312,55 @@ async def test_tolerance_all_skips_only_the_records_that_fail_conversion(
     assert await runner.wait_stopped(30)
     assert sorted(int(m.value.decode().split("-")[1]) for m in seen) == [n for n in range(70) if n % 7 != 3]
     assert runner.records_skipped == 10 and runner.records_written == 60
+
+
+async def test_while_commits_are_refused_the_task_writes_nothing_and_commits_nothing(
+    cluster_a: ClusterHandle, unique: Callable[[str], str]
+) -> None:
+    """The stale-membership fence's side in the task: while ``may_commit()`` refuses, polled records are
+    held back, no offset is written and ``task.commit()`` is not called; allowed again, all flows."""
+    topic = unique("src")
+    await make_topic(cluster_a.bootstrap_servers, topic)
+    task, committed, reporter = CountingTask(topic, 200), {}, RecordingReporter()
+    allowed = [False]
+    runner, producer = build(cluster_a, task, committed, reporter, may_commit=lambda: allowed[0])
+    await producer.start()
+    runner.start()
+    await asyncio.sleep(0.6)  # three commit intervals, all refused
+    assert (task.next, runner.records_written, committed, task.commits) == (100, 0, {}, 0)
+    assert runner.commits_refused >= 2
+    allowed[0] = True
+    await consume_all(cluster_a.bootstrap_servers, topic, 200)
+    async with asyncio.timeout(30):
+        while len(committed) < 2 or max(o["n"] for o in committed.values()) < 199:
+            await asyncio.sleep(0.05)
+    assert sorted(o["n"] for o in committed.values()) == [198, 199] and task.commits >= 1
+    runner.stop()
+    assert await runner.wait_stopped(30)
+    assert reporter.states(ConnectorTaskId("c", 0)) == [State.RUNNING, State.UNASSIGNED]
+
+
+async def test_a_task_stopped_while_commits_are_refused_drops_its_offsets(
+    cluster_a: ClusterHandle, unique: Callable[[str], str]
+) -> None:
+    """Acknowledged offsets the fence refused are dropped at stop: the task's new owner resumes from
+    what was committed before, never from offsets older than its own."""
+    topic = unique("src")
+    await make_topic(cluster_a.bootstrap_servers, topic)
+    task, committed, reporter = CountingTask(topic, 200), {}, RecordingReporter()
+    allowed = [True]
+    runner, producer = build(
+        cluster_a, task, committed, reporter, may_commit=lambda: allowed[0], flush_interval_s=60.0
+    )
+    await producer.start()
+    runner.start()
+    await consume_all(cluster_a.bootstrap_servers, topic, 200)
+    async with asyncio.timeout(30):
+        while runner.records_written < 200:
+            await asyncio.sleep(0.05)
+    allowed[0] = False  # the membership lapsed before the first offset commit
+    runner.stop()
+    assert await runner.wait_stopped(30)
+    assert (committed, task.commits, runner.commits_refused) == ({}, 0, 1)
+    assert task.stopped
+    assert reporter.states(ConnectorTaskId("c", 0)) == [State.RUNNING, State.UNASSIGNED]

@@ -2,9 +2,10 @@
 
 Replication: clean copies, missing records in the middle and at the tail, duplicates, mismatches, and
 the content rules (headers order, null vs empty bytes, timestamps, identical records as a multiset).
-Translation: true positions, re-read counts in records (not offsets) across a target gap, violations
-with the records they skip, offset-sync verification, undecodable records, the group filter, and
-agreement with what OffsetSyncStore promises for the same syncs.
+Translation: true positions (the first copy of a duplicated run), re-read counts in records (not
+offsets) across a target gap, violations with the records they skip, offset-sync verification,
+undecodable records, the group filter, and agreement with what OffsetSyncStore promises for the same
+syncs.
 """
 
 from __future__ import annotations
@@ -281,3 +282,47 @@ def test_rereads_equal_the_promises_of_the_offset_sync_store(spark: SparkSession
     assert measured == promised
     assert all(n == 0 for (group, _), n in measured.items() if group.startswith("exact"))
     assert measured[("java-17", 17)] > 0, "Java mode resumes before the true position between syncs"
+
+
+def test_a_duplicated_run_is_judged_by_its_first_copy(spark: SparkSession) -> None:
+    # Source contents 0..19. The target holds 0..14 at 0..14; a stale commit rewound the task to 8, which
+    # copied 8..19 again at 15..26: 8..14 twice. A group at 10 must resume at or before 10 (the first
+    # copy); the later copy at 17 skips the first copies 10..14 and the second copies of 8, 9.
+    source = frame(spark, numbered(0, range(20)))
+    target = frame(spark, numbered(0, range(15)) + numbered(0, range(15, 27), 8))
+    syncs = [
+        OffsetSync("t", 0, 0, 0),
+        OffsetSync("t", 0, 14, 14),
+        OffsetSync("t", 0, 8, 15),
+        OffsetSync("t", 0, 19, 26),
+    ]
+    store = OffsetSyncStore()
+    store.start(must_read_to_end=False)
+    store.handle_syncs(syncs)
+    store.mark_read_to_end()
+    exact, java = (
+        store.translate_downstream("g", ("t", 0), 10),
+        store.translate_downstream("g", ("t", 0), 10, mode="java"),
+    )
+    assert (exact, java) == (10, 16)
+    cps = [
+        Checkpoint("first-copy", "A.t", 0, 10, 10, ""),
+        Checkpoint("later-copy", "A.t", 0, 10, 17, ""),
+        Checkpoint("exact", "A.t", 0, 10, exact, ""),
+        Checkpoint("java", "A.t", 0, 10, java, ""),
+        Checkpoint("past-the-run", "A.t", 0, 16, 23, ""),  # 16 was copied once, at 23
+    ]
+    audit = audit_translation_frames(
+        source, target, raw_syncs(spark, syncs), raw_checkpoints(spark, cps), {"t": "A.t"}
+    )
+    assert audit.syncs == {SYNC_OK: 4, SYNC_VIOLATION: 0, SYNC_UNVERIFIABLE: 0}
+    judged = {c.group: (c.true_position, c.reread, c.skipped) for c in audit.latest}
+    assert judged == {
+        "first-copy": (10, 0, 0),
+        "later-copy": (10, 0, 7),
+        "exact": (10, 0, 0),
+        "java": (10, 0, 6),
+        "past-the-run": (23, 0, 0),
+    }
+    assert audit.checkpoints == 5 and audit.violations == 2 and not audit.ok()
+    assert {v.group for v in audit.violation_samples} == {"later-copy", "java"}

@@ -14,18 +14,41 @@ rebuilt on an upstream rewind, and while a ``must_read_to_end`` initial read is 
 sync is kept. Translation of upstream offset ``u`` takes the newest stored sync ``s`` with ``s.up <= u``:
 ``-1`` if none (the group is older than the index), ``s.down`` when ``u == s.up``, otherwise ``s.down + 1``.
 
-*Why the +1 rule is safe.* Records are copied in upstream order and appended downstream, so every record
-with upstream offset ``> s.up`` gets (its last) copy after ``s.down``; resuming at ``s.down + 1`` never
-skips a record still to be consumed. The price: everything between ``s.down + 1`` and the true position is
-re-read after a fail-over, up to ``offset.lag.max`` records or far more for older offsets whose sync was
-thinned out of the array (spec §9 #1).
+*Why the +1 rule skips nothing while one writer copies.* Records are copied in upstream order and
+appended downstream, so every record with upstream offset ``> s.up`` gets a copy after ``s.down`` *by the
+writer of* ``s``; resuming at ``s.down + 1`` never skips a record that writer goes on to copy. The price:
+everything between ``s.down + 1`` and the true position is re-read after a fail-over, up to
+``offset.lag.max`` records or far more for older offsets whose sync was thinned out of the array (spec §9
+#1). After a rewind Java keeps only the new syncs, so its answer lands on the *later* copy of a
+duplicated run; that is past the safety rule below, and it skips records when the later copy's writer
+stops before copying them (a zombie task whose stale offsets caused the rewind). Java mode keeps Java's
+answer anyway: it is what Java MirrorMaker 2 checkpoints, bit for bit.
 
-**Exact mode** (``mode="exact"``, default) answers ``max(java, runs)`` where *runs* is the best value the
-sync stream proves:
+**The safety rule: resume at the first copy.** A checkpoint for upstream offset ``u`` must not pass
+``F(u)``, the lowest downstream offset holding a copy of any upstream record ``>= u``. A consumer that
+resumes at or before ``F(u)`` reads every copy of every record it has not consumed, so it skips nothing
+whatever happens later; resuming past ``F(u)`` drops that copy and is safe only if the record was copied
+again further on, which the sync stream cannot promise at translation time (the later copy's writer may be
+a zombie that stops, and a stale offset commit can make a run be copied any number of times).
+
+``F(u)`` is the *first* copy of the group's next record ``n`` (the smallest upstream record ``>= u``
+copied): a writer copies in upstream order from the source offset it resumed at, and a source offset is
+committed only after the records below it were acknowledged. So any copy of a record ``v > n`` was either
+written by a writer that copied ``n`` before it, or by one that resumed past ``n``, after ``n`` had been
+acknowledged. A duplicate run therefore costs re-reading at most the records copied twice; it never
+costs a skip. The Spark translation audit (:mod:`spark_analytics.translation_audit`) judges every
+checkpoint by this rule.
+
+**Exact mode** (``mode="exact"``, default) answers ``min(current, floor)``. *current* is the best value
+the sync stream proves for the newest copy, ``max(java, runs)`` over the runs since the last rewind; *floor*
+is the lower bound of ``F(u)`` that the whole kept history proves (below), which binds only where the
+target holds more downstream offsets than upstream records: duplicate runs, EOS transaction markers,
+foreign records.
 
 * A *run* is a maximal chain of consecutive syncs ``a -> b`` of the partition with
   ``b.up - a.up == b.down - a.down > 0``. Every upstream offset ``u`` in ``[first.up, last.up]`` of a run
-  translates to ``first.down + (u - first.up)``, the true position (no re-read; see the caveats below).
+  translates to ``first.down + (u - first.up)``: a copy of ``u``, the true position unless an older copy
+  exists (the floor finds it) or EOS markers interfere (the caveats below).
 * For ``u`` past the end of a run the answer is ``last.down + 1`` of the newest run starting at or before
   ``u``: Java's +1 rule applied to the newest sync at or below ``u``, which Java may have thinned away.
 
@@ -55,15 +78,30 @@ markers. The interpolated offset is then still at or before the true position (i
 nothing is skipped, but up to that many records are re-read. Without exactly-once on the target (no
 markers) a run is exact.
 
+*The floor.* Every sync ``s`` is a copy of ``s.up`` at ``s.down`` and belongs to the run it started or
+extended, whose line ``first.down + (v - first.up)`` passes through it. Its writer copies the records after
+``s.up`` contiguously (a hole triggers a sync) at strictly increasing downstream offsets, and emits a new
+sync before it gets ``offset.lag.max`` offsets past ``s.down`` (``max_offset_lag``, which must be at least
+the source connector's ``offset.lag.max``). So a copy of record ``v > s.up`` made before that writer's next
+sync lies at or after ``s.down + (v - s.up)``, with ``v - s.up <= max_offset_lag``. A run therefore bounds
+``F(u)`` from below by ``first.down`` for ``u <= first.up`` and by ``first.down + (u - first.up)`` for
+``first.up < u <= last.up + max_offset_lag``; the floor is the minimum over the kept runs, old segments
+included: a rewind starts a new run instead of clearing them. This holds for writers that overlap on one
+partition (a zombie and the task's new owner) as well, since each sync is judged on its own line. It
+needs the no-lost-sync assumption above and that the runs holding the first copies are still kept (the
+newest ``max_runs`` per partition); an offset whose first copies were dropped from the history gets
+*current*, Java's guarantee.
+
 *Memory bound.* Per partition: the 64-slot array (at most 64 distinct syncs) plus at most ``max_runs``
 runs (3 integers each, default 64), newest kept; offsets older than the oldest kept run fall back to the
-Java answer. A partition copied without gaps uses a single run however many syncs it sees; a transactional
-source (a gap per transaction) uses one run per sync and so translates the last ``max_runs`` transactions
-exactly.
+Java answer. A partition copied without gaps uses a single run however many syncs it sees, plus one per
+rewind; a transactional source (a gap per transaction) uses one run per sync and so translates the last
+``max_runs`` transactions exactly.
 
-Exact mode never translates where Java does not (same ``None``/``-1``), always answers ``>=`` Java, and
-shares Java's safety argument for its +1 answers (monotonic downstream offsets, i.e. no downstream
-truncation; when downstream went back, ``max`` keeps Java's answer).
+Exact mode never translates where Java does not (same ``None``/``-1``). It answers ``>=`` Java wherever
+every downstream offset holds one copy of its own record (no duplicate run, marker or foreign record:
+then the floor is the true position or above it); after a rewind it answers the first copy where Java
+answers the later one. Its ``+1`` answers past the newest sync share Java's argument.
 """
 
 from __future__ import annotations
@@ -74,6 +112,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 __all__ = [
+    "DEFAULT_MAX_OFFSET_LAG",
     "SYNCS_PER_PARTITION",
     "Mode",
     "OffsetSyncLike",
@@ -86,6 +125,8 @@ SYNCS_PER_PARTITION = 64
 """Java's ``Long.SIZE``: one slot per bit of the offset space."""
 
 DEFAULT_MAX_RUNS = 64
+DEFAULT_MAX_OFFSET_LAG = 100
+"""Java's default ``offset.lag.max``."""
 
 Mode = Literal["java", "exact"]
 
@@ -134,12 +175,13 @@ class Translation:
     """A translation of ``upstream_offset`` for one source partition.
 
     ``downstream_offset`` is ``-1`` when the offset is older than everything indexed (Java drops such
-    groups). ``exact``: the sync stream proves the copy contiguous up to this offset (a sync at it, or a
-    run through it), so this is the true downstream position of the first record not yet consumed and a
-    consumer resuming here re-reads nothing. ``reread``: records re-read when the true position is proven
-    that way (``0`` when ``exact``; for a Java answer inside a run, the distance to the run's position),
-    else ``None``. ``reread_bound``: an upper bound that needs no assumption, from the nearest stored sync
-    at or above the offset; ``None`` past the newest sync (nothing bounds what is not replicated yet).
+    groups). ``exact``: the answer is ``F(u)``, the first copy of the group's next record (module
+    docstring), proven by the kept syncs and runs: a consumer resuming here re-reads nothing and skips
+    nothing. ``reread``: ``F(u)`` minus the answer when the syncs prove ``F(u)`` (``0`` when ``exact``; for
+    a Java answer inside a run, the records it re-reads; negative when a Java answer lies past the first
+    copy of a duplicated run), else ``None``. ``reread_bound``: an upper bound of the re-read from the
+    lowest kept copy of a record at or above the offset (``0`` when the answer is past it); ``None`` past
+    the newest sync (nothing bounds what is not replicated yet).
 
     Caveat of the run proof (module docstring): a target partition with EOS transaction markers can hide
     an upstream hole behind as many markers between two syncs; the answer stays safe, but up to that many
@@ -176,10 +218,9 @@ class _Partition:
         self.slots: list[SyncPoint] = [sync] * SYNCS_PER_PARTITION
         self.runs: deque[_Run] = deque([_Run(sync.upstream_offset, sync.downstream_offset)], maxlen=max_runs)
 
-    def clear(self, sync: SyncPoint) -> None:
+    def clear_slots(self, sync: SyncPoint) -> None:
+        """Java's clearing of the array; the runs keep the history (a rewind starts a new run)."""
         self.slots = [sync] * SYNCS_PER_PARTITION
-        self.runs.clear()
-        self.runs.append(_Run(sync.upstream_offset, sync.downstream_offset))
 
     def extend_runs(self, up: int, down: int) -> None:
         last = self.runs[-1]
@@ -197,19 +238,40 @@ class _Partition:
                 return run
         return None
 
-    def known_position_at_or_above(self, upstream: int) -> int | None:
-        """Downstream offset of the oldest stored sync with upstream offset ``>= upstream``.
+    def lowest_copy_at_or_above(self, upstream: int, *, interpolate: bool) -> int | None:
+        """The lowest downstream offset known to hold a copy of a record ``>= upstream``.
 
-        That sync's record is a copy the consumer still needs (or, at ``upstream`` itself, the first one),
-        so the true resume position is at or before it. ``None`` when ``upstream`` is past the newest sync.
+        ``F(upstream)`` (module docstring) is at or before it. With ``interpolate`` the copies a run
+        proves between its syncs count (the no-lost-sync assumption); without, only stored syncs do.
+        ``None`` when ``upstream`` is past every kept sync.
         """
+        lowest: int | None = None
         for run in self.runs:
-            if run.last_up >= upstream:
-                return run.first_down if run.first_up >= upstream else run.last_down
-        for sync in reversed(self.slots):
-            if sync.upstream_offset >= upstream:
-                return sync.downstream_offset
-        return None
+            if upstream <= run.first_up:
+                copy = run.first_down
+            elif upstream <= run.last_up:
+                copy = run.first_down + (upstream - run.first_up) if interpolate else run.last_down
+            else:
+                continue
+            lowest = copy if lowest is None else min(lowest, copy)
+        for sync in self.slots:
+            if sync.upstream_offset >= upstream and (lowest is None or sync.downstream_offset < lowest):
+                lowest = sync.downstream_offset
+        return lowest
+
+    def floor(self, upstream: int, max_offset_lag: int) -> int | None:
+        """The lower bound of ``F(upstream)`` the kept runs prove (module docstring, *The floor*);
+        ``None`` when no kept run reaches ``upstream``."""
+        lowest: int | None = None
+        for run in self.runs:
+            if upstream <= run.first_up:
+                bound = run.first_down
+            elif upstream <= run.last_up + max_offset_lag:
+                bound = run.first_down + (upstream - run.first_up)
+            else:
+                continue
+            lowest = bound if lowest is None else min(lowest, bound)
+        return lowest
 
 
 def _invariant_b(i_sync: SyncPoint, j_sync: SyncPoint, i: int, j: int) -> bool:
@@ -258,16 +320,26 @@ class OffsetSyncStore:
 
     ``mode`` is the default for :meth:`translate`/:meth:`translate_downstream`; each call may override
     it, so one store can compute Java's and the exact checkpoints side by side. ``max_runs`` bounds the
-    exact-mode history per partition (see the module docstring).
+    exact-mode history per partition; ``max_offset_lag`` must be at least the source connector's
+    ``offset.lag.max`` (see the module docstring, *The floor*).
     """
 
-    def __init__(self, mode: Mode = "exact", *, max_runs: int = DEFAULT_MAX_RUNS) -> None:
+    def __init__(
+        self,
+        mode: Mode = "exact",
+        *,
+        max_runs: int = DEFAULT_MAX_RUNS,
+        max_offset_lag: int = DEFAULT_MAX_OFFSET_LAG,
+    ) -> None:
         if mode not in ("java", "exact"):
             raise ValueError(f"mode must be 'java' or 'exact', not {mode!r}")
         if max_runs < 1:
             raise ValueError("max_runs must be at least 1")
+        if max_offset_lag < 0:
+            raise ValueError("max_offset_lag must not be negative")
         self.mode: Mode = mode
         self.max_runs = max_runs
+        self.max_offset_lag = max_offset_lag
         self._partitions: dict[tuple[str, int], _Partition] = {}
         self._must_read_to_end = True
         self._read_to_end = False
@@ -306,9 +378,9 @@ class OffsetSyncStore:
             return
         only_load_last = not self._read_to_end and self._must_read_to_end
         if only_load_last or upstream_offset < state.slots[0].upstream_offset:
-            state.clear(point)
-            return
-        _update_sync_array(state.slots, point)
+            state.clear_slots(point)
+        else:
+            _update_sync_array(state.slots, point)
         state.extend_runs(upstream_offset, downstream_offset)
 
     # -- output ----------------------------------------------------------------------------------
@@ -348,27 +420,22 @@ class OffsetSyncStore:
         java_hit = upstream_offset == sync.upstream_offset
         java = _long(sync.downstream_offset + (0 if java_hit else 1))
 
-        proven: int | None = sync.downstream_offset if java_hit else None
-        at_sync = java_hit
         best = java
         run = state.newest_run_at_or_below(upstream_offset)
         if run is not None:
             if upstream_offset <= run.last_up:
-                in_run = run.first_down + (upstream_offset - run.first_up)
-                if in_run >= java:
-                    proven = in_run
-                    at_sync = at_sync or upstream_offset in (run.first_up, run.last_up)
-                best = max(best, in_run)
+                best = max(best, run.first_down + (upstream_offset - run.first_up))
             else:
                 best = max(best, _long(run.last_down + 1))
-        offset = best if chosen == "exact" else java
+        floor = state.floor(upstream_offset, self.max_offset_lag)
+        safe = best if floor is None else min(best, floor)
+        offset = safe if chosen == "exact" else java
+        upper = state.lowest_copy_at_or_above(upstream_offset, interpolate=True)
+        proven = upper if upper is not None and safe == upper else None
         exact = proven is not None and offset == proven
         reread = None if proven is None else proven - offset
-        if at_sync and proven is not None:
-            bound: int | None = proven - offset
-        else:
-            upper = state.known_position_at_or_above(upstream_offset)
-            bound = None if upper is None else max(upper - offset, 0)
+        synced = state.lowest_copy_at_or_above(upstream_offset, interpolate=False)
+        bound = None if synced is None else max(synced - offset, 0)
         return Translation(upstream_offset, offset, chosen, exact, reread, bound)
 
     def expected_reread(
