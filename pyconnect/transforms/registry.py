@@ -10,6 +10,7 @@ of a nested class is the part after ``$`` (so ``Value`` and ``Key`` are ambiguou
 from __future__ import annotations
 
 from pyconnect.transforms.base import Predicate, Transformation
+from pyconnect.transforms.cast import CastKey, CastValue
 from pyconnect.transforms.fields import (
     ExtractFieldKey,
     ExtractFieldValue,
@@ -25,17 +26,23 @@ from pyconnect.transforms.fields import (
     SetSchemaMetadataValue,
     ValueToKey,
 )
+from pyconnect.transforms.flatten import FlattenKey, FlattenValue
 from pyconnect.transforms.headers import DropHeaders, HeaderFromKey, HeaderFromValue, InsertHeader
 from pyconnect.transforms.predicates import HasHeaderKey, RecordIsTombstone, TopicNameMatches
 from pyconnect.transforms.routers import Filter, RegexRouter, TimestampRouter
+from pyconnect.transforms.timestamps import TimestampConverterKey, TimestampConverterValue
 
 _PACKAGE = "org.apache.kafka.connect.transforms."
 
 BUILTIN_TRANSFORMATIONS: dict[str, type[Transformation]] = {
+    _PACKAGE + "Cast$Key": CastKey,
+    _PACKAGE + "Cast$Value": CastValue,
     _PACKAGE + "DropHeaders": DropHeaders,
     _PACKAGE + "ExtractField$Key": ExtractFieldKey,
     _PACKAGE + "ExtractField$Value": ExtractFieldValue,
     _PACKAGE + "Filter": Filter,
+    _PACKAGE + "Flatten$Key": FlattenKey,
+    _PACKAGE + "Flatten$Value": FlattenValue,
     _PACKAGE + "HeaderFrom$Key": HeaderFromKey,
     _PACKAGE + "HeaderFrom$Value": HeaderFromValue,
     _PACKAGE + "HoistField$Key": HoistFieldKey,
@@ -50,6 +57,8 @@ BUILTIN_TRANSFORMATIONS: dict[str, type[Transformation]] = {
     _PACKAGE + "ReplaceField$Value": ReplaceFieldValue,
     _PACKAGE + "SetSchemaMetadata$Key": SetSchemaMetadataKey,
     _PACKAGE + "SetSchemaMetadata$Value": SetSchemaMetadataValue,
+    _PACKAGE + "TimestampConverter$Key": TimestampConverterKey,
+    _PACKAGE + "TimestampConverter$Value": TimestampConverterValue,
     _PACKAGE + "TimestampRouter": TimestampRouter,
     _PACKAGE + "ValueToKey": ValueToKey,
 }
