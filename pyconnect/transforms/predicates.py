@@ -12,7 +12,7 @@ from pyconnect.config.javastr import invalid_value
 from pyconnect.config.types import Importance, Type
 from pyconnect.config.validators import CompositeValidator, NonEmptyString
 from pyconnect.transforms.base import Predicate
-from pyconnect.transforms.routers import VALID_REGEX
+from pyconnect.transforms.routers import VALID_REGEX, java_pattern_message
 
 
 class TopicNameMatches(Predicate):
@@ -32,7 +32,9 @@ class TopicNameMatches(Predicate):
             self._pattern = compile_java_regex(value)
         except JavaRegexError as exc:
             raise invalid_value(
-                "pattern", value, f"entry must be a Java-compatible regular expression: {exc}"
+                "pattern",
+                value,
+                f"entry must be a Java-compatible regular expression: {java_pattern_message(value, exc)}",
             ) from exc
 
     def test(self, record: SourceRecord) -> bool:

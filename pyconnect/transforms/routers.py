@@ -17,12 +17,26 @@ from pyconnect.transforms.base import Transformation
 from pyconnect.transforms.date_format import JavaDateFormat
 
 
+def java_pattern_message(pattern: str, exc: JavaRegexError) -> str:
+    """``PatternSyntaxException.getMessage``: the reason, the pattern, and a caret under the index."""
+    text = f"{exc}\n{pattern}"
+    index = str(exc).rsplit(" near index ", 1)
+    if len(index) == 2 and index[1].isdigit() and int(index[1]) < len(pattern):
+        text += "\n" + " " * int(index[1]) + "^"
+    return text
+
+
 def _valid_regex(name: str, value: object) -> None:
-    """The transforms' ``RegexValidator``; the reason text is ours, not ``java.util.regex``'s."""
+    """The transforms' ``RegexValidator``; a pattern we cannot run on Python's ``re`` is refused too."""
+    if value is None:
+        # Java's validator hands null to Pattern.compile and reports the NullPointerException.
+        raise invalid_value(
+            name, value, 'Invalid regex: Cannot invoke "String.isEmpty()" because "this.pattern" is null'
+        )
     try:
         compile_java_regex(str(value))
     except JavaRegexError as exc:
-        raise invalid_value(name, value, f"Invalid regex: {exc}") from exc
+        raise invalid_value(name, value, f"Invalid regex: {java_pattern_message(str(value), exc)}") from exc
 
 
 VALID_REGEX = LambdaValidator(_valid_regex, "valid regex")
