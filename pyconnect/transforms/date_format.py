@@ -1,7 +1,7 @@
 """Java ``SimpleDateFormat`` patterns in UTC (what TimestampRouter and TimestampConverter use).
 
-Supported letters: ``G y Y M L w D d F E u a H k K h m s S z Z X`` and ``'quoted'`` text (``''`` is a
-quote), with Java's count rules (``MMM`` short month name, ``MMMM`` full, ``yy`` two-digit year,
+Supported letters: ``G y Y M L w W D d F E u a H k K h m s S z Z X`` and ``'quoted'`` text (``''`` is
+a quote), with Java's count rules (``MMM`` short month name, ``MMMM`` full, ``yy`` two-digit year,
 ``S`` a plain zero-padded millisecond number). Formatting and parsing are always in UTC with the
 English locale; an unknown letter raises :class:`ValueError` with Java's message
 (``Illegal pattern character 'x'``).
@@ -151,10 +151,24 @@ def _format_field(field: _Field, moment: datetime.datetime, millis: int) -> str:
     if letter == "G":
         return "AD"
     if letter == "w":
-        return _number(moment.isocalendar().week, count)
-    if letter == "F":
-        return _number((moment.day - 1) // 7 + 1, count)
-    return _number(moment.isocalendar().week, count)
+        return _number(_us_week_of_year(moment.date()), count)
+    if letter == "W":
+        first = moment.date().replace(day=1)
+        return _number((moment.day - 1 + _sunday_based(first)) // 7 + 1, count)
+    return _number((moment.day - 1) // 7 + 1, count)
+
+
+def _sunday_based(day: datetime.date) -> int:
+    return (day.weekday() + 1) % 7
+
+
+def _us_week_of_year(day: datetime.date) -> int:
+    """The English locale's week of year: weeks start on Sunday and week 1 holds January 1."""
+    next_new_year = datetime.date(day.year + 1, 1, 1)
+    if (next_new_year - day).days <= _sunday_based(next_new_year):
+        return 1
+    jan1 = datetime.date(day.year, 1, 1)
+    return (day.timetuple().tm_yday - 1 + _sunday_based(jan1)) // 7 + 1
 
 
 def _parse_regex(field: _Field) -> str:

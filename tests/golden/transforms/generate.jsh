@@ -188,6 +188,23 @@ tx("tsrouter.default", T + "TimestampRouter", conf(), R_PERSON);
 tx("tsrouter.format", T + "TimestampRouter", conf("topic.format", "${timestamp}/${topic}/${topic}", "timestamp.format", "yyyy-MM-dd'T'HH:mm:ss.SSS EEE MMM a"), R_PERSON);
 tx("tsrouter.notimestamp", T + "TimestampRouter", conf(), R_STR);
 
+String[] ROUTER_PATTERNS = {"yy-M-d H:m:s", "yyyy.DDD", "hh:mm a, EEEE d MMMM yyyy", "k K h H", "yyyyMMddHHmmssSSS",
+    "'T'''yyyy''", "Z X z zzzz", "G yyyy", "S SS SSS SSSS", "u E EEE", "w W F", "MMM LLL"};
+for (String fmt : ROUTER_PATTERNS) {
+    tx("tsrouter.pattern." + fmt, T + "TimestampRouter", conf("topic.format", "${timestamp}", "timestamp.format", fmt), R_PERSON);
+    tx("tsrouter.pattern.epoch." + fmt, T + "TimestampRouter", conf("topic.format", "${timestamp}", "timestamp.format", fmt), rec("t", 0, 0L, null, null));
+    tx("tsrouter.pattern.midnight." + fmt, T + "TimestampRouter", conf("topic.format", "${timestamp}", "timestamp.format", fmt), rec("t", 0, 1704067200000L, null, null));
+    tx("tsrouter.pattern.yearend." + fmt, T + "TimestampRouter", conf("topic.format", "${timestamp}", "timestamp.format", fmt), rec("t", 0, 1735689599999L, null, null));
+    tx("tsrouter.pattern.newyear." + fmt, T + "TimestampRouter", conf("topic.format", "${timestamp}", "timestamp.format", fmt), rec("t", 0, 1640995200000L, null, null));
+}
+String[][] PARSED = {{"yyyyMMddHHmmss", "20231114221320"}, {"dd/MM/yy hh:mm a", "14/11/23 10:13 PM"},
+    {"MMM d, yyyy", "Nov 14, 2023"}, {"yyyy-MM-dd'T'HH:mm:ss.SSSXXX", "2023-11-14T22:13:20.123+01:00"},
+    {"yyyy-MM-dd HH:mm:ss", "2023-11-14 22:13"}, {"yyyy-MM-dd", "2024-02-29"}};
+for (String[] p : PARSED) {
+    tx("tsconv.parse." + p[0], T + "TimestampConverter$Value", conf("target.type", "unix", "format", p[0]),
+        rec("t", 0, 0L, null, "{\"schema\":null,\"payload\":\"" + p[1] + "\"}"));
+}
+
 // Headers
 tx("insertheader.string", T + "InsertHeader", conf("header", "h", "value.literal", "hello world"), R_PERSON);
 tx("insertheader.int", T + "InsertHeader", conf("header", "h", "value.literal", "42"), R_MAP);
