@@ -13,7 +13,9 @@ together with ``predicate``/``negate``), sorted as ``ConfigDef.embed`` sorts the
 their messages name ``regex``, not ``transforms.r.regex``, as Java's do. :func:`validate_enriched` runs
 ``validateAll`` and words an unresolvable class as Java's CLASS parser does.
 
-Kafka 4.3.1 (not the spec's 4.0 text) also declares ``<prefix>plugin.version``; an unknown predicate
+Kafka 4.3.1 (not the spec's 4.0 text) also declares ``<prefix>plugin.version`` (KIP-891): a bare
+version or a Maven range the plugin's version must satisfy (pyconnect.config.version_range); a
+mismatch is reported on both the ``type`` and the ``plugin.version`` key. An unknown predicate
 alias in ``transforms.<a>.predicate`` is not a validation error in Java: the task fails when it starts,
 and so does ours (:func:`transformation_chain` raises).
 """
@@ -27,6 +29,7 @@ from typing import Any
 from pyconnect.config.definition import ConfigDef, ConfigKey, ConfigValue
 from pyconnect.config.javastr import invalid_value
 from pyconnect.config.types import Importance, Type, Width, parse_type
+from pyconnect.config.version_range import VersionRangeError, parse_version_requirement
 from pyconnect.errors import ConfigError, ConnectError
 from pyconnect.transforms.base import Predicate, Transformation
 from pyconnect.transforms.chain import TransformationChain, TransformationStage
@@ -118,9 +121,47 @@ class _TypeValidator:
             raise ConfigError(
                 f"Class class {plugin.class_name} does not implement the {self.kind.interface} interface"
             )
+        if plugin is not None:
+            problem = version_problem(plugin, self.props.get(self.prefix + "plugin.version"))
+            if problem is not None:
+                raise ConfigError(problem)
 
     def __str__(self) -> str:
         return f"valid configs for {self.alias} {self.kind.noun}"
+
+
+def version_problem(plugin: PluginDesc, requirement: object) -> str | None:
+    """Why ``plugin`` does not satisfy a ``*.plugin.version`` requirement (``None`` when it does)."""
+    if requirement is None:
+        return None
+    try:
+        wanted = parse_version_requirement(str(requirement))
+    except VersionRangeError as exc:
+        return str(exc)
+    if wanted.contains(plugin.version):
+        return None
+    return (
+        f"Plugin {plugin.class_name} not found that matches the version range {wanted}, available versions: "
+        f"[{plugin.version}]"
+    )
+
+
+class _VersionValidator:
+    """The ``<prefix>plugin.version`` validator: the requirement must parse and match the plugin."""
+
+    def __init__(self, plugins: PluginRegistry, kind: _Kind, type_name: str, props: Mapping[str, Any]):
+        self.plugins, self.kind, self.type_name, self.props = plugins, kind, type_name, props
+
+    def __call__(self, name: str, value: object) -> None:
+        plugin = _resolve(self.plugins, self.props.get(self.type_name))
+        if plugin is None or plugin.type is not self.kind.plugin_type or name not in self.props:
+            return
+        problem = version_problem(plugin, value)
+        if problem is not None:
+            raise ConfigError(problem)
+
+    def __str__(self) -> str:
+        return "a version range the plugin satisfies"
 
 
 class _ClassRecommender:
@@ -227,10 +268,11 @@ def _enrich_kind(plugins: PluginRegistry, kind: _Kind, props: Mapping[str, Any])
                 order_in_group=1,
                 width=Width.LONG,
                 display_name=f"{kind.interface} version for {alias}",
+                validator=_VersionValidator(plugins, kind, type_name, props),
                 recommender=_VersionRecommender(version),
             )
         )
-        if plugin is None or not right_kind:
+        if plugin is None or not right_kind or version_problem(plugin, props.get(prefix + "plugin.version")):
             continue
         own: list[ConfigKey] = list(_IMPLICIT_TRANSFORM_KEYS) if kind is _TRANSFORMATION else []
         implicit = {k.name for k in own}
@@ -286,6 +328,9 @@ def _class_for(plugins: PluginRegistry, props: Mapping[str, str], key: str, plug
         raise ConnectError(
             f"org.apache.kafka.common.config.ConfigException: Invalid value {name} for configuration {key}"
         )
+    problem = version_problem(plugin, props.get(key[: -len("type")] + "plugin.version"))
+    if problem is not None:
+        raise ConnectError(problem)
     return plugin.plugin_class
 
 

@@ -143,3 +143,15 @@ def test_plugin_listing_and_config_for_transformations() -> None:
     assert [r["name"] for r in rows] == ["regex", "replacement"]
     insert_field = PLUGINS.plugin_config("org.apache.kafka.connect.transforms.InsertField$Value")
     assert insert_field[0]["name"] == "topic.field"
+
+
+def test_a_task_refuses_a_plugin_version_it_does_not_have() -> None:
+    with pytest.raises(ConnectError, match=r"not found that matches the version range \[1.0,1.0\]"):
+        transformation_chain(
+            PLUGINS, {"transforms": "f", "transforms.f.type": "Filter", "transforms.f.plugin.version": "1.0"}
+        )
+    chain = transformation_chain(
+        PLUGINS,
+        {"transforms": "f", "transforms.f.type": "Filter", "transforms.f.plugin.version": "[4.0,5.0)"},
+    )
+    assert chain.apply(_record("t", "v")) is None

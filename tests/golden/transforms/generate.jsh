@@ -439,6 +439,12 @@ enrich("predicate.unknown.type", conf("predicates", "p", "predicates.p.type", "N
 enrich("duplicate.alias", conf("transforms", "a,a", "transforms.a.type", "Filter"));
 enrich("insertfield", conf("transforms", "i", "transforms.i.type", T + "InsertField$Value", "transforms.i.topic.field", "t"));
 
+enrich("version.pinned", conf("transforms", "f", "transforms.f.type", "Filter", "transforms.f.plugin.version", "4.3.1"));
+enrich("version.range", conf("transforms", "f", "transforms.f.type", "Filter", "transforms.f.plugin.version", "[4.0,5.0)"));
+enrich("version.missing", conf("transforms", "f", "transforms.f.type", "Filter", "transforms.f.plugin.version", "1.0"));
+enrich("version.invalid", conf("transforms", "f", "transforms.f.type", "Filter", "transforms.f.plugin.version", "[1.0"));
+enrich("predicate.version.missing", conf("predicates", "p", "predicates.p.type", "RecordIsTombstone", "predicates.p.plugin.version", "[1.0,2.0]"));
+
 Map<String, Object> OUT = new LinkedHashMap<>();
 OUT.put("cases", CASES);
 OUT.put("predicates", PREDICATES);
