@@ -384,3 +384,32 @@ async def test_transformed_records_are_routed_and_dropped_ones_still_commit(
         "hooks see the record as polled and where the transformed record landed"
     )
     assert runner.records_written == 300
+
+
+async def test_tolerance_all_skips_records_a_transformation_rejects_and_commits_them(
+    cluster_a: ClusterHandle, unique: Callable[[str], str]
+) -> None:
+    topic = unique("src")
+    await make_topic(cluster_a.bootstrap_servers, topic)
+    chain = transformation_chain(
+        PluginRegistry.from_entry_points(),
+        {
+            "transforms": "extract",
+            "transforms.extract.type": "org.apache.kafka.connect.transforms.ExtractField$Value",
+            "transforms.extract.field": "x",
+        },
+    )
+    task, committed, reporter = HookedTask(topic, 40), {}, RecordingReporter()
+    runner, producer = build(
+        cluster_a, task, committed, reporter, transformations=chain, tolerate_errors=True
+    )
+    await producer.start()
+    runner.start()
+    async with asyncio.timeout(30):
+        while len(committed) < 2 or max(o["n"] for o in committed.values()) < 39:
+            await asyncio.sleep(0.1)
+    runner.stop()
+    assert await runner.wait_stopped(30)
+    assert (runner.records_written, runner.records_skipped) == (0, 40), "a STRING schema has no field x"
+    assert sorted(h[0] for h in task.hooked if h[2] is None) == list(range(40))
+    assert reporter.states(ConnectorTaskId("c", 0)) == [State.RUNNING, State.UNASSIGNED]
