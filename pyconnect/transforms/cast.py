@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from pyconnect.api.converters.jackson import double_text, float_text, to_float32
+from pyconnect.api.converters.jackson import double_text, float_text
 from pyconnect.api.converters.values import convert_to_string
 from pyconnect.api.data import Date, Schema, SchemaBuilder, Struct, Time, Timestamp, Type
 from pyconnect.api.source import SourceRecord
@@ -120,7 +120,7 @@ def _saturate(number: float, bits: int) -> int:
     return max(low, min(high, int(number)))
 
 
-def _to_integer(value: Any, kind: Type, is_float32: bool) -> int:
+def _to_integer(value: Any, kind: Type) -> int:
     bits = _BITS[kind]
     if isinstance(value, bool):
         return int(value)
@@ -130,7 +130,8 @@ def _to_integer(value: Any, kind: Type, is_float32: bool) -> int:
         # Java narrows float/double to int (or long) first, saturating, then wraps to byte/short.
         return _wrap(_saturate(value, 64 if bits == 64 else 32), bits)
     if isinstance(value, decimal.Decimal):
-        return _wrap(int(value), 64 if bits == 64 else 32) if bits < 64 else _wrap(int(value), 64)
+        # BigDecimal.intValue/longValue keep the low-order bits of the integer part
+        return _wrap(int(value), bits)
     if isinstance(value, str):
         if not _JAVA_INT.fullmatch(value):
             raise DataError(f"Value ({value}) was out of range for requested data type")
@@ -152,7 +153,8 @@ def _to_float(value: Any, single: bool) -> float:
         number = float(value.strip().rstrip("fFdD"))
     else:
         raise DataError(f"Unexpected type in Cast transformation: class {type(value).__name__}")
-    return to_float32(number) if single else number
+    # A float32 is kept as the double with its shortest digits, so it prints as Java's Float does.
+    return float(float_text(number)) if single else number
 
 
 def _to_string(value: Any, schema: Schema | None) -> str:
@@ -197,7 +199,7 @@ def cast_value(schema: Schema | None, value: Any, target: Type) -> Any:
     if schema is not None and schema.name is not None and target is not Type.STRING:
         value = _encode_logical(schema, value)
     if target in _BITS:
-        return _to_integer(value, target, schema is not None and schema.type is Type.FLOAT32)
+        return _to_integer(value, target)
     if target is Type.FLOAT32 or target is Type.FLOAT64:
         return _to_float(value, target is Type.FLOAT32)
     if target is Type.BOOLEAN:
@@ -206,7 +208,7 @@ def cast_value(schema: Schema | None, value: Any, target: Type) -> Any:
         if isinstance(value, bool):
             return value
         if isinstance(value, (int, float, decimal.Decimal)):
-            return _to_integer(value, Type.INT64, False) != 0
+            return _to_integer(value, Type.INT64) != 0
         raise DataError(f"Unexpected type in Cast transformation: class {type(value).__name__}")
     return _to_string(value, schema)
 

@@ -127,7 +127,7 @@ class InsertField(KeyOrValue):
             raise ConfigError("No field insertion configured")
         if self._static is not None and self._static_value is None:
             raise invalid_value(
-                "static.value", None, f"No value specified for static field: InsertionSpec@{self._static[0]}"
+                "static.value", None, f"No value specified for static field: {self._static[0]}"
             )
         self._cache = SchemaCache()
 

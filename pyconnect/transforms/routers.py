@@ -124,7 +124,8 @@ class RegexRouter(Transformation):
 
 class TimestampRouter(Transformation):
     """Topic from ``topic.format`` with ``${topic}`` and ``${timestamp}`` (the record timestamp in UTC,
-    formatted with ``timestamp.format``, a ``SimpleDateFormat`` pattern)."""
+    formatted with ``timestamp.format``, a ``SimpleDateFormat`` pattern). A pattern that is not valid
+    fails ``configure`` here; Java builds the formatter lazily and fails the first ``apply``."""
 
     CONFIG_DEF = ConfigDef(
         [

@@ -300,6 +300,15 @@ tx("cast.tombstone", T + "Cast$Value", conf("spec", "int64"), R_TOMB);
 tx("cast.overflow", T + "Cast$Value", conf("spec", "int8"), rec("t", 0, 0L, null, "{\"schema\":{\"type\":\"int64\",\"optional\":false},\"payload\":300}"));
 tx("cast.float.string", T + "Cast$Value", conf("spec", "string"), rec("t", 0, 0L, null, "{\"schema\":{\"type\":\"double\",\"optional\":false},\"payload\":1.0E10}"));
 
+tx("cast.narrowing", T + "Cast$Value", conf("spec", "a:int8,b:int16,c:int32,d:int64,e:float32,f:boolean,g:int8,h:string,i:string"),
+    rec("t", 0, 0L, null, "{\"schema\":null,\"payload\":{\"a\":300,\"b\":1e20,\"c\":-2.7,\"d\":1.5e19,\"e\":0.1,\"f\":0.5,\"g\":-129,\"h\":1e-5,\"i\":123456789.0}}"));
+tx("cast.string.space", T + "Cast$Value", conf("spec", "a:int32"), rec("t", 0, 0L, null, "{\"schema\":null,\"payload\":{\"a\":\" 12\"}}"));
+tx("cast.string.float", T + "Cast$Value", conf("spec", "a:float64,b:float32,c:int64"), rec("t", 0, 0L, null, "{\"schema\":null,\"payload\":{\"a\":\" 1.5e3 \",\"b\":\"2.5f\",\"c\":\"-9223372036854775808\"}}"));
+tx("cast.decimal.fields", T + "Cast$Value", conf("spec", "price:int8"), R_PERSON);
+tx("cast.decimal.string", T + "Cast$Value", conf("spec", "price:string,score:float32,level:string"), R_PERSON);
+tx("cast.logical.numbers", T + "Cast$Value", conf("spec", "born:int64,day:int32"), R_PERSON);
+tx("cast.array", T + "Cast$Value", conf("spec", "tags:string"), R_PERSON);
+
 // TimestampConverter
 String TS_FMT = "yyyy-MM-dd HH:mm:ss";
 for (String target : new String[] {"string", "unix", "Date", "Time", "Timestamp"}) {
