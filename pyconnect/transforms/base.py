@@ -24,7 +24,11 @@ from typing import Any
 from pyconnect import COMPATIBLE_KAFKA_VERSION
 from pyconnect.api.data import Schema, SchemaBuilder, Struct, Type
 from pyconnect.api.source import SourceRecord
-from pyconnect.config.definition import ConfigDef
+from pyconnect.config.definition import ConfigDef, ConfigKey
+from pyconnect.config.javastr import invalid_value
+from pyconnect.config.types import Importance
+from pyconnect.config.types import Type as ConfigType
+from pyconnect.config.validators import LambdaValidator, ValidList
 from pyconnect.errors import DataError
 
 
@@ -168,3 +172,30 @@ class SchemaCache:
         self._entries[key] = value
         while len(self._entries) > self._size:
             del self._entries[next(iter(self._entries))]
+
+
+REPLACE_NULL_WITH_DEFAULT_KEY = ConfigKey(
+    "replace.null.with.default",
+    ConfigType.BOOLEAN,
+    default=True,
+    importance=Importance.MEDIUM,
+    documentation="Whether to replace fields that have a default value and that are null to the default value. When set to true, the default value is used, otherwise null is used.",
+)
+
+
+def _non_empty_list(name: str, value: object) -> None:
+    if not value:
+        raise invalid_value(name, value, "Empty list")
+
+
+NON_EMPTY_LIST = LambdaValidator(_non_empty_list, "non-empty list")
+"""The transforms' ``NonEmptyListValidator`` (HeaderFrom keeps it in Kafka 4.3.1)."""
+
+REQUIRED_UNIQUE_LIST = ValidList.any_non_duplicate_values(allow_empty=False, allow_null=False)
+"""Kafka 4.3.1's ``ValidList.anyNonDuplicateValues(false, false)`` (MaskField, ValueToKey, DropHeaders)."""
+
+OPTIONAL_UNIQUE_LIST = ValidList.any_non_duplicate_values(allow_empty=True, allow_null=False)
+
+
+def field_value(struct: Struct, name: str, with_default: bool) -> Any:
+    return struct.get(name) if with_default else struct.get_without_default(name)

@@ -23,8 +23,15 @@ from pyconnect.config.types import Importance
 from pyconnect.config.types import Type as ConfigType
 from pyconnect.config.validators import LambdaValidator
 from pyconnect.errors import ConfigError, DataError
-from pyconnect.transforms.base import KeyOrValue, SchemaCache, copy_schema_basics, require_map, require_struct
-from pyconnect.transforms.fields import REPLACE_NULL_WITH_DEFAULT_KEY, field_value
+from pyconnect.transforms.base import (
+    REPLACE_NULL_WITH_DEFAULT_KEY,
+    KeyOrValue,
+    SchemaCache,
+    copy_schema_basics,
+    field_value,
+    require_map,
+    require_struct,
+)
 
 _INPUT_TYPES = (
     Type.INT8, Type.INT16, Type.INT32, Type.INT64, Type.FLOAT32, Type.FLOAT64, Type.BOOLEAN, Type.STRING, Type.BYTES

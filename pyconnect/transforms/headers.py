@@ -13,18 +13,16 @@ from pyconnect.config.types import Importance, Type
 from pyconnect.config.validators import NonNullValidator, ValidString
 from pyconnect.errors import ConfigError, DataError
 from pyconnect.transforms.base import (
+    NON_EMPTY_LIST,
+    REPLACE_NULL_WITH_DEFAULT_KEY,
+    REQUIRED_UNIQUE_LIST,
     KeyOrValue,
     SchemaCache,
     Transformation,
     copy_schema_basics,
+    field_value,
     require_map,
     require_struct,
-)
-from pyconnect.transforms.fields import (
-    NON_EMPTY_LIST,
-    REPLACE_NULL_WITH_DEFAULT_KEY,
-    REQUIRED_UNIQUE_LIST,
-    field_value,
 )
 
 

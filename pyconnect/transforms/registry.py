@@ -11,24 +11,20 @@ from __future__ import annotations
 
 from pyconnect.transforms.base import Predicate, Transformation
 from pyconnect.transforms.cast import CastKey, CastValue
-from pyconnect.transforms.fields import (
+from pyconnect.transforms.fields import InsertFieldKey, InsertFieldValue, ReplaceFieldKey, ReplaceFieldValue
+from pyconnect.transforms.flatten import FlattenKey, FlattenValue
+from pyconnect.transforms.headers import DropHeaders, HeaderFromKey, HeaderFromValue, InsertHeader
+from pyconnect.transforms.mask import MaskFieldKey, MaskFieldValue
+from pyconnect.transforms.predicates import HasHeaderKey, RecordIsTombstone, TopicNameMatches
+from pyconnect.transforms.reshape import (
     ExtractFieldKey,
     ExtractFieldValue,
     HoistFieldKey,
     HoistFieldValue,
-    InsertFieldKey,
-    InsertFieldValue,
-    MaskFieldKey,
-    MaskFieldValue,
-    ReplaceFieldKey,
-    ReplaceFieldValue,
     SetSchemaMetadataKey,
     SetSchemaMetadataValue,
     ValueToKey,
 )
-from pyconnect.transforms.flatten import FlattenKey, FlattenValue
-from pyconnect.transforms.headers import DropHeaders, HeaderFromKey, HeaderFromValue, InsertHeader
-from pyconnect.transforms.predicates import HasHeaderKey, RecordIsTombstone, TopicNameMatches
 from pyconnect.transforms.routers import Filter, RegexRouter, TimestampRouter
 from pyconnect.transforms.timestamps import TimestampConverterKey, TimestampConverterValue
 

@@ -36,9 +36,16 @@ from pyconnect.config.types import Importance
 from pyconnect.config.types import Type as ConfigType
 from pyconnect.config.validators import ValidString
 from pyconnect.errors import ConfigError, ConnectError, DataError
-from pyconnect.transforms.base import KeyOrValue, SchemaCache, copy_schema_basics, require_map, require_struct
+from pyconnect.transforms.base import (
+    REPLACE_NULL_WITH_DEFAULT_KEY,
+    KeyOrValue,
+    SchemaCache,
+    copy_schema_basics,
+    field_value,
+    require_map,
+    require_struct,
+)
 from pyconnect.transforms.date_format import JavaDateFormat
-from pyconnect.transforms.fields import REPLACE_NULL_WITH_DEFAULT_KEY, field_value
 
 STRING, UNIX, DATE, TIME, TIMESTAMP = "string", "unix", "Date", "Time", "Timestamp"
 _MILLIS_PER_DAY = 86_400_000
