@@ -354,6 +354,12 @@ def transformation_chain(plugins: PluginRegistry, props: Mapping[str, str]) -> T
             predicate: Predicate | None = None
             if predicate_alias is not None:
                 predicate_prefix = f"{PREDICATES}.{predicate_alias}."
+                if predicate_alias not in aliases(props, PREDICATES):
+                    # Java reads the class through the enriched config, which only defines listed aliases.
+                    raise ConnectError(
+                        "org.apache.kafka.common.config.ConfigException: Unknown configuration "
+                        f"'{predicate_prefix}type'"
+                    )
                 predicate = _class_for(plugins, props, predicate_prefix + "type", PluginType.PREDICATE)()
                 predicate.configure(_with_prefix(props, predicate_prefix))
             stages.append(

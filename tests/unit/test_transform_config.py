@@ -118,6 +118,15 @@ def test_empty_chain_is_identity() -> None:
             "Unknown configuration 'predicates.p.type'",
         ),
         (
+            {
+                "transforms": "f",
+                "transforms.f.type": "Filter",
+                "transforms.f.predicate": "p",
+                "predicates.p.type": "RecordIsTombstone",
+            },
+            "Unknown configuration 'predicates.p.type'",
+        ),
+        (
             {"transforms": "r", "transforms.r.type": "RegexRouter", "transforms.r.regex": "x"},
             'Missing required configuration "replacement"',
         ),
