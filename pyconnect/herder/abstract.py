@@ -17,6 +17,7 @@ from pyconnect.config.info import config_infos
 from pyconnect.errors import BadRequestError, ConnectError, DataError, ForbiddenError, NotFoundError
 from pyconnect.herder.loggers import LOGGERS
 from pyconnect.protocol.javahash import default_hash_order, hash_order, java_string_hash
+from pyconnect.transforms.config import enrich, validate_enriched
 from pyconnect.worker.maybe_await import maybe_await
 from pyconnect.worker.plugins import PluginType
 
@@ -76,7 +77,8 @@ class AbstractHerder:
         return keys
 
     def _config_infos(self, config: Mapping[str, str | None]) -> dict[str, Any]:
-        """``AbstractHerder.validateConnectorConfig``: framework keys, then the connector's own.
+        """``AbstractHerder.validateConnectorConfig``: framework keys (enriched with the per-alias
+        ``transforms.*``/``predicates.*`` keys, pyconnect.transforms.config), then the connector's own.
 
         Raises ``_InvalidConnectorRequest`` (no ``connector.class``) or ``ConnectError`` (unknown
         class); callers word those as Java does on their path.
@@ -90,11 +92,11 @@ class AbstractHerder:
         plugins = self.worker.plugins
         connector = plugins.resolve_connector(connector_class)()
         kind = PluginType(plugins.connector_type(connector_class))
-        framework = plugins.connector_config_def(kind)
-        own = connector.config()
         nulls = [k for k, v in config.items() if v is None]
         present = {k: v for k, v in config.items() if v is not None}
-        framework_values = framework.validate(present)
+        framework = enrich(plugins, plugins.connector_config_def(kind), present)
+        own = connector.config()
+        framework_values = validate_enriched(plugins, framework, present)
         own_values = connector.validate(present)
         for key in nulls:
             target = framework_values.get(key) or own_values.get(key)

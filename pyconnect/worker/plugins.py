@@ -13,6 +13,10 @@ the type's suffix removed (``Connector`` for connectors, ``Converter`` for conve
 ``HeaderConverter`` for header converters; only when the suffix is not the whole name). An alias
 claimed by two different classes is dropped. Connector lookup then falls back, like
 ``Plugins.connectorClass``, to a connector whose simple name is ``name`` or ``name + "Connector"``.
+
+The built-in transformations and predicates (:mod:`pyconnect.transforms.registry`) are always present,
+as Java's are on the worker's classpath. The simple name of a nested class is Java's ``getSimpleName``:
+the part after ``$`` (``InsertField$Value`` -> ``Value``, an alias shared by many classes and dropped).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from pyconnect.config.info import config_key_info
 from pyconnect.config.javastr import invalid_value
 from pyconnect.errors import BadRequestError, ConfigError, ConnectError, NotFoundError
 from pyconnect.protocol.javahash import java_string_key
+from pyconnect.transforms.registry import BUILTIN_PREDICATES, BUILTIN_TRANSFORMATIONS
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +93,7 @@ class PluginDesc:
 
     @property
     def simple_name(self) -> str:
-        return self.class_name.rsplit(".", 1)[-1]
+        return self.class_name.rsplit(".", 1)[-1].rsplit("$", 1)[-1]
 
     @property
     def pruned_name(self) -> str:
@@ -158,7 +163,7 @@ class PluginRegistry:
                     continue
                 plugin_type = kind if kind is not None else _connector_type(plugin_class)
                 found.append(PluginDesc(entry.name, plugin_type, _plugin_version(plugin_class), plugin_class))
-        return cls(found)
+        return cls(found + builtin_plugins())
 
     def plugins(self, *types: PluginType) -> list[PluginDesc]:
         """Plugins of the given types (all when none given), sorted by class name like Java's sets."""
@@ -264,7 +269,12 @@ class PluginRegistry:
             base = SOURCE_CONNECTOR_CONFIG_DEF
         elif plugin.type is PluginType.SINK:
             base = SINK_CONNECTOR_CONFIG_DEF
-        elif plugin.type in (PluginType.CONVERTER, PluginType.HEADER_CONVERTER):
+        elif plugin.type in (
+            PluginType.CONVERTER,
+            PluginType.HEADER_CONVERTER,
+            PluginType.TRANSFORMATION,
+            PluginType.PREDICATE,
+        ):
             return own
         else:
             raise BadRequestError(
@@ -292,6 +302,19 @@ class PluginRegistry:
                 key = dataclasses.replace(key, validator=PluginClassValidator(self, *spec))
             rows.append(key)
         return ConfigDef(rows)
+
+
+def builtin_plugins() -> list[PluginDesc]:
+    """The built-in transformations and predicates under their Java class names."""
+    found = [
+        PluginDesc(name, PluginType.TRANSFORMATION, _plugin_version(cls), cls)
+        for name, cls in BUILTIN_TRANSFORMATIONS.items()
+    ]
+    found += [
+        PluginDesc(name, PluginType.PREDICATE, _plugin_version(cls), cls)
+        for name, cls in BUILTIN_PREDICATES.items()
+    ]
+    return found
 
 
 class PluginClassValidator:

@@ -3,7 +3,8 @@
 Contract:
 - ``start()`` launches the task loop in a task owned by this object and returns at once. A task
   whose target state is PAUSED reports PAUSED and waits before starting the plugin.
-- Records of a ``poll()`` are converted (header, key, value converters), produced through the
+- Records of a ``poll()`` first go through the connector's transformation chain (``transforms``),
+  then are converted (header, key, value converters), produced through the
   ``BatchSender`` (one future per partition batch) and tracked in ``SubmittedRecords``. Offsets are
   committed only for records Kafka acknowledged: at-least-once. ``commit_record`` hooks run only when
   the plugin overrides them, so a plain task costs no per-record callback.
@@ -20,7 +21,13 @@ Contract:
   ``FENCE_RECHECK_S``) until commits are allowed again or the task stops, and a stopping task drops
   them unsent (never acknowledged, so never committed: the next owner reads them again). A worker woken
   from a long pause thus writes no stale copies of what the task's new owner already copied.
-- Conversion errors fail the task unless ``errors.tolerance=all`` (then the record is skipped). A
+- A record the chain drops (a transformation returned ``None``) is still submitted in poll order and
+  acknowledged at once, so its source offset commits like its neighbours', and the task's
+  ``commit_record(record, None)`` runs for it (Java's ``recordDropped``): a MirrorSourceTask writes no
+  offset sync for it, and the gap it leaves upstream makes the next record's sync exact. Hooks of
+  records that were sent get the record as polled (before transformation), as in Java.
+- Transformation and conversion errors fail the task unless ``errors.tolerance=all`` (then the
+  record is skipped like a dropped one). A
   failed delivery fails the task before the next poll (or is skipped with tolerance all). A task that
   fails on a cluster's refusal (its producer lacks WRITE on a topic: ``Not authorized to access
   topics: [t]``) reports it as an access error naming ``cluster`` (:mod:`pyconnect.kafka.access`).
@@ -57,6 +64,7 @@ from pyconnect.kafka.batch_sender import BatchSender, OutgoingRecord, SentBatch
 from pyconnect.metrics.connect import SourceTaskMetrics, TaskMetrics
 from pyconnect.protocol.internal_records import State, TargetState
 from pyconnect.protocol.task_id import ConnectorTaskId
+from pyconnect.transforms.chain import TransformationChain
 from pyconnect.worker.failure_trace import failure_trace
 from pyconnect.worker.status import StatusReporter
 from pyconnect.worker.submitted_records import SubmittedRecord, SubmittedRecords
@@ -95,6 +103,7 @@ class WorkerSourceTask:
         metrics: SourceTaskMetrics | None = None,
         task_metrics: TaskMetrics | None = None,
         cluster: str = "the worker's Kafka cluster",
+        transformations: TransformationChain | None = None,
     ) -> None:
         self.id = task_id
         self.task = task
@@ -119,6 +128,7 @@ class WorkerSourceTask:
         self._metrics = metrics
         self._task_metrics = task_metrics
         self._cluster = cluster
+        self._transformations = transformations if transformations else None
         self._submitted = SubmittedRecords()
         self._unflushed: dict[str, tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]] = {}
         self._stopping = asyncio.Event()
@@ -234,7 +244,14 @@ class WorkerSourceTask:
             self._reporter.report(self.id, State.UNASSIGNED)
 
     async def _stop_plugin(self) -> None:
-        """``task.stop()`` once, if ``task.start()`` was entered; its errors are logged, not raised."""
+        """``task.stop()`` once, if ``task.start()`` was entered; its errors are logged, not raised.
+        The transformation chain is closed here too, once, whether or not the plugin started."""
+        chain, self._transformations = self._transformations, None
+        if chain is not None:
+            try:
+                chain.close()
+            except Exception:
+                log.exception("Task %s: closing its transformations failed", self.id)
         if not self._plugin_started:
             return
         self._plugin_started = False
@@ -311,24 +328,87 @@ class WorkerSourceTask:
         return records
 
     async def _dispatch(self, records: list[SourceRecord]) -> None:
+        if self._transformations is not None:
+            await self._dispatch_transformed(records, self._transformations)
+            return
         try:
             outgoing = self._convert_batch(records)
         except Exception:
             if not self._tolerate:
                 raise
-            await self._dispatch_one_by_one(records)
+            await self._dispatch_one_by_one(records, records, None)
             return
         submit = self._submitted.submit
         tracked = [submit(r.source_partition, r.source_offset) for r in records]
         await self._send(outgoing, records, tracked)
 
-    async def _dispatch_one_by_one(self, records: list[SourceRecord]) -> None:
-        """Convert record by record so that, with ``errors.tolerance=all``, only bad ones are skipped."""
+    async def _dispatch_transformed(self, records: list[SourceRecord], chain: TransformationChain) -> None:
+        """Transform every record, then submit all of them in poll order (dropped ones acknowledged at
+        once), then convert and send the rest."""
+        results: list[SourceRecord | None] = []
+        for record in records:
+            try:
+                results.append(chain.apply(record))
+            except Exception as exc:
+                if not self._tolerate:
+                    raise
+                self.records_skipped += 1
+                log.warning(
+                    "Task %s skipped a record of %s it could not transform: %s", self.id, record.topic, exc
+                )
+                results.append(None)
+        submit = self._submitted.submit
+        transformed: list[SourceRecord] = []
+        originals: list[SourceRecord] = []
+        tracked: list[SubmittedRecord] = []
+        dropped: list[SourceRecord] = []
+        for record, result in zip(records, results, strict=True):
+            entry = submit(record.source_partition, record.source_offset)
+            if result is None:
+                entry.ack()
+                dropped.append(record)
+            else:
+                transformed.append(result)
+                originals.append(record)
+                tracked.append(entry)
+        if dropped:
+            if self._metrics is not None:
+                self._metrics.record_write(len(dropped), len(dropped))
+            if self._hooks_commit_record:
+                for record in dropped:
+                    await self._commit_dropped(record)
+        if not transformed:
+            return
+        try:
+            outgoing = self._convert_batch(transformed)
+        except Exception:
+            if not self._tolerate:
+                raise
+            await self._dispatch_one_by_one(transformed, originals, tracked)
+            return
+        await self._send(outgoing, originals, tracked)
+
+    async def _commit_dropped(self, record: SourceRecord) -> None:
+        try:
+            await self.task.commit_record(record, None)
+        except Exception:
+            log.exception("Task %s: commit_record() failed", self.id)
+
+    async def _dispatch_one_by_one(
+        self,
+        records: list[SourceRecord],
+        originals: list[SourceRecord],
+        submitted: list[SubmittedRecord] | None,
+    ) -> None:
+        """Convert record by record so that, with ``errors.tolerance=all``, only bad ones are skipped.
+
+        ``originals`` are the records as polled (for the hooks); ``submitted`` their offsets when they
+        were already submitted (in poll order), else each kept record is submitted here."""
         outgoing: list[OutgoingRecord] = []
         kept: list[SourceRecord] = []
         tracked: list[SubmittedRecord] = []
         skipped = 0
-        for record in records:
+        for index, record in enumerate(records):
             try:
                 out = self._convert(record)
             except Exception as exc:
@@ -339,12 +419,18 @@ class WorkerSourceTask:
                 log.warning(
                     "Task %s skipped a record of %s it could not convert: %s", self.id, record.topic, exc
                 )
+                if submitted is not None:
+                    submitted[index].ack()
                 if self._hooks_commit_record:
-                    await self.task.commit_record(record, None)
+                    await self._commit_dropped(originals[index])
                 continue
             outgoing.append(out)
-            kept.append(record)
-            tracked.append(self._submitted.submit(record.source_partition, record.source_offset))
+            kept.append(originals[index])
+            tracked.append(
+                submitted[index]
+                if submitted is not None
+                else self._submitted.submit(record.source_partition, record.source_offset)
+            )
         if skipped and self._metrics is not None:
             self._metrics.record_write(skipped, skipped)
         await self._send(outgoing, kept, tracked)

@@ -48,6 +48,8 @@ from pyconnect.metrics.registry import MetricsHub
 from pyconnect.metrics.stats import MetricConfig
 from pyconnect.protocol.internal_records import State, TargetState
 from pyconnect.protocol.task_id import ConnectorTaskId
+from pyconnect.transforms.chain import TransformationChain
+from pyconnect.transforms.config import transformation_chain
 from pyconnect.worker.failure_trace import failure_trace
 from pyconnect.worker.plugins import PluginRegistry
 from pyconnect.worker.source_task import WorkerSourceTask
@@ -227,11 +229,13 @@ class Worker:
         if task_id in self.tasks:
             raise RuntimeError(f"task {task_id} is already running on this worker")
         producer = None
+        transformations = TransformationChain()
         try:
             connector_class = self.plugins.resolve_connector(connector_config["connector.class"])
             if self.config.exactly_once_source_enabled:
                 raise ConnectError(EXACTLY_ONCE_TASKS_UNSUPPORTED)
             task = connector_class().task_class()()
+            transformations = transformation_chain(self.plugins, connector_config)
             key_converter = self.converter(connector_config, "key.converter", True)
             value_converter = self.converter(connector_config, "value.converter", False)
             header_converter = self.converter(connector_config, "header.converter", False)
@@ -251,6 +255,8 @@ class Worker:
             producer = create_producer(producer_config)
             await start_client(producer, producer_config, cluster)
         except BaseException as exc:
+            with contextlib.suppress(Exception):
+                transformations.close()
             if producer is not None:  # also when this start is cancelled: no unclosed producer
                 with contextlib.suppress(Exception):
                     await producer.stop()
@@ -305,6 +311,7 @@ class Worker:
             metrics=source_metrics,
             task_metrics=task_metrics,
             cluster=cluster,
+            transformations=transformations,
         )
         self.tasks[task_id] = runner
         self._task_metrics[task_id] = (task_metrics, source_metrics)

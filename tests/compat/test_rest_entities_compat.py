@@ -197,6 +197,55 @@ def test_mirror_class_key_typos_are_errors_on_the_key_as_in_java(pair: Pair) -> 
     assert ours["error_count"] == java["error_count"] == len(MIRROR_CLASS_TYPOS)
 
 
+TRANSFORMS_CONFIG = {
+    "transforms": "drop,route,mask,bad",
+    "transforms.drop.type": "Filter",
+    "transforms.drop.predicate": "other",
+    "transforms.drop.negate": "true",
+    "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+    "transforms.route.regex": "(",
+    "transforms.mask.type": "org.apache.kafka.connect.transforms.MaskField$Value",
+    "transforms.mask.plugin.version": "[1.0,2.0)",
+    "transforms.bad.type": "com.example.Nope",
+    "predicates": "other,tomb",
+    "predicates.other.type": "TopicNameMatches",
+    "predicates.tomb.type": "org.apache.kafka.connect.transforms.predicates.HasHeaderKey",
+    "predicates.tomb.name": "",
+}
+
+
+def test_transformations_and_predicates_in_plugins_and_validation(pair: Pair) -> None:
+    (_, java_all), (_, our_all) = pair.call("GET", "/connector-plugins?connectorsOnly=false")
+    kinds = ("transformation", "predicate")
+    assert [p for p in our_all if p["type"] in kinds] == [p for p in java_all if p["type"] in kinds]
+    for plugin in ("RegexRouter", "org.apache.kafka.connect.transforms.Cast$Value", "TopicNameMatches"):
+        code, keys = pair.same("GET", f"/connector-plugins/{plugin}/config")
+        assert code == 200 and keys
+
+    config = {**verifiable("t", 1), "name": "x", **TRANSFORMS_CONFIG}
+    (jc, java), (oc, ours) = pair.call(
+        "PUT", "/connector-plugins/VerifiableSourceConnector/config/validate", config
+    )
+    assert jc == oc == 200
+    assert ours["groups"] == java["groups"]
+    assert ours["error_count"] == java["error_count"]
+
+    def smt_entries(infos: dict[str, Any]) -> list[Any]:
+        return [
+            c
+            for c in infos["configs"]
+            if (c["definition"] or c["value"])
+            and (c["definition"] or c["value"])["name"].startswith(("transforms", "predicates"))
+        ]
+
+    java_entries = smt_entries(java)
+    assert len(java_entries) == 22 and java["error_count"] == 8, "every case above is exercised"
+    assert smt_entries(ours) == java_entries
+
+    bad = {**verifiable("t", 1), "transforms": "t", "transforms.t.type": "com.example.Nope"}
+    pair.same("POST", "/connectors", {"name": "bad-transform", "config": bad})
+
+
 ERROR_CASES: list[tuple[str, str, object]] = [
     ("GET", "/connectors/nope", None),
     ("GET", "/connectors/nope/config", None),

@@ -17,6 +17,7 @@ from pyconnect.api.data import OPTIONAL_STRING_SCHEMA, STRING_SCHEMA
 from pyconnect.api.source import (
     Header,
     MemoryOffsetStorageReader,
+    RecordMetadata,
     SourceRecord,
     SourceTask,
     SourceTaskContext,
@@ -24,6 +25,8 @@ from pyconnect.api.source import (
 from pyconnect.protocol.internal_records import State, TargetState
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.testing.backends import ClusterHandle
+from pyconnect.transforms.config import transformation_chain
+from pyconnect.worker.plugins import PluginRegistry
 from pyconnect.worker.source_task import WorkerSourceTask
 from pyconnect.worker.status import RecordingReporter
 from tests.integration.fleet import RECENT_MS
@@ -363,4 +366,101 @@ async def test_a_task_stopped_while_commits_are_refused_drops_its_offsets(
     assert await runner.wait_stopped(30)
     assert (committed, task.commits, runner.commits_refused) == ({}, 0, 1)
     assert task.stopped
+
+
+class HookedTask(CountingTask):
+    """Every fourth record (n % 4 == 3) is a tombstone; ``commit_record`` calls are recorded."""
+
+    def __init__(self, topic: str, limit: int) -> None:
+        super().__init__(topic, limit, batch=50)
+        self.hooked: list[tuple[int, str, str | None, int | None]] = []
+
+    async def poll(self) -> list[SourceRecord] | None:
+        records = await super().poll()
+        for record in records or []:
+            if record.source_offset is not None and record.source_offset["n"] % 4 == 3:
+                record.value = None
+        return records
+
+    async def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
+        assert record.source_offset is not None
+        self.hooked.append(
+            (
+                record.source_offset["n"],
+                record.topic,
+                None if metadata is None else metadata.topic,
+                None if metadata is None else metadata.offset,
+            )
+        )
+
+
+async def test_transformed_records_are_routed_and_dropped_ones_still_commit(
+    cluster_a: ClusterHandle, unique: Callable[[str], str]
+) -> None:
+    topic = unique("src")
+    renamed = f"copy.{topic}"
+    await make_topic(cluster_a.bootstrap_servers, renamed)
+    chain = transformation_chain(
+        PluginRegistry.from_entry_points(),
+        {
+            "transforms": "dropTombstones,route",
+            "transforms.dropTombstones.type": "Filter",
+            "transforms.dropTombstones.predicate": "isTombstone",
+            "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+            "transforms.route.regex": "(.*)",
+            "transforms.route.replacement": "copy.$1",
+            "predicates": "isTombstone",
+            "predicates.isTombstone.type": "RecordIsTombstone",
+        },
+    )
+    task, committed, reporter = HookedTask(topic, 400), {}, RecordingReporter()
+    runner, producer = build(cluster_a, task, committed, reporter, transformations=chain)
+    await producer.start()
+    runner.start()
+    seen = await consume_all(cluster_a.bootstrap_servers, renamed, 300)
+    async with asyncio.timeout(30):
+        while len(committed) < 2 or max(o["n"] for o in committed.values()) < 399 or len(task.hooked) < 400:
+            await asyncio.sleep(0.1)
+    runner.stop()
+    assert await runner.wait_stopped(30)
+
+    assert sorted(int(m.value.decode().rsplit("-", 1)[1]) for m in seen) == [
+        n for n in range(400) if n % 4 != 3
+    ]
+    assert sorted(o["n"] for o in committed.values()) == [398, 399], "a dropped record's offset commits too"
+    dropped = [h for h in task.hooked if h[2] is None]
+    assert sorted(h[0] for h in dropped) == [n for n in range(400) if n % 4 == 3]
+    sent = [h for h in task.hooked if h[2] is not None]
+    assert len(sent) == 300 and all(h[1] == topic and h[2] == renamed for h in sent), (
+        "hooks see the record as polled and where the transformed record landed"
+    )
+    assert runner.records_written == 300
+
+
+async def test_tolerance_all_skips_records_a_transformation_rejects_and_commits_them(
+    cluster_a: ClusterHandle, unique: Callable[[str], str]
+) -> None:
+    topic = unique("src")
+    await make_topic(cluster_a.bootstrap_servers, topic)
+    chain = transformation_chain(
+        PluginRegistry.from_entry_points(),
+        {
+            "transforms": "extract",
+            "transforms.extract.type": "org.apache.kafka.connect.transforms.ExtractField$Value",
+            "transforms.extract.field": "x",
+        },
+    )
+    task, committed, reporter = HookedTask(topic, 40), {}, RecordingReporter()
+    runner, producer = build(
+        cluster_a, task, committed, reporter, transformations=chain, tolerate_errors=True
+    )
+    await producer.start()
+    runner.start()
+    async with asyncio.timeout(30):
+        while len(committed) < 2 or max(o["n"] for o in committed.values()) < 39:
+            await asyncio.sleep(0.1)
+    runner.stop()
+    assert await runner.wait_stopped(30)
+    assert (runner.records_written, runner.records_skipped) == (0, 40), "a STRING schema has no field x"
+    assert sorted(h[0] for h in task.hooked if h[2] is None) == list(range(40))
     assert reporter.states(ConnectorTaskId("c", 0)) == [State.RUNNING, State.UNASSIGNED]

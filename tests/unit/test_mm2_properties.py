@@ -152,3 +152,35 @@ def test_worker_config_resolves_providers(tmp_path: Path) -> None:
     assert worker["config.providers"] == "file"
     connector = config.connector_base_config(SourceAndTarget("A", "B"), "MirrorSourceConnector")
     assert connector["target.cluster.sasl.jaas.config"].startswith("${file:")
+
+
+def test_transforms_reach_the_connector_from_flow_keys_only() -> None:
+    """As Kafka 4.3.1's ``connectorBaseConfig``: a top-level ``transforms`` is carried (it is a connector
+    key) but its ``transforms.<alias>.*`` keys are not; ``A->B.``-prefixed ones all are."""
+    props = {
+        "clusters": "A,B",
+        "A.bootstrap.servers": "a:1",
+        "B.bootstrap.servers": "b:1",
+        "transforms": "f",
+        "transforms.f.type": "Filter",
+        "A->B.predicates": "p",
+        "A->B.predicates.p.type": "HasHeaderKey",
+    }
+    source = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
+
+    def smt_keys(config: MirrorMakerConfig) -> dict[str, str]:
+        base = config.connector_base_config(SourceAndTarget("A", "B"), source)
+        return {k: v for k, v in base.items() if k.startswith(("transforms", "predicates"))}
+
+    assert smt_keys(MirrorMakerConfig(props)) == {
+        "transforms": "f",
+        "predicates": "p",
+        "predicates.p.type": "HasHeaderKey",
+    }
+    flow = {**props, "A->B.transforms": "g", "A->B.transforms.g.type": "RegexRouter"}
+    assert smt_keys(MirrorMakerConfig(flow)) == {
+        "transforms": "g",
+        "transforms.g.type": "RegexRouter",
+        "predicates": "p",
+        "predicates.p.type": "HasHeaderKey",
+    }

@@ -738,3 +738,74 @@ async def test_the_leader_removes_statuses_of_stopped_tasks_and_deleted_connecto
     assert statuses.get_connector("src") is not None
     assert statuses.get_connector("gone") is None and statuses.get_all("gone") == []
     assert statuses.get_topics("gone") == []
+
+
+async def test_transforms_in_plugins_validation_and_create(
+    real: tuple[Herder, RestServer], http: aiohttp.ClientSession
+) -> None:
+    _, server = real
+    code, everything = await call(http, server, "GET", "/connector-plugins?connectorsOnly=false")
+    assert code == 200
+    assert {
+        "class": "org.apache.kafka.connect.transforms.Filter",
+        "type": "transformation",
+        "version": "4.3.1",
+    } in (everything)
+    assert {
+        "class": "org.apache.kafka.connect.transforms.predicates.TopicNameMatches",
+        "type": "predicate",
+        "version": "4.3.1",
+    } in everything
+    code, keys = await call(http, server, "GET", "/connector-plugins/RegexRouter/config")
+    assert code == 200 and [k["name"] for k in keys] == ["regex", "replacement"]
+
+    config = source(
+        **{
+            "transforms": "drop,route",
+            "transforms.drop.type": "Filter",
+            "transforms.drop.predicate": "other",
+            "transforms.drop.negate": "true",
+            "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+            "transforms.route.regex": "(",
+            "predicates": "other",
+            "predicates.other.type": "Nope",
+        }
+    )
+    code, infos = await call(
+        http,
+        server,
+        "PUT",
+        "/connector-plugins/VerifiableSourceConnector/config/validate",
+        {**config, "name": "x"},
+    )
+    assert code == 200 and infos["error_count"] == 3
+    assert infos["groups"][-3:] == ["Transforms: drop", "Transforms: route", "Predicates: other"]
+    by_name = {c["definition"]["name"]: c for c in infos["configs"] if c["definition"]}
+    assert by_name["transforms.route.regex"]["definition"]["group"] == "Transforms: route"
+    assert by_name["transforms.route.regex"]["value"]["errors"][0].startswith(
+        "Invalid value ( for configuration regex: Invalid regex: Unclosed group"
+    )
+    assert by_name["transforms.route.replacement"]["value"]["errors"] == [
+        'Missing required configuration "transforms.route.replacement" which has no default value.'
+    ]
+    assert by_name["transforms.drop.type"]["value"]["value"] == "org.apache.kafka.connect.transforms.Filter"
+    assert by_name["predicates.other.type"]["value"]["errors"] == [
+        "Invalid value Nope for configuration predicates.other.type: Class Nope could not be found."
+    ]
+
+    code, body = await call(
+        http,
+        server,
+        "POST",
+        "/connectors",
+        {
+            "name": "bad-transform",
+            "config": source(transforms="t", **{"transforms.t.type": "com.example.Nope"}),
+        },
+    )
+    assert code == 400 and body["error_code"] == 400
+    assert body["message"] == (
+        "Connector configuration is invalid and contains the following 1 error(s):\n"
+        "Invalid value com.example.Nope for configuration transforms.t.type: Class com.example.Nope could not "
+        f"be found.\n{VALIDATE_HINT}"
+    )
