@@ -22,6 +22,7 @@ SCENARIOS = (
     "failover",
     "checkpoint_lag",
     "scale_out",
+    "event_loop",
     "profile",
     "control_plane",
 )

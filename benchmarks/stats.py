@@ -8,7 +8,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-# Direction of each ratio in ``results.json``'s top-level ``ratios`` (pyconnect divided by Java).
+# Direction of each ratio in ``results.json``'s top-level ``ratios``: pyconnect divided by Java, but for
+# ``uvloop_vs_asyncio_<size>``, pyconnect on uvloop divided by pyconnect on asyncio's loop.
 HIGHER_IS_BETTER = "higher"
 LOWER_IS_BETTER = "lower"
 RATIO_DIRECTIONS: dict[str, str] = {
@@ -19,6 +20,8 @@ RATIO_DIRECTIONS: dict[str, str] = {
     "startup": LOWER_IS_BETTER,
     "control_create": LOWER_IS_BETTER,
     "control_status": LOWER_IS_BETTER,
+    "uvloop_vs_asyncio_100b": HIGHER_IS_BETTER,
+    "uvloop_vs_asyncio_1kb": HIGHER_IS_BETTER,
 }
 
 # The goals set for each ratio: pyconnect / Java at least this (higher is better) or at most this
