@@ -641,16 +641,20 @@ def _event_loop_section(scenario: Mapping[str, Any] | None, ratios: Mapping[str,
     for size in ("100b", "1kb"):
         for loop in ("uvloop", "asyncio"):
             m = (metrics.get(loop) or {}).get(size) or {}
+            each = " / ".join(_fmt(r.get("records_per_s")) for r in m.get("rounds") or []) or "n/a"
             rows.append(
                 [
                     size.upper(),
-                    loop + (" (first)" if (metrics.get("first") or {}).get(size) == loop else ""),
+                    loop,
                     _fmt(m.get("records_per_s")),
                     _fmt(m.get("mb_per_s"), 2),
                     _fmt(m.get("cpu_s_per_million")),
+                    each,
                 ]
             )
-    lines += _table(["records", "event loop", "records/s", "MB/s", "CPU-s / M records"], rows)
+    lines += _table(
+        ["records", "event loop", "records/s", "MB/s", "CPU-s / M records", "records/s of each drain"], rows
+    )
     parts = []
     for name, size in EVENT_LOOP_RATIOS.items():
         uv = ((metrics.get("uvloop") or {}).get(size) or {}).get("cpu_s_per_million")

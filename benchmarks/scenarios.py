@@ -15,7 +15,8 @@ physical limit is measured on separate topics; then each system in turn runs
   VerifiableSourceConnector).
 
 pyconnect's single-worker session is followed by the *event-loop* drains: one fresh worker on uvloop
-and one on asyncio's loop drain the same backlogs again, in turn (``Bench._event_loops``).
+and one on asyncio's loop drain the same backlogs again, in turn and for several rounds
+(``Bench._event_loops``).
 pyconnect's single-worker session ends with the *profile*: the backlogs drained once more under
 another alias with py-spy attached (``benchmarks.profiler``), after the peak RSS is taken, so the
 measured figures are not perturbed. The folded stacks are kept in ``artifacts`` (file name -> text)
@@ -37,7 +38,7 @@ from typing import Any
 from benchmarks import checkpoint_lag, control_plane, perftools, profiler, runners, workload
 from benchmarks.procstats import RssSampler, rss_mb, total_cpu_seconds
 from benchmarks.settings import BenchSettings
-from benchmarks.stats import cpu_seconds_per_million, latency_summary, rate
+from benchmarks.stats import combine_drains, cpu_seconds_per_million, latency_summary, rate
 from pyconnect.testing.connect_worker import ConnectWorkerProcess, group_leader_url
 from pyconnect.testing.distribution import KafkaDistribution
 from pyconnect.testing.kafka import KafkaCluster, start_clusters, stop_clusters
@@ -88,9 +89,11 @@ DESCRIPTIONS = {
     "(counted) and its time is part of the phase.",
     "event_loop": "pyconnect only: two fresh workers, one on uvloop (the default) and one on asyncio's own loop "
     "(--event-loop asyncio), each checked on its /metrics to run the loop it was given, drain the throughput "
-    "backlogs once more under an alias per loop, one worker after the other for each backlog (the first loop "
-    "alternates between backlogs). records/s and CPU as in the throughput scenario; the ratios "
-    "uvloop_vs_asyncio_<size> divide the uvloop worker's records/s by the asyncio worker's.",
+    "backlogs again under an alias per loop and round: for each backlog one worker after the other (which loop "
+    "goes first alternates from round to round), for the number of rounds in the settings. "
+    "Each drain is measured as in the throughput scenario; a loop's records/s are its measured records over its "
+    "summed measured windows, its CPU per record over the same records. The ratios uvloop_vs_asyncio_<size> "
+    "divide the uvloop worker's records/s by the asyncio worker's.",
     "profile": "pyconnect's worker drains the throughput backlogs once more (under another alias, after the measured "
     "drains) with py-spy attached (sampling at the rate in the settings, idle samples excluded, frames per "
     "function): shares are of the worker's CPU samples from connector creation to the last record. The folded "
@@ -469,7 +472,9 @@ class Bench:
     # ---- event loops: the same drains on uvloop and on asyncio's loop ------------------------------
 
     def _event_loops(self, system: str) -> None:
-        """One fresh worker per loop of ``EVENT_LOOP_ALIASES``; each backlog drained by both, in turn."""
+        """One fresh worker per loop of ``EVENT_LOOP_ALIASES``; each backlog drained by both in turn,
+        ``event_loop_rounds`` times; which loop drains a backlog first alternates from round to round
+        (and from backlog to backlog within a round)."""
         loops = list(runners.EVENT_LOOP_ALIASES)
         workers = {
             loop: runners.make_workers(
@@ -478,7 +483,8 @@ class Bench:
             for loop in loops
         }
         metrics: dict[str, Any] = {loop: {"alias": runners.EVENT_LOOP_ALIASES[loop]} for loop in loops}
-        metrics["first"] = {}
+        metrics["rounds"] = self.s.event_loop_rounds
+        drains: dict[str, dict[str, list[dict[str, Any]]]] = {loop: {} for loop in loops}
         try:
             for worker in workers.values():
                 worker.start()
@@ -488,34 +494,42 @@ class Bench:
                 if running != loop:
                     raise RuntimeError(f"the worker started with --event-loop {loop} runs on {running}")
                 metrics[loop]["event_loop"] = running
-            for turn, (size, n) in enumerate(self.s.backlog.items()):
-                topic = f"bench-tp-{size}"
-                order = loops if turn % 2 == 0 else loops[::-1]
-                metrics["first"][size] = order[0]
-                for loop in order:
-                    worker, alias = workers[loop], runners.EVENT_LOOP_ALIASES[loop]
-                    target, name = f"{alias}.{topic}", f"bench-loop-{loop}-{size}"
-                    workload.create_topics(self.b, [target], self.s.partitions)
-                    t_create = time.monotonic()
-                    runners.create_connector(
-                        worker,
-                        name,
-                        runners.connector_config(
-                            system, self.a, self.b, [topic], self.s.tasks_max, alias=alias
-                        ),
-                    )
-                    metrics[loop][size] = _drain(
-                        _pids_of(worker),
-                        self.b,
-                        target,
-                        n,
-                        self.s.record_size[size],
-                        t_create,
-                        self.s.drain_timeout_s,
-                        worker.check_alive,
-                    )
-                    log.info("%s on %s, %s backlog: %s", system, loop, size, metrics[loop][size])
-                    runners.delete_connector(worker, name)
+            for round_ in range(self.s.event_loop_rounds):
+                for index, (size, n) in enumerate(self.s.backlog.items()):
+                    topic = f"bench-tp-{size}"
+                    order = loops if (round_ + index) % 2 == 0 else loops[::-1]
+                    for loop in order:
+                        worker = workers[loop]
+                        alias = f"{runners.EVENT_LOOP_ALIASES[loop]}{round_}"
+                        target, name = f"{alias}.{topic}", f"bench-loop-{alias}-{size}"
+                        workload.create_topics(self.b, [target], self.s.partitions)
+                        t_create = time.monotonic()
+                        runners.create_connector(
+                            worker,
+                            name,
+                            runners.connector_config(
+                                system, self.a, self.b, [topic], self.s.tasks_max, alias=alias
+                            ),
+                        )
+                        drained = _drain(
+                            _pids_of(worker),
+                            self.b,
+                            target,
+                            n,
+                            self.s.record_size[size],
+                            t_create,
+                            self.s.drain_timeout_s,
+                            worker.check_alive,
+                        )
+                        drained["first_of_pair"] = loop == order[0]
+                        drains[loop].setdefault(size, []).append(drained)
+                        log.info(
+                            "%s on %s, %s backlog, round %d: %s", system, loop, size, round_ + 1, drained
+                        )
+                        runners.delete_connector(worker, name)
+            for loop in loops:
+                for size, runs in drains[loop].items():
+                    metrics[loop][size] = combine_drains(runs, self.s.record_size[size])
             self.put("event_loop", system, "ok", metrics)
         except Exception as exc:
             log.exception("%s event-loop drains failed", system)

@@ -13,6 +13,7 @@ from benchmarks.perftools import PerfToolError, parse_consumer_output, parse_pro
 from benchmarks.stats import (
     RATIO_DIRECTIONS,
     better,
+    combine_drains,
     cpu_seconds_per_million,
     latency_summary,
     percentile,
@@ -154,14 +155,19 @@ def _loops(uvloop_100b: float, asyncio_100b: float) -> dict[str, Any]:
 
     def drains(rate_100b: float, rate_1kb: float, cpu: float) -> dict[str, Any]:
         return {
-            "100b": {"records_per_s": rate_100b, "mb_per_s": 2.0, "cpu_s_per_million": cpu},
+            "100b": {
+                "records_per_s": rate_100b,
+                "mb_per_s": 2.0,
+                "cpu_s_per_million": cpu,
+                "rounds": [{"records_per_s": rate_100b - 100}, {"records_per_s": rate_100b + 100}],
+            },
             "1kb": {"records_per_s": rate_1kb, "mb_per_s": 12.3, "cpu_s_per_million": cpu * 3},
         }
 
     return {
         "uvloop": {"alias": "lu", "event_loop": "uvloop", **drains(uvloop_100b, 12000.0, 4.0)},
         "asyncio": {"alias": "la", "event_loop": "asyncio", **drains(asyncio_100b, 8000.0, 5.0)},
-        "first": {"100b": "uvloop", "1kb": "asyncio"},
+        "rounds": 2,
     }
 
 
@@ -430,8 +436,8 @@ def test_chart_has_a_control_plane_panel_for_the_largest_count() -> None:
 def test_event_loop_section_sets_both_loops_side_by_side_with_the_ratio_line() -> None:
     text = report.render_markdown(_results(py=True), chart_name=None)
     section = text.split("## Event loop: pyconnect on uvloop vs asyncio's loop")[1].split("\n## ")[0]
-    assert "| 100B | uvloop (first) | 25,000 | 2.00 | 4.0 |" in section
-    assert "| 1KB | asyncio (first) | 8,000 | 12.30 | 15.0 |" in section
+    assert "| 100B | uvloop | 25,000 | 2.00 | 4.0 | 24,900 / 25,100 |" in section
+    assert "| 1KB | asyncio | 8,000 | 12.30 | 15.0 | n/a |" in section
     assert "uvloop / asyncio: 100B 1.25x the records/s (0.80x the CPU per record); 1KB 1.50x" in section
     assert "| `uvloop_vs_asyncio_100b` | 1.250 | higher is better | at least 1 | yes |" in text
 
@@ -488,3 +494,16 @@ def test_pyconnect_workers_are_launched_on_the_loop_asked_for(tmp_path: Path) ->
     assert "--event-loop" not in default.launch().command
     with pytest.raises(ValueError, match="java-connect has no event loop"):
         make_workers("java-connect", "127.0.0.1:9", tmp_path, 1, event_loop="asyncio")
+
+
+def test_drains_combine_over_their_summed_windows_and_records() -> None:
+    first = {"measured_records": 300_000, "measured_window_s": 3.0, "cpu_s_per_million": 4.0}
+    second = {"measured_records": 100_000, "measured_window_s": 2.0, "cpu_s_per_million": 8.0}
+    combined = combine_drains([first, second], 100)
+    assert combined["records_per_s"] == 80_000.0  # 400,000 records in 5 s, not the mean of 100k and 50k
+    assert combined["mb_per_s"] == 8.0
+    assert combined["cpu_s_per_million"] == 5.0  # (1.2 + 0.8) CPU-s over 0.4 M records
+    assert combined["rounds"] == [first, second]
+    assert combine_drains([first, {**second, "cpu_s_per_million": None}], 100)["cpu_s_per_million"] is None
+    with pytest.raises(ValueError):
+        combine_drains([], 100)
