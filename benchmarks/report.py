@@ -6,15 +6,16 @@ The results document (``SCHEMA``)::
      "systems": {name: {"available": bool, "reason": str | None, "description": str}},
      "scenarios": {name: {"description", "status", "reason", "systems": {system: {"status", "reason", "metrics"}}}},
      "ratios": {"throughput_100b", "throughput_1kb", "p99_latency", "rss", "startup",
-                "control_create", "control_status", "uvloop_vs_asyncio_100b",
-                "uvloop_vs_asyncio_1kb": float | null},
+                "control_create", "control_status", "uvloop_vs_asyncio_100b", "uvloop_vs_asyncio_1kb",
+                "uvloop_vs_asyncio_cpu_100b", "uvloop_vs_asyncio_cpu_1kb": float | null},
      "ratio_directions": {...}, "ratio_notes": {name: why the ratio is null, or what it compares},
      "goals": {name: {"goal", "met", "factor"}}, "notes": [str]}
 
 A ratio is pyconnect's figure divided by Java's (the MirrorSourceConnector on a Java Connect worker,
-``JAVA_REFERENCE``), except ``uvloop_vs_asyncio_<size>``: the records/s of pyconnect's worker on uvloop
-divided by those of its worker on asyncio's loop (the ``event_loop`` scenario). A ratio is null, never
-estimated, when either side did not run. ``goals`` compares
+``JAVA_REFERENCE``), except ``uvloop_vs_asyncio_<size>`` and ``uvloop_vs_asyncio_cpu_<size>``: the
+records/s and the CPU-seconds per record of pyconnect's worker on uvloop divided by those of its worker
+on asyncio's loop (the ``event_loop`` scenario). A ratio is null, never estimated, when either side did
+not run. ``goals`` compares
 each ratio with its goal (``stats.GOALS``). Raw profiles (``artifacts``) are written beside the JSON.
 """
 
@@ -137,19 +138,26 @@ def _control(
     )
 
 
-EVENT_LOOP_RATIOS = {"uvloop_vs_asyncio_100b": "100b", "uvloop_vs_asyncio_1kb": "1kb"}
-"""The event-loop ratios and the backlog each compares."""
+EVENT_LOOP_RATIOS: dict[str, tuple[str, str, str]] = {
+    "uvloop_vs_asyncio_100b": ("100b", "records_per_s", "records/s"),
+    "uvloop_vs_asyncio_1kb": ("1kb", "records_per_s", "records/s"),
+    "uvloop_vs_asyncio_cpu_100b": ("100b", "cpu_s_per_million", "CPU-seconds per record"),
+    "uvloop_vs_asyncio_cpu_1kb": ("1kb", "cpu_s_per_million", "CPU-seconds per record"),
+}
+"""The event-loop ratios: (backlog, figure of the combined drains, what the figure is)."""
 
 
-def _event_loop_ratio(scenarios: Mapping[str, Any], size: str) -> tuple[float | None, str]:
-    """records/s of the uvloop worker / the asyncio worker draining the ``size`` backlog, and a note."""
+def _event_loop_ratio(scenarios: Mapping[str, Any], name: str) -> tuple[float | None, str]:
+    """Ratio ``name`` of :data:`EVENT_LOOP_RATIOS`, the uvloop worker's figure over the asyncio
+    worker's, and a note saying what it compares or why it is null."""
+    size, figure, what = EVENT_LOOP_RATIOS[name]
     metrics = _metrics(scenarios, "event_loop", PYCONNECT)
     if metrics is None:
         return None, _why_missing(scenarios, "event_loop", PYCONNECT)
-    uv = ((metrics.get("uvloop") or {}).get(size) or {}).get("records_per_s")
-    aio = ((metrics.get("asyncio") or {}).get(size) or {}).get("records_per_s")
+    uv = ((metrics.get("uvloop") or {}).get(size) or {}).get(figure)
+    aio = ((metrics.get("asyncio") or {}).get(size) or {}).get(figure)
     value = ratio(uv, aio)
-    what = f"records/s draining the {size} backlog"
+    what = f"{what} draining the {size} backlog"
     if value is None:
         return None, f"{what}: a figure is missing on one loop"
     return value, f"{what}: pyconnect on uvloop / pyconnect on asyncio"
@@ -171,7 +179,7 @@ def compute_ratios(scenarios: Mapping[str, Any]) -> tuple[dict[str, float | None
     }
     for name in RATIO_DIRECTIONS:
         if name in EVENT_LOOP_RATIOS:
-            ratios[name], notes[name] = _event_loop_ratio(scenarios, EVENT_LOOP_RATIOS[name])
+            ratios[name], notes[name] = _event_loop_ratio(scenarios, name)
             continue
         if name == "p99_latency":
             scenario = "latency"
@@ -318,7 +326,8 @@ def render_markdown(results: Mapping[str, Any], chart_name: str | None = "chart.
     out.append("## Ratios")
     out.append("")
     out.append(
-        "pyconnect / Java, but `uvloop_vs_asyncio_*`: pyconnect on uvloop / pyconnect on asyncio's loop."
+        "pyconnect / Java, but `uvloop_vs_asyncio_*`: pyconnect on uvloop / pyconnect on asyncio's loop "
+        "(records/s, and with `cpu` CPU-seconds per record)."
     )
     out.append("")
     rows = []
@@ -655,14 +664,11 @@ def _event_loop_section(scenario: Mapping[str, Any] | None, ratios: Mapping[str,
     lines += _table(
         ["records", "event loop", "records/s", "MB/s", "CPU-s / M records", "records/s of each drain"], rows
     )
-    parts = []
-    for name, size in EVENT_LOOP_RATIOS.items():
-        uv = ((metrics.get("uvloop") or {}).get(size) or {}).get("cpu_s_per_million")
-        aio = ((metrics.get("asyncio") or {}).get(size) or {}).get("cpu_s_per_million")
-        parts.append(
-            f"{size.upper()} {_fmt(ratios.get(name), 2)}x the records/s "
-            f"({_fmt(ratio(uv, aio), 2)}x the CPU per record)"
-        )
+    parts = [
+        f"{size.upper()} {_fmt(ratios.get(f'uvloop_vs_asyncio_{size}'), 2)}x the records/s "
+        f"({_fmt(ratios.get(f'uvloop_vs_asyncio_cpu_{size}'), 2)}x the CPU per record)"
+        for size in ("100b", "1kb")
+    ]
     lines += ["uvloop / asyncio: " + "; ".join(parts) + ".", ""]
     return lines
 

@@ -32,6 +32,8 @@ REQUIRED_RATIOS = {
     "control_status",
     "uvloop_vs_asyncio_100b",
     "uvloop_vs_asyncio_1kb",
+    "uvloop_vs_asyncio_cpu_100b",
+    "uvloop_vs_asyncio_cpu_1kb",
 }
 
 
@@ -88,6 +90,11 @@ def test_ratio_directions() -> None:
     for name in ("p99_latency", "rss", "startup", "control_create", "control_status"):
         assert RATIO_DIRECTIONS[name] == "lower"
     assert RATIO_DIRECTIONS["uvloop_vs_asyncio_100b"] == RATIO_DIRECTIONS["uvloop_vs_asyncio_1kb"] == "higher"
+    assert (
+        RATIO_DIRECTIONS["uvloop_vs_asyncio_cpu_100b"]
+        == RATIO_DIRECTIONS["uvloop_vs_asyncio_cpu_1kb"]
+        == "lower"
+    )
     assert better("throughput_100b", 1.2) and not better("throughput_100b", 0.8)
     assert better("p99_latency", 0.8) and not better("p99_latency", 1.2)
 
@@ -225,12 +232,17 @@ def test_ratios_when_both_sides_ran() -> None:
         "control_status": 0.7,
         "uvloop_vs_asyncio_100b": 1.25,
         "uvloop_vs_asyncio_1kb": 1.5,
+        "uvloop_vs_asyncio_cpu_100b": 0.8,
+        "uvloop_vs_asyncio_cpu_1kb": 0.8,
     }
     assert "500 records/s" in results["ratio_notes"]["p99_latency"]
     assert results["ratio_notes"]["uvloop_vs_asyncio_1kb"] == (
         "records/s draining the 1kb backlog: pyconnect on uvloop / pyconnect on asyncio"
     )
     assert results["goals"]["uvloop_vs_asyncio_1kb"] == {"goal": 1.0, "met": True, "factor": 0.67}
+    assert results["ratio_notes"]["uvloop_vs_asyncio_cpu_100b"] == (
+        "CPU-seconds per record draining the 100b backlog: pyconnect on uvloop / pyconnect on asyncio"
+    )
     assert "with 1000 connectors" in results["ratio_notes"]["control_status"]
     assert report.validate_results(results) == []
 
@@ -458,6 +470,7 @@ def test_event_loop_ratio_is_null_with_the_reason_when_a_loop_failed() -> None:
     del scenarios["event_loop"]["systems"]["pyconnect"]["metrics"]["asyncio"]["100b"]
     ratios, notes = report.compute_ratios(scenarios)
     assert ratios["uvloop_vs_asyncio_100b"] is None and ratios["uvloop_vs_asyncio_1kb"] == 1.5
+    assert ratios["uvloop_vs_asyncio_cpu_100b"] is None and ratios["uvloop_vs_asyncio_cpu_1kb"] == 0.8
     assert notes["uvloop_vs_asyncio_100b"].endswith("a figure is missing on one loop")
 
 
