@@ -6,12 +6,16 @@ The results document (``SCHEMA``)::
      "systems": {name: {"available": bool, "reason": str | None, "description": str}},
      "scenarios": {name: {"description", "status", "reason", "systems": {system: {"status", "reason", "metrics"}}}},
      "ratios": {"throughput_100b", "throughput_1kb", "p99_latency", "rss", "startup",
-                "control_create", "control_status": float | null},
+                "control_create", "control_status", "uvloop_vs_asyncio_100b", "uvloop_vs_asyncio_1kb",
+                "uvloop_vs_asyncio_cpu_100b", "uvloop_vs_asyncio_cpu_1kb": float | null},
      "ratio_directions": {...}, "ratio_notes": {name: why the ratio is null, or what it compares},
      "goals": {name: {"goal", "met", "factor"}}, "notes": [str]}
 
 A ratio is pyconnect's figure divided by Java's (the MirrorSourceConnector on a Java Connect worker,
-``JAVA_REFERENCE``); it is null, never estimated, when either side did not run. ``goals`` compares
+``JAVA_REFERENCE``), except ``uvloop_vs_asyncio_<size>`` and ``uvloop_vs_asyncio_cpu_<size>``: the
+records/s and the CPU-seconds per record of pyconnect's worker on uvloop divided by those of its worker
+on asyncio's loop (the ``event_loop`` scenario). A ratio is null, never estimated, when either side did
+not run. ``goals`` compares
 each ratio with its goal (``stats.GOALS``). Raw profiles (``artifacts``) are written beside the JSON.
 """
 
@@ -134,8 +138,34 @@ def _control(
     )
 
 
+EVENT_LOOP_RATIOS: dict[str, tuple[str, str, str]] = {
+    "uvloop_vs_asyncio_100b": ("100b", "records_per_s", "records/s"),
+    "uvloop_vs_asyncio_1kb": ("1kb", "records_per_s", "records/s"),
+    "uvloop_vs_asyncio_cpu_100b": ("100b", "cpu_s_per_million", "CPU-seconds per record"),
+    "uvloop_vs_asyncio_cpu_1kb": ("1kb", "cpu_s_per_million", "CPU-seconds per record"),
+}
+"""The event-loop ratios: (backlog, figure of the combined drains, what the figure is)."""
+
+
+def _event_loop_ratio(scenarios: Mapping[str, Any], name: str) -> tuple[float | None, str]:
+    """Ratio ``name`` of :data:`EVENT_LOOP_RATIOS`, the uvloop worker's figure over the asyncio
+    worker's, and a note saying what it compares or why it is null."""
+    size, figure, what = EVENT_LOOP_RATIOS[name]
+    metrics = _metrics(scenarios, "event_loop", PYCONNECT)
+    if metrics is None:
+        return None, _why_missing(scenarios, "event_loop", PYCONNECT)
+    uv = ((metrics.get("uvloop") or {}).get(size) or {}).get(figure)
+    aio = ((metrics.get("asyncio") or {}).get(size) or {}).get(figure)
+    value = ratio(uv, aio)
+    what = f"{what} draining the {size} backlog"
+    if value is None:
+        return None, f"{what}: a figure is missing on one loop"
+    return value, f"{what}: pyconnect on uvloop / pyconnect on asyncio"
+
+
 def compute_ratios(scenarios: Mapping[str, Any]) -> tuple[dict[str, float | None], dict[str, str]]:
-    """The ``ratios`` object (pyconnect / Java) and a note per ratio: what it compares or why it is null."""
+    """The ``ratios`` object (pyconnect / Java, and uvloop / asyncio) and a note per ratio: what it
+    compares or why it is null."""
     ratios: dict[str, float | None] = {}
     notes: dict[str, str] = {}
     simple = {
@@ -148,6 +178,9 @@ def compute_ratios(scenarios: Mapping[str, Any]) -> tuple[dict[str, float | None
         ),
     }
     for name in RATIO_DIRECTIONS:
+        if name in EVENT_LOOP_RATIOS:
+            ratios[name], notes[name] = _event_loop_ratio(scenarios, name)
+            continue
         if name == "p99_latency":
             scenario = "latency"
         elif name in CONTROL_FIGURES:
@@ -290,7 +323,12 @@ def render_markdown(results: Mapping[str, Any], chart_name: str | None = "chart.
     for note in results.get("notes", []):
         out.append(f"> {note}")
         out.append("")
-    out.append("## pyconnect / Java ratios")
+    out.append("## Ratios")
+    out.append("")
+    out.append(
+        "pyconnect / Java, but `uvloop_vs_asyncio_*`: pyconnect on uvloop / pyconnect on asyncio's loop "
+        "(records/s, and with `cpu` CPU-seconds per record)."
+    )
     out.append("")
     rows = []
     for name, direction in results.get("ratio_directions", RATIO_DIRECTIONS).items():
@@ -323,6 +361,7 @@ def render_markdown(results: Mapping[str, Any], chart_name: str | None = "chart.
             ],
         )
     out += _scale_out_section(scenarios.get("scale_out"), scenarios.get("throughput"))
+    out += _event_loop_section(scenarios.get("event_loop"), results.get("ratios") or {})
     out += _latency_section(scenarios.get("latency"))
     out += _section(
         scenarios.get("resources"),
@@ -593,6 +632,44 @@ def _scale_out_section(scenario: Mapping[str, Any] | None, throughput: Mapping[s
     )
     if fleet.get("peak_rss_mb_total") is not None:
         lines += [f"Peak RSS of the fleet, both workers together: {_fmt(fleet['peak_rss_mb_total'])} MB.", ""]
+    return lines
+
+
+def _event_loop_section(scenario: Mapping[str, Any] | None, ratios: Mapping[str, Any]) -> list[str]:
+    """pyconnect's drains on uvloop and on asyncio's loop side by side, and the line with their ratio."""
+    if scenario is None:
+        return []
+    lines = _header(scenario, "Event loop: pyconnect on uvloop vs asyncio's loop")
+    entry = (scenario.get("systems") or {}).get(PYCONNECT)
+    if not entry:
+        return lines
+    if entry.get("status") != "ok":
+        return [*lines, f"Status: **{entry.get('status')}**: {entry.get('reason')}", ""]
+    metrics = entry.get("metrics") or {}
+    rows = []
+    for size in ("100b", "1kb"):
+        for loop in ("uvloop", "asyncio"):
+            m = (metrics.get(loop) or {}).get(size) or {}
+            each = " / ".join(_fmt(r.get("records_per_s")) for r in m.get("rounds") or []) or "n/a"
+            rows.append(
+                [
+                    size.upper(),
+                    loop,
+                    _fmt(m.get("records_per_s")),
+                    _fmt(m.get("mb_per_s"), 2),
+                    _fmt(m.get("cpu_s_per_million")),
+                    each,
+                ]
+            )
+    lines += _table(
+        ["records", "event loop", "records/s", "MB/s", "CPU-s / M records", "records/s of each drain"], rows
+    )
+    parts = [
+        f"{size.upper()} {_fmt(ratios.get(f'uvloop_vs_asyncio_{size}'), 2)}x the records/s "
+        f"({_fmt(ratios.get(f'uvloop_vs_asyncio_cpu_{size}'), 2)}x the CPU per record)"
+        for size in ("100b", "1kb")
+    ]
+    lines += ["uvloop / asyncio: " + "; ".join(parts) + ".", ""]
     return lines
 
 

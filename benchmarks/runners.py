@@ -11,11 +11,14 @@
 
 Each system mirrors under its own source alias, so the same source topic lands in a different
 target topic per system (``<alias>.<topic>``). Workers group on the target cluster. Every process is
-started with ``die_with_parent`` and stopped by PID.
+started with ``die_with_parent`` and stopped by PID. pyconnect workers run on the event loop
+``make_workers`` is given (``uvloop`` or ``asyncio``), else on the default (uvloop);
+:func:`event_loop_of` reads from a worker's ``/metrics`` which loop it really runs on.
 """
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -36,6 +39,9 @@ JAVA_HEAP = "512m"
 ALIASES = {"java-connect": "jc", "java-dedicated": "jd", "pyconnect": "py"}
 PROFILE_ALIAS = "pp"
 SCALE_OUT_ALIAS = "s2"
+EVENT_LOOP_ALIASES = {"uvloop": "lu", "asyncio": "la"}
+"""The source alias each pyconnect worker of the event-loop scenario mirrors under."""
+_EVENT_LOOP_INFO = re.compile(r'^python_eventloop_info\{[^}]*implementation="([^"]+)"', re.MULTILINE)
 
 
 def pyconnect_mirror_available() -> tuple[bool, str | None]:
@@ -149,12 +155,23 @@ def mm2_properties(source: str, target: str, topics: Sequence[str], tasks_max: i
 
 
 def make_workers(
-    system: str, target: str, base: Path, count: int, extra: Mapping[str, object] | None = None
+    system: str,
+    target: str,
+    base: Path,
+    count: int,
+    extra: Mapping[str, object] | None = None,
+    *,
+    event_loop: str | None = None,
 ) -> list[ConnectWorkerProcess]:
-    """``count`` workers of one fresh Connect cluster grouped on ``target``, not started yet."""
+    """``count`` workers of one fresh Connect cluster grouped on ``target``, not started yet; pyconnect
+    workers run on ``event_loop`` (``uvloop`` or ``asyncio``; None: the default)."""
     group = f"bench-{system}-{uuid.uuid4().hex[:6]}"
     cls: Any = JavaConnectWorker if system == "java-connect" else PyconnectWorker
     kwargs: dict[str, Any] = {"heap": JAVA_HEAP} if system == "java-connect" else {}
+    if event_loop is not None:
+        if system != "pyconnect":
+            raise ValueError(f"{system} has no event loop to choose")
+        kwargs["event_loop"] = event_loop
     return [
         cls(
             target,
@@ -178,6 +195,14 @@ def make_dedicated(
         heap=JAVA_HEAP,
         die_with_parent=True,
     )
+
+
+def event_loop_of(worker: ConnectWorkerProcess) -> str | None:
+    """The event loop a pyconnect worker runs on, from ``python_eventloop_info`` on its ``/metrics``;
+    None when the worker does not expose it (a Java worker)."""
+    status, body = worker.rest("GET", "/metrics", timeout=10)
+    found = _EVENT_LOOP_INFO.search(body) if status == 200 and isinstance(body, str) else None
+    return found.group(1) if found else None
 
 
 def create_connector(worker: ConnectWorkerProcess, name: str, config: Mapping[str, str]) -> None:

@@ -14,6 +14,9 @@ physical limit is measured on separate topics; then each system in turn runs
   and pyconnect's runs even when its MirrorSourceConnector is unavailable: it uses
   VerifiableSourceConnector).
 
+pyconnect's single-worker session is followed by the *event-loop* drains: one fresh worker on uvloop
+and one on asyncio's loop drain the same backlogs again, in turn and for several rounds
+(``Bench._event_loops``).
 pyconnect's single-worker session ends with the *profile*: the backlogs drained once more under
 another alias with py-spy attached (``benchmarks.profiler``), after the peak RSS is taken, so the
 measured figures are not perturbed. The folded stacks are kept in ``artifacts`` (file name -> text)
@@ -35,7 +38,7 @@ from typing import Any
 from benchmarks import checkpoint_lag, control_plane, perftools, profiler, runners, workload
 from benchmarks.procstats import RssSampler, rss_mb, total_cpu_seconds
 from benchmarks.settings import BenchSettings
-from benchmarks.stats import cpu_seconds_per_million, latency_summary, rate
+from benchmarks.stats import combine_drains, cpu_seconds_per_million, latency_summary, rate
 from pyconnect.testing.connect_worker import ConnectWorkerProcess, group_leader_url
 from pyconnect.testing.distribution import KafkaDistribution
 from pyconnect.testing.kafka import KafkaCluster, start_clusters, stop_clusters
@@ -84,6 +87,13 @@ DESCRIPTIONS = {
     "RUNNING; restart = POST /connectors/<c>/restart (the connector only) for every connector; delete = DELETE "
     "for every connector, all gone = until every worker lists none. A write answered 409 or 5xx is retried "
     "(counted) and its time is part of the phase.",
+    "event_loop": "pyconnect only: two fresh workers, one on uvloop (the default) and one on asyncio's own loop "
+    "(--event-loop asyncio), each checked on its /metrics to run the loop it was given, drain the throughput "
+    "backlogs again under an alias per loop and round: for each backlog one worker after the other (which loop "
+    "goes first alternates from round to round), for the number of rounds in the settings. "
+    "Each drain is measured as in the throughput scenario; a loop's records/s are its measured records over its "
+    "summed measured windows, its CPU per record over the same records. The ratios uvloop_vs_asyncio_<size> "
+    "divide the uvloop worker's records/s by the asyncio worker's.",
     "profile": "pyconnect's worker drains the throughput backlogs once more (under another alias, after the measured "
     "drains) with py-spy attached (sampling at the rate in the settings, idle samples excluded, frames per "
     "function): shares are of the worker's CPU samples from connector creation to the last record. The folded "
@@ -162,13 +172,13 @@ class Bench:
     def _prepare(self) -> None:
         p = self.s.partitions
         sources = []
-        if self.wants("throughput", "resources", "startup", "latency", "profile", "scale_out"):
+        if self.wants("throughput", "resources", "startup", "latency", "profile", "scale_out", "event_loop"):
             sources += [f"bench-tp-{size}" for size in self.s.backlog]
             sources.append("bench-startup")
         workload.create_topics(self.a, sources, p)
         targets = [runners.remote_topic(sys, t) for sys in self.system_names for t in sources]
         workload.create_topics(self.b, targets, p)
-        if self.wants("throughput", "resources", "profile", "scale_out"):
+        if self.wants("throughput", "resources", "profile", "scale_out", "event_loop"):
             for size, n in self.s.backlog.items():
                 log.info("writing the %s backlog: %d records", size, n)
                 perftools.produce(
@@ -226,7 +236,7 @@ class Bench:
         if system != "java-dedicated":
             scenario_names += ["latency", "failover", "checkpoint_lag"]
         if system == "pyconnect":
-            scenario_names += ["profile", "scale_out"]
+            scenario_names += ["profile", "scale_out", "event_loop"]
         if not available:
             for name in scenario_names:
                 self.put(name, system, "unavailable", reason=reason)
@@ -244,6 +254,8 @@ class Bench:
             system == "pyconnect" and self.wants("profile")
         ):
             self._single_worker(system)
+        if system == "pyconnect" and self.wants("event_loop"):
+            self._event_loops(system)
         if self.wants("failover", "resources"):
             self._fleet(system)
         if self.wants("checkpoint_lag"):
@@ -295,6 +307,8 @@ class Bench:
             current = "throughput"
             if self.wants("throughput", "resources"):
                 tp: dict[str, Any] = {}
+                if system == "pyconnect":
+                    tp["event_loop"] = runners.event_loop_of(worker)
                 for size, n in self.s.backlog.items():
                     topic = f"bench-tp-{size}"
                     name = f"bench-tp-{size}"
@@ -454,6 +468,76 @@ class Bench:
         except Exception as exc:
             log.exception("%s profile failed", system)
             self.put("profile", system, "failed", metrics if metrics["sizes"] else None, _short(exc))
+
+    # ---- event loops: the same drains on uvloop and on asyncio's loop ------------------------------
+
+    def _event_loops(self, system: str) -> None:
+        """One fresh worker per loop of ``EVENT_LOOP_ALIASES``; each backlog drained by both in turn,
+        ``event_loop_rounds`` times; which loop drains a backlog first alternates from round to round
+        (and from backlog to backlog within a round)."""
+        loops = list(runners.EVENT_LOOP_ALIASES)
+        workers = {
+            loop: runners.make_workers(
+                system, self.b, self.work_dir / "event-loop" / loop, 1, event_loop=loop
+            )[0]
+            for loop in loops
+        }
+        metrics: dict[str, Any] = {loop: {"alias": runners.EVENT_LOOP_ALIASES[loop]} for loop in loops}
+        metrics["rounds"] = self.s.event_loop_rounds
+        drains: dict[str, dict[str, list[dict[str, Any]]]] = {loop: {} for loop in loops}
+        try:
+            for worker in workers.values():
+                worker.start()
+            for loop, worker in workers.items():
+                worker.wait_ready(READY_TIMEOUT_S)
+                running = runners.event_loop_of(worker)
+                if running != loop:
+                    raise RuntimeError(f"the worker started with --event-loop {loop} runs on {running}")
+                metrics[loop]["event_loop"] = running
+            for round_ in range(self.s.event_loop_rounds):
+                for index, (size, n) in enumerate(self.s.backlog.items()):
+                    topic = f"bench-tp-{size}"
+                    order = loops if (round_ + index) % 2 == 0 else loops[::-1]
+                    for loop in order:
+                        worker = workers[loop]
+                        alias = f"{runners.EVENT_LOOP_ALIASES[loop]}{round_}"
+                        target, name = f"{alias}.{topic}", f"bench-loop-{alias}-{size}"
+                        workload.create_topics(self.b, [target], self.s.partitions)
+                        t_create = time.monotonic()
+                        runners.create_connector(
+                            worker,
+                            name,
+                            runners.connector_config(
+                                system, self.a, self.b, [topic], self.s.tasks_max, alias=alias
+                            ),
+                        )
+                        drained = _drain(
+                            _pids_of(worker),
+                            self.b,
+                            target,
+                            n,
+                            self.s.record_size[size],
+                            t_create,
+                            self.s.drain_timeout_s,
+                            worker.check_alive,
+                        )
+                        drained["first_of_pair"] = loop == order[0]
+                        drains[loop].setdefault(size, []).append(drained)
+                        log.info(
+                            "%s on %s, %s backlog, round %d: %s", system, loop, size, round_ + 1, drained
+                        )
+                        runners.delete_connector(worker, name)
+            for loop in loops:
+                for size, runs in drains[loop].items():
+                    metrics[loop][size] = combine_drains(runs, self.s.record_size[size])
+            self.put("event_loop", system, "ok", metrics)
+        except Exception as exc:
+            log.exception("%s event-loop drains failed", system)
+            tails = "; ".join(f"{loop}: {w.log_tail(4)}" for loop, w in workers.items())
+            self.put("event_loop", system, "failed", reason=f"{_short(exc)}; log tails: {tails}"[:1500])
+        finally:
+            for worker in workers.values():
+                worker.stop(20)
 
     # ---- checkpoint lag ------------------------------------------------------------------------
 

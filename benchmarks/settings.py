@@ -2,7 +2,8 @@
 
 Checkpoint lag: ``checkpoint_samples`` commits, each after ``checkpoint_records_per_sample`` new
 records, with the emit and group-offset sync intervals given to both systems' checkpoint connectors.
-Profile: py-spy's sampling rate. Control plane: a fresh fleet of ``control_plane_workers`` per size in
+Profile: py-spy's sampling rate. Event loop: how many times each loop's worker drains each backlog
+(``event_loop_rounds``; the quick backlogs drain in seconds, so they are drained more often). Control plane: a fresh fleet of ``control_plane_workers`` per size in
 ``control_plane_sizes`` (connectors), ``control_plane_concurrency`` REST writes in flight, each
 listing GET repeated ``control_plane_repeats`` times, every phase bounded by
 ``control_plane_phase_timeout_s``.
@@ -22,6 +23,7 @@ SCENARIOS = (
     "failover",
     "checkpoint_lag",
     "scale_out",
+    "event_loop",
     "profile",
     "control_plane",
 )
@@ -54,6 +56,7 @@ class BenchSettings:
     sync_group_offsets_interval_s: int = 1
     profile_rate_hz: int = 100
     scale_out_workers: int = 2
+    event_loop_rounds: int = 2
     control_plane_sizes: tuple[int, ...] = (300, 1000)
     control_plane_workers: int = 3
     control_plane_concurrency: int = 8
@@ -76,6 +79,7 @@ def quick() -> BenchSettings:
         idle_window_s=10.0,
         drain_timeout_s=240.0,
         checkpoint_samples=8,
+        event_loop_rounds=4,
         control_plane_sizes=(100,),
         control_plane_repeats=10,
         control_plane_phase_timeout_s=300.0,

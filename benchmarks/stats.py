@@ -6,9 +6,12 @@ No I/O and no clock here, so every figure the report prints can be checked by a 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
-# Direction of each ratio in ``results.json``'s top-level ``ratios`` (pyconnect divided by Java).
+# Direction of each ratio in ``results.json``'s top-level ``ratios``: pyconnect divided by Java, but for
+# ``uvloop_vs_asyncio_<size>`` (records/s) and ``uvloop_vs_asyncio_cpu_<size>`` (CPU-seconds per record),
+# pyconnect on uvloop divided by pyconnect on asyncio's loop.
 HIGHER_IS_BETTER = "higher"
 LOWER_IS_BETTER = "lower"
 RATIO_DIRECTIONS: dict[str, str] = {
@@ -19,10 +22,15 @@ RATIO_DIRECTIONS: dict[str, str] = {
     "startup": LOWER_IS_BETTER,
     "control_create": LOWER_IS_BETTER,
     "control_status": LOWER_IS_BETTER,
+    "uvloop_vs_asyncio_100b": HIGHER_IS_BETTER,
+    "uvloop_vs_asyncio_1kb": HIGHER_IS_BETTER,
+    "uvloop_vs_asyncio_cpu_100b": LOWER_IS_BETTER,
+    "uvloop_vs_asyncio_cpu_1kb": LOWER_IS_BETTER,
 }
 
 # The goals set for each ratio: pyconnect / Java at least this (higher is better) or at most this
-# (lower is better). The report says for each whether it is met and, if not, by what factor.
+# (lower is better); uvloop, the default loop, must drain at least as fast as asyncio's loop and spend
+# no more CPU per record. The report says for each whether it is met and, if not, by what factor.
 GOALS: dict[str, float] = {
     "throughput_100b": 1.0,
     "throughput_1kb": 1.5,
@@ -31,6 +39,10 @@ GOALS: dict[str, float] = {
     "startup": 0.2,
     "control_create": 1.0,
     "control_status": 1.0,
+    "uvloop_vs_asyncio_100b": 1.0,
+    "uvloop_vs_asyncio_1kb": 1.0,
+    "uvloop_vs_asyncio_cpu_100b": 1.0,
+    "uvloop_vs_asyncio_cpu_1kb": 1.0,
 }
 
 
@@ -100,6 +112,35 @@ def cpu_seconds_per_million(cpu_seconds: float, records: int) -> float | None:
     if records <= 0:
         return None
     return cpu_seconds * 1_000_000 / records
+
+
+def combine_drains(drains: Sequence[Mapping[str, Any]], record_size: int) -> dict[str, Any]:
+    """Several drains of one backlog as one: records/s over the summed measured windows, CPU per record
+    over the summed records, and each drain's own figures under ``rounds``.
+
+    Each drain is a throughput figure (``measured_records``, ``measured_window_s``, ``cpu_s_per_million``
+    or None). A missing CPU figure makes the combined one None; no drain is an error.
+    """
+    if not drains:
+        raise ValueError("no drains to combine")
+    records = sum(int(d["measured_records"]) for d in drains)
+    window = sum(float(d["measured_window_s"]) for d in drains)
+    cpu: float | None = 0.0
+    for drain in drains:
+        each = drain.get("cpu_s_per_million")
+        cpu = (
+            None if cpu is None or each is None else cpu + float(each) * int(drain["measured_records"]) / 1e6
+        )
+    per_s = rate(records, window)
+    per_million = None if cpu is None else cpu_seconds_per_million(cpu, records)
+    return {
+        "records_per_s": None if per_s is None else round(per_s, 1),
+        "mb_per_s": None if per_s is None else round(per_s * record_size / 1e6, 3),
+        "cpu_s_per_million": None if per_million is None else round(per_million, 2),
+        "measured_records": records,
+        "measured_window_s": round(window, 3),
+        "rounds": [dict(d) for d in drains],
+    }
 
 
 def ratio(pyconnect: float | None, java: float | None) -> float | None:

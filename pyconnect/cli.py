@@ -26,6 +26,10 @@ finds missing records or violations.
 ``pyconnect offsets translate --group G --from A --to B (--config mm2.properties | --bootstrap ...)``
 prints the failover plan of group G from the checkpoints on B, and with ``--execute`` commits it there
 (see connectors.mirror.offsets.failover). Exit codes: 1 error (one line), 3 refused (G has members on B).
+
+Every command but ``audit`` runs on uvloop unless ``--event-loop asyncio`` or
+``PYCONNECT_EVENT_LOOP=asyncio`` asks for asyncio's own loop (see pyconnect.event_loop); another name
+is a one-line error and exit code 2.
 """
 
 from __future__ import annotations
@@ -41,12 +45,23 @@ import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from pyconnect import COMPATIBLE_KAFKA_VERSION, __version__
+from pyconnect import COMPATIBLE_KAFKA_VERSION, __version__, event_loop
 from pyconnect.errors import ConfigError, ConnectError
 from pyconnect.log_guard import configure_logging
 
 if TYPE_CHECKING:
     from pyconnect.protocol.internal_records import TargetState
+
+EXIT_USAGE = 2
+
+
+def add_event_loop_option(parser: argparse.ArgumentParser) -> None:
+    """``--event-loop``: the loop the command runs on (checked by ``pyconnect.event_loop.requested_loop``)."""
+    parser.add_argument(
+        "--event-loop",
+        metavar="{uvloop,asyncio}",
+        help=f"event loop to run on (default: ${event_loop.ENVIRONMENT_VARIABLE}, else {event_loop.DEFAULT})",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -67,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     distributed.add_argument("worker_properties", help="worker config in Java .properties format")
     distributed.add_argument("--log-level", default="INFO", help="root log level (default INFO)")
+    add_event_loop_option(distributed)
     standalone = sub.add_parser(
         "standalone",
         help="run a standalone worker (the connect-standalone.sh equivalent)",
@@ -77,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
         "connector_configs", nargs="*", help="connector configs: .properties or JSON files"
     )
     standalone.add_argument("--log-level", default="INFO", help="root log level (default INFO)")
+    add_event_loop_option(standalone)
     mirror_maker = sub.add_parser(
         "mirror-maker",
         help="run MirrorMaker 2 in dedicated mode (the connect-mirror-maker.sh equivalent)",
@@ -91,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="target cluster aliases this node serves (default: every cluster of the file)",
     )
     mirror_maker.add_argument("--log-level", default="INFO", help="root log level (default INFO)")
+    add_event_loop_option(mirror_maker)
     add_offsets_parser(sub)
     from spark_analytics.audit_cli import add_audit_parser
 
@@ -143,9 +161,10 @@ def add_offsets_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         "--timeout", type=float, default=30.0, help="seconds allowed for each cluster call (default 30)"
     )
     translate.add_argument("--log-level", default="WARNING", help="root log level (default WARNING)")
+    add_event_loop_option(translate)
 
 
-def run_offsets(args: argparse.Namespace) -> int:
+def run_offsets(args: argparse.Namespace, loop: str) -> int:
     from connectors.mirror.offsets import failover
 
     if args.log_level.upper() != "DEBUG":
@@ -161,7 +180,7 @@ def run_offsets(args: argparse.Namespace) -> int:
             request = failover.request_from_bootstrap(
                 args.bootstrap, args.group, args.source, args.target, args.timeout, args.offset_syncs_location
             )
-        return asyncio.run(
+        return event_loop.run(
             failover.run_translate(
                 request,
                 execute=args.execute,
@@ -169,7 +188,8 @@ def run_offsets(args: argparse.Namespace) -> int:
                 export=args.export,
                 stdout=sys.stdout,
                 stderr=sys.stderr,
-            )
+            ),
+            loop,
         )
     except failover.FailoverRefused as exc:
         print(f"pyconnect: {exc}".splitlines()[0], file=sys.stderr)
@@ -351,18 +371,23 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     configure_logging(args.log_level)
-    if args.command == "offsets":
-        return run_offsets(args)
     if args.command == "audit":
         from spark_analytics.audit_cli import run_audit
 
         return run_audit(args)
     try:
+        loop = event_loop.requested_loop(args.event_loop)
+    except event_loop.EventLoopChoiceError as exc:
+        print(f"pyconnect: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.command == "offsets":
+        return run_offsets(args, loop)
+    try:
         if args.command == "mirror-maker":
-            return asyncio.run(run_mirror_maker(args.mm2_properties, args.clusters))
+            return event_loop.run(run_mirror_maker(args.mm2_properties, args.clusters), loop)
         if args.command == "standalone":
-            return asyncio.run(run_standalone(args.worker_properties, list(args.connector_configs)))
-        return asyncio.run(run_distributed(args.worker_properties))
+            return event_loop.run(run_standalone(args.worker_properties, list(args.connector_configs)), loop)
+        return event_loop.run(run_distributed(args.worker_properties), loop)
     except (ConnectorCreationError, StartFailed) as exc:
         print(f"pyconnect: {exc}".splitlines()[0], file=sys.stderr)
         return 3

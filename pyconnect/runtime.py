@@ -39,7 +39,7 @@ from pyconnect.kafka.clients import create_admin
 from pyconnect.kafka.group_member import ConnectGroupMember
 from pyconnect.kafka.topics import kafka_cluster_id
 from pyconnect.metrics.connect import ConnectMetrics
-from pyconnect.metrics.process import EventLoopLag, process_samples
+from pyconnect.metrics.process import EventLoopLag, event_loop_samples, process_samples
 from pyconnect.metrics.prometheus import PrometheusExposition
 from pyconnect.metrics.registry import MetricsHub
 from pyconnect.protocol.internal_records import TargetState
@@ -75,13 +75,16 @@ def rest_server(cfg: WorkerConfig) -> RestServer:
 class WorkerMetricsEndpoint:
     """The metrics of one worker process: the hub its registries live in, the event-loop lag sampler,
     and the Prometheus exposition ``GET /metrics`` serves (Strimzi's Connect rules plus its MirrorMaker 2
-    rules for the mirror tasks' ``kafka.connect.mirror`` metrics, then process and event-loop series). ``start``/``stop`` run the lag sampler (idempotent)."""
+    rules for the mirror tasks' ``kafka.connect.mirror`` metrics, then process and event-loop series,
+    ``python_eventloop_info`` naming the loop). ``start``/``stop`` run the lag sampler (idempotent)."""
 
     def __init__(self, cfg: WorkerConfig, rest: RestServer) -> None:
         self.hub: MetricsHub = metrics_hub(cfg)
         self.event_loop_lag = EventLoopLag()
         self.exposition = PrometheusExposition(
-            self.hub, "worker", collectors=(process_samples, self.event_loop_lag.samples)
+            self.hub,
+            "worker",
+            collectors=(process_samples, event_loop_samples, self.event_loop_lag.samples),
         )
         rest.serve_metrics(self.exposition.render)
 

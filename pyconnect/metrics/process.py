@@ -6,6 +6,9 @@
 ``process_start_time_seconds`` (since the Unix epoch), ``process_open_fds``, ``process_max_fds``, and
 ``python_info`` as the Python client labels it.
 
+:func:`event_loop_samples` says which event loop runs the process (see pyconnect.event_loop):
+``python_eventloop_info{implementation="uvloop"|"asyncio", version=...} 1``.
+
 :class:`EventLoopLag` measures how late the event loop runs a callback scheduled ``interval_s`` ahead
 (the Node.js client's ``nodejs_eventloop_lag_seconds``, here ``python_eventloop_lag_seconds``: the
 last lag measured) and keeps the largest lag since the previous scrape
@@ -21,6 +24,7 @@ import platform
 import resource
 from collections.abc import Callable
 
+from pyconnect.event_loop import loop_name, loop_version
 from pyconnect.metrics.prometheus import COUNTER, GAUGE, Sample
 
 _PROC = "/proc/self"
@@ -123,6 +127,24 @@ def process_samples(proc: str = _PROC) -> list[Sample]:
         )
     )
     return samples
+
+
+def event_loop_samples() -> list[Sample]:
+    """``python_eventloop_info`` for the loop running the caller; no sample outside a running loop."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return []
+    name = loop_name(loop)
+    return [
+        Sample(
+            "python_eventloop_info",
+            (("implementation", name), ("version", loop_version(name))),
+            1.0,
+            GAUGE,
+            "The event loop this process runs on (uvloop or asyncio) and its version.",
+        )
+    ]
 
 
 class EventLoopLag:

@@ -5,7 +5,8 @@ fields: ``config`` as a path or a mapping rendered to ``<work_dir>/mm2.propertie
 ``clusters`` for ``--clusters``, ``die_with_parent``), owned by PID; this one is tagged by its config
 path (an argument of its command line). ``stop()`` is SIGTERM (herders commit offsets and leave their
 groups) with SIGKILL after a bound, ``kill()`` is kill -9. ``start()`` after a stop or kill starts it
-again with the same file.
+again with the same file. ``event_loop`` (``uvloop`` or ``asyncio``) becomes ``--event-loop``; without
+it the process runs on what ``PYCONNECT_EVENT_LOOP`` says, else uvloop.
 
 Dedicated mode has no public REST API, so readiness comes from the log: :meth:`wait_started` returns
 once this run logged ``Kafka MirrorMaker started`` and fails at once, with the log tail, if the process
@@ -28,6 +29,7 @@ _ADVERTISED = re.compile(r"Internal REST server listening; advertised as (\S+)")
 @dataclass
 class PyconnectMirrorMaker(MirrorMakerProcess):
     log_level: str = "INFO"
+    event_loop: str | None = None
 
     label = "pyconnect MirrorMaker"
 
@@ -37,6 +39,8 @@ class PyconnectMirrorMaker(MirrorMakerProcess):
 
     def command(self) -> list[str]:
         args = [sys.executable, "-m", "pyconnect.cli", "mirror-maker", str(self.config_file)]
+        if self.event_loop is not None:
+            args += ["--event-loop", self.event_loop]
         return [*args, "--log-level", self.log_level, *self.cluster_args()]
 
     def launch(self) -> JavaProcess:

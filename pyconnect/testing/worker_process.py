@@ -5,6 +5,8 @@ constructor, ``rest``, ``wait_ready``, ``stop``, ``kill``), so a test can run a 
 mixed one. The process is owned by PID and tagged by its unique ``worker.properties`` path;
 ``kill()`` is kill -9, ``stop()`` SIGTERM (the worker commits offsets and leaves the group) with
 SIGKILL after a bound. ``start()`` after a stop or kill restarts it on the same port and topics.
+``event_loop`` (``uvloop`` or ``asyncio``) becomes ``--event-loop``; without it the worker runs on what
+``PYCONNECT_EVENT_LOOP`` in this process's environment says, else uvloop (see pyconnect.event_loop).
 """
 
 from __future__ import annotations
@@ -18,10 +20,14 @@ from pyconnect.testing.java_process import JavaProcess
 
 @dataclass
 class PyconnectWorker(ConnectWorkerProcess):
+    event_loop: str | None = None
+
     label = "pyconnect worker"
 
     def launch(self) -> JavaProcess:
         command = [sys.executable, "-m", "pyconnect.cli", "distributed", str(self.config_file)]
+        if self.event_loop is not None:
+            command += ["--event-loop", self.event_loop]
         return JavaProcess(
             command,
             self.log_file,

@@ -13,6 +13,7 @@ from benchmarks.perftools import PerfToolError, parse_consumer_output, parse_pro
 from benchmarks.stats import (
     RATIO_DIRECTIONS,
     better,
+    combine_drains,
     cpu_seconds_per_million,
     latency_summary,
     percentile,
@@ -29,6 +30,10 @@ REQUIRED_RATIOS = {
     "startup",
     "control_create",
     "control_status",
+    "uvloop_vs_asyncio_100b",
+    "uvloop_vs_asyncio_1kb",
+    "uvloop_vs_asyncio_cpu_100b",
+    "uvloop_vs_asyncio_cpu_1kb",
 }
 
 
@@ -84,6 +89,12 @@ def test_ratio_directions() -> None:
     assert RATIO_DIRECTIONS["throughput_100b"] == RATIO_DIRECTIONS["throughput_1kb"] == "higher"
     for name in ("p99_latency", "rss", "startup", "control_create", "control_status"):
         assert RATIO_DIRECTIONS[name] == "lower"
+    assert RATIO_DIRECTIONS["uvloop_vs_asyncio_100b"] == RATIO_DIRECTIONS["uvloop_vs_asyncio_1kb"] == "higher"
+    assert (
+        RATIO_DIRECTIONS["uvloop_vs_asyncio_cpu_100b"]
+        == RATIO_DIRECTIONS["uvloop_vs_asyncio_cpu_1kb"]
+        == "lower"
+    )
     assert better("throughput_100b", 1.2) and not better("throughput_100b", 0.8)
     assert better("p99_latency", 0.8) and not better("p99_latency", 1.2)
 
@@ -137,6 +148,33 @@ def _scenarios(py: bool) -> dict[str, Any]:
             _control({300: (40.0, 30.0), 1000: (200.0, 100.0)}),
             _control({300: (10.0, 15.0), 1000: (60.0, 70.0)}),
         ),
+        "event_loop": {
+            "description": "d",
+            "status": "ok",
+            "reason": None,
+            "systems": {"pyconnect": _ok(_loops(25000.0, 20000.0)) if py else _unavailable()},
+        },
+    }
+
+
+def _loops(uvloop_100b: float, asyncio_100b: float) -> dict[str, Any]:
+    """Event-loop metrics: the 100 B rates given, 1 KB at 12,000 and 8,000 records/s, CPU 4 vs 5 s/M."""
+
+    def drains(rate_100b: float, rate_1kb: float, cpu: float) -> dict[str, Any]:
+        return {
+            "100b": {
+                "records_per_s": rate_100b,
+                "mb_per_s": 2.0,
+                "cpu_s_per_million": cpu,
+                "rounds": [{"records_per_s": rate_100b - 100}, {"records_per_s": rate_100b + 100}],
+            },
+            "1kb": {"records_per_s": rate_1kb, "mb_per_s": 12.3, "cpu_s_per_million": cpu * 3},
+        }
+
+    return {
+        "uvloop": {"alias": "lu", "event_loop": "uvloop", **drains(uvloop_100b, 12000.0, 4.0)},
+        "asyncio": {"alias": "la", "event_loop": "asyncio", **drains(asyncio_100b, 8000.0, 5.0)},
+        "rounds": 2,
     }
 
 
@@ -192,8 +230,19 @@ def test_ratios_when_both_sides_ran() -> None:
         "startup": 0.2,
         "control_create": 0.3,
         "control_status": 0.7,
+        "uvloop_vs_asyncio_100b": 1.25,
+        "uvloop_vs_asyncio_1kb": 1.5,
+        "uvloop_vs_asyncio_cpu_100b": 0.8,
+        "uvloop_vs_asyncio_cpu_1kb": 0.8,
     }
     assert "500 records/s" in results["ratio_notes"]["p99_latency"]
+    assert results["ratio_notes"]["uvloop_vs_asyncio_1kb"] == (
+        "records/s draining the 1kb backlog: pyconnect on uvloop / pyconnect on asyncio"
+    )
+    assert results["goals"]["uvloop_vs_asyncio_1kb"] == {"goal": 1.0, "met": True, "factor": 0.67}
+    assert results["ratio_notes"]["uvloop_vs_asyncio_cpu_100b"] == (
+        "CPU-seconds per record draining the 100b backlog: pyconnect on uvloop / pyconnect on asyncio"
+    )
     assert "with 1000 connectors" in results["ratio_notes"]["control_status"]
     assert report.validate_results(results) == []
 
@@ -394,3 +443,80 @@ def test_control_plane_section_lists_each_phase_and_the_ratios_per_count() -> No
 def test_chart_has_a_control_plane_panel_for_the_largest_count() -> None:
     panels = dict((title, values) for title, _, values in report.chart_series(_results(py=True)))
     assert panels["Create 1000 connectors (REST)"] == {"java-connect": 200.0, "pyconnect": 60.0}
+
+
+def test_event_loop_section_sets_both_loops_side_by_side_with_the_ratio_line() -> None:
+    text = report.render_markdown(_results(py=True), chart_name=None)
+    section = text.split("## Event loop: pyconnect on uvloop vs asyncio's loop")[1].split("\n## ")[0]
+    assert "| 100B | uvloop | 25,000 | 2.00 | 4.0 | 24,900 / 25,100 |" in section
+    assert "| 1KB | asyncio | 8,000 | 12.30 | 15.0 | n/a |" in section
+    assert "uvloop / asyncio: 100B 1.25x the records/s (0.80x the CPU per record); 1KB 1.50x" in section
+    assert "| `uvloop_vs_asyncio_100b` | 1.250 | higher is better | at least 1 | yes |" in text
+
+
+def test_event_loop_ratio_is_null_with_the_reason_when_a_loop_failed() -> None:
+    scenarios = _scenarios(py=True)
+    scenarios["event_loop"]["systems"]["pyconnect"] = {
+        "status": "failed",
+        "reason": "RuntimeError: the worker started with --event-loop asyncio runs on uvloop",
+        "metrics": None,
+    }
+    results = _results(py=True, scenarios=scenarios)
+    assert results["ratios"]["uvloop_vs_asyncio_100b"] is None
+    assert "runs on uvloop" in results["ratio_notes"]["uvloop_vs_asyncio_100b"]
+    assert results["ratios"]["throughput_100b"] == 0.5
+    assert report.validate_results(results) == []
+    scenarios["event_loop"]["systems"]["pyconnect"] = _ok(_loops(25000.0, 20000.0))
+    del scenarios["event_loop"]["systems"]["pyconnect"]["metrics"]["asyncio"]["100b"]
+    ratios, notes = report.compute_ratios(scenarios)
+    assert ratios["uvloop_vs_asyncio_100b"] is None and ratios["uvloop_vs_asyncio_1kb"] == 1.5
+    assert ratios["uvloop_vs_asyncio_cpu_100b"] is None and ratios["uvloop_vs_asyncio_cpu_1kb"] == 0.8
+    assert notes["uvloop_vs_asyncio_100b"].endswith("a figure is missing on one loop")
+
+
+class _MetricsWorker:
+    def __init__(self, status: int, body: object) -> None:
+        self.answer = (status, body)
+
+    def rest(
+        self, method: str, path: str, body: object = None, *, timeout: float = 30.0
+    ) -> tuple[int, object]:
+        assert (method, path) == ("GET", "/metrics")
+        return self.answer
+
+
+def test_event_loop_of_reads_the_info_series_of_a_worker() -> None:
+    from benchmarks.runners import event_loop_of
+
+    text = (
+        "# TYPE python_eventloop_lag_seconds gauge\npython_eventloop_lag_seconds 0.001\n"
+        '# TYPE python_eventloop_info gauge\npython_eventloop_info{implementation="asyncio",version="3.11.7"} 1.0\n'
+    )
+    assert event_loop_of(_MetricsWorker(200, text)) == "asyncio"  # type: ignore[arg-type]
+    assert event_loop_of(_MetricsWorker(200, "process_open_fds 12.0\n")) is None  # type: ignore[arg-type]
+    assert event_loop_of(_MetricsWorker(404, {"error_code": 404})) is None  # type: ignore[arg-type]
+
+
+def test_pyconnect_workers_are_launched_on_the_loop_asked_for(tmp_path: Path) -> None:
+    from benchmarks.runners import make_workers
+
+    [worker] = make_workers("pyconnect", "127.0.0.1:9", tmp_path, 1, event_loop="asyncio")
+    command = worker.launch().command
+    assert command[command.index("--event-loop") + 1] == "asyncio"
+    [default] = make_workers("pyconnect", "127.0.0.1:9", tmp_path, 1)
+    assert "--event-loop" not in default.launch().command
+    with pytest.raises(ValueError, match="java-connect has no event loop"):
+        make_workers("java-connect", "127.0.0.1:9", tmp_path, 1, event_loop="asyncio")
+
+
+def test_drains_combine_over_their_summed_windows_and_records() -> None:
+    first = {"measured_records": 300_000, "measured_window_s": 3.0, "cpu_s_per_million": 4.0}
+    second = {"measured_records": 100_000, "measured_window_s": 2.0, "cpu_s_per_million": 8.0}
+    combined = combine_drains([first, second], 100)
+    assert combined["records_per_s"] == 80_000.0  # 400,000 records in 5 s, not the mean of 100k and 50k
+    assert combined["mb_per_s"] == 8.0
+    assert combined["cpu_s_per_million"] == 5.0  # (1.2 + 0.8) CPU-s over 0.4 M records
+    assert combined["rounds"] == [first, second]
+    assert combine_drains([first, {**second, "cpu_s_per_million": None}], 100)["cpu_s_per_million"] is None
+    with pytest.raises(ValueError):
+        combine_drains([], 100)

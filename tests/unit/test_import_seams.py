@@ -1,15 +1,16 @@
 """The import seams of design.md, enforced over the source tree.
 
 - aiokafka is imported only under pyconnect/kafka/, aiohttp only under pyconnect/rest/, pyspark only
-  under spark_analytics/, testcontainers and docker only by the test-cluster backends.
+  under spark_analytics/, uvloop only by pyconnect/event_loop.py, testcontainers and docker only by the
+  test-cluster backends.
 - pyconnect/protocol/, the MM2 record codecs (connectors/mirror/records.py, checkpoint_records.py) and the
   pure offset-translation core (connectors/mirror/offsets/translation.py, sync_writer.py,
   remote_cluster_utils.py) import only the standard library (and the codecs, and the replication policy).
 - the sans-IO herder core (pyconnect/herder/core.py, requests.py, effects.py, backoff.py, signing.py) and
   the config topic's reader state (pyconnect/stores/config_state.py, config_events.py) import only the
   standard library and each other (and the protocol codecs and the error tree).
-- the metrics package (registry, stats, exposition) imports only the standard library, itself and the
-  protocol package (for the status states).
+- the metrics package (registry, stats, exposition) imports only the standard library, itself, the
+  protocol package (for the status states) and pyconnect.event_loop (to name the running loop).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ OWNERS: dict[str, tuple[str, ...]] = {
     "aiokafka": ("pyconnect/kafka/",),
     "aiohttp": ("pyconnect/rest/",),
     "pyspark": ("spark_analytics/",),
+    "uvloop": ("pyconnect/event_loop.py",),
     "testcontainers": ("pyconnect/testing/backends.py",),
     "docker": ("pyconnect/testing/backends.py",),
 }
@@ -65,7 +67,7 @@ STDLIB_ONLY: dict[str, tuple[str, ...]] = {
     "pyconnect/herder/signing.py": ("pyconnect.errors",),
     "pyconnect/herder/core.py": HERDER_CORE,
     "pyconnect/herder/requests.py": HERDER_CORE,
-    "pyconnect/metrics/": ("pyconnect.metrics", "pyconnect.protocol"),
+    "pyconnect/metrics/": ("pyconnect.metrics", "pyconnect.protocol", "pyconnect.event_loop"),
 }
 
 
