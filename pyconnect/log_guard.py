@@ -8,8 +8,8 @@ ERROR drowns an operator's alerting. The contract, for every WARNING-or-above li
   Kafka error marked retriable, a connection or timeout error; or it is one of the Kafka client's own
   connection-retry lines (:data:`RETRY_LINES`). Java's clients log the same conditions at WARN
   ("Connection to node ... could not be established"). ERROR stays for what needs a human.
-- **Bounded repeat.** Lines with the same logger, level, message template and subject (the first
-  argument: the worker, connector, task or broker the line names) are shown once per ``window_s``;
+- **Bounded repeat.** Lines with the same logger, level, subject (the first argument: the worker,
+  connector, task or broker the line names) and text up to its numbers are shown once per ``window_s``;
   the next one shown after the window says how many were held back. Different subjects never hide
   each other.
 - INFO and below pass untouched; nothing is dropped for good (a condition that persists is shown
@@ -21,6 +21,7 @@ ERROR drowns an operator's alerting. The contract, for every WARNING-or-above li
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -43,6 +44,7 @@ RETRY_LINES = (
 )
 """Kafka-client (aiokafka) lines that report a retry in progress."""
 
+_NUMBERS = re.compile(r"\d+(?:\.\d+)?")
 _RETRIABLE_TYPES: tuple[type[BaseException], ...] = (ConnectionError, TimeoutError)
 _RETRIABLE_KAFKA_NAMES = frozenset({"KafkaTimeoutError"})
 """Kafka client errors not marked retriable that still heal by retrying (a request that timed out)."""
@@ -114,10 +116,16 @@ class RepeatGuard(logging.Filter):
 
     @staticmethod
     def _key(record: logging.LogRecord) -> tuple[object, ...]:
+        """What makes two lines "the same": logger, level, the subject (first argument, verbatim) and
+        the text with its numbers blanked (retry delays, counts and offsets change; words do not)."""
         args = record.args if isinstance(record.args, tuple) else ()
         subject = str(args[0]) if args else None
+        try:
+            text = record.getMessage()
+        except Exception:
+            text = str(record.msg)
         exc_type = type(record.exc_info[1]).__name__ if record.exc_info and record.exc_info[1] else None
-        return (record.name, record.levelno, str(record.msg), subject, exc_type)
+        return (record.name, record.levelno, _NUMBERS.sub("#", text), subject, exc_type)
 
 
 def configure_logging(level: str | int, *, aiokafka_level: int = logging.WARNING) -> RepeatGuard:

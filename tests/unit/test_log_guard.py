@@ -87,6 +87,9 @@ def test_a_repeating_line_is_shown_once_per_window_then_with_its_count() -> None
         shown += guard.filter(tick("w1"))
     assert shown == 0, "500 repeats within 50 s: none shown"
     assert guard.filter(tick("w2")), "another subject is never hidden"
+    other_words = record("Task %s: %s the offsets", "w1", "dropping")
+    assert guard.filter(record("Task %s: %s the offsets", "w1", "not committing"))
+    assert guard.filter(other_words), "the same template saying something else is another line"
     clock.now += 11
     again = tick("w1")
     assert guard.filter(again)
