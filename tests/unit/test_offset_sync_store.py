@@ -29,10 +29,12 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from connectors.mirror.checkpoint_records import Checkpoint
+from connectors.mirror.offsets.sync_writer import OffsetSyncWriter, SendDone
 from connectors.mirror.offsets.translation import SYNCS_PER_PARTITION, OffsetSyncStore, SyncPoint, Translation
-from connectors.mirror.records import OffsetSync
+from connectors.mirror.records import OffsetSync, TopicPartition
 
 TP = ("topic1", 2)
+WRITER_TP = TopicPartition(*TP)
 VECTORS = Path(__file__).resolve().parents[1] / "golden" / "mirror_checkpoint" / "java_vectors.json"
 
 
@@ -369,44 +371,31 @@ def test_array_invariants_hold(steps: list[int], first: int) -> None:
 
 @dataclass
 class Writer:
-    """Java ``OffsetSyncWriter`` for one partition, sending every pending sync at once (no loss)."""
+    """One instance of the source task's :class:`OffsetSyncWriter` (the real one) for the partition, each
+    queued sync sent at once; ``lose`` pops one flag per send (``True``: the sync never arrives)."""
 
     lag_max: int
     stream: list[tuple[int, int]]
     lose: list[bool] = field(default_factory=list)
-    prev_up: int = -1
-    prev_down: int = -1
-    last_sync_down: int = -1
-    pending: tuple[int, int] | None = None
-    delayed: tuple[int, int] | None = None
+    writer: OffsetSyncWriter = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.writer = OffsetSyncWriter(self.send, self.lag_max)
+
+    def send(self, sync: OffsetSync, done: SendDone) -> None:
+        if not (self.lose and self.lose.pop()):
+            self.stream.append((sync.upstream_offset, sync.downstream_offset))
+        done(None)
 
     def record(self, up: int, down: int) -> None:
-        triggered = (
-            self.last_sync_down == -1
-            or down - (self.last_sync_down + 1) >= self.lag_max
-            or up - self.prev_up != 1
-            or down < self.prev_down
-        )
-        if triggered:
-            self.last_sync_down = down
-        self.prev_up, self.prev_down = up, down
-        if triggered:
-            self.delayed = None
-            self.pending = (up, down)
-        else:
-            self.delayed = (up, down)
-        self.fire()
-
-    def fire(self) -> None:
-        if self.pending is not None:
-            if not (self.lose and self.lose.pop()):
-                self.stream.append(self.pending)
-            self.pending = None
+        """The record copied from ``up`` was acknowledged at ``down`` (the task's ``commit_record``)."""
+        self.writer.maybe_queue_offset_syncs(WRITER_TP, up, down)
+        self.writer.fire_pending_offset_syncs()
 
     def promote(self) -> None:
-        if self.delayed is not None:
-            self.pending, self.delayed = self.delayed, None
-        self.fire()
+        """A Connect offset commit."""
+        self.writer.promote_delayed_offset_syncs()
+        self.writer.fire_pending_offset_syncs()
 
 
 @dataclass
