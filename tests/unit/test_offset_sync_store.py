@@ -4,11 +4,12 @@
   ``OffsetSyncStore`` driven by ``generate.jsh`` (the ``OffsetSyncStoreTest`` cases plus seeded random
   walks), compared slot by slot and translation by translation; and the offset syncs and checkpoints a
   running Java MirrorMaker 2 wrote (``tests/golden/mm2_records.json``).
-* Property tests model a replicated partition: upstream offsets with holes (compaction, transaction
-  markers), a source task copying records in order and emitting syncs by ``OffsetSyncWriter``'s rules
-  (first record, ``offset.lag.max``, upstream gaps; delayed syncs promoted on offset flush), restarts that
-  resume after the last flushed offset (re-copying records downstream), stale commits that rewind the
-  committed offset (a zombie's), overlapping instances of the task, and EOS markers downstream.
+* Property tests model a replicated partition: upstream offsets with holes (transaction markers, aborted
+  transactions a ``read_committed`` task never sees, compaction), a source task copying records in order
+  and emitting syncs with the real ``OffsetSyncWriter`` (first record, ``offset.lag.max``, both sides of
+  every break; delayed syncs promoted on offset flush), graceful restarts, restarts that resume after the
+  last flushed offset (re-copying records downstream), stale commits that rewind the committed offset (a
+  zombie's), overlapping instances of the task, and EOS markers downstream.
   The safety rule is the first copy: ``F(u)``, the lowest downstream position of a copy of any upstream
   record ``>= u`` (:mod:`connectors.mirror.offsets.translation`). Java's weaker guarantee, the later copy
   (safe only while one instance at a time copies), is checked against the last-copy positions.
