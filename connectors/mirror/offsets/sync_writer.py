@@ -13,9 +13,12 @@ Contract:
   markers, compaction, aborted records under ``read_committed``, records a transform dropped; or a
   downstream step back), the previous record of this writer is synced too, right before it: its delayed
   sync is queued instead of dropped, or its promoted unsent sync stays queued. The two syncs then lie
-  one downstream offset apart with the hole between them, which proves where the hole is: exact
-  translation (:mod:`connectors.mirror.offsets.translation`) answers the true position for every
-  offset of the hole and of the run before it, and Java's ``+1`` rule is exact there too.
+  one downstream offset apart (unless the target adds transaction markers) with the hole between them,
+  which proves where the hole is: exact translation (:mod:`connectors.mirror.offsets.translation`)
+  answers the true position for every offset of the hole and of the run before it, and Java's ``+1``
+  rule does for the hole while its array still holds the record before it. A new writer has no
+  previous record: the one before it synced its last record at its final offset commit, if it stopped
+  gracefully.
 * :meth:`promote_delayed_offset_syncs` (each Connect offset commit) queues every delayed sync
   (KAFKA-15906: idle partitions still translate to their end).
 * :meth:`fire_pending_offset_syncs` hands queued syncs, oldest first, to ``send`` while fewer than
