@@ -184,8 +184,8 @@ class OffsetSyncWriter:
         previous_delayed = self.delayed.pop(topic_partition, None) is not None
         down = base
         for up in upstream_offsets:
-            breaks = prev_up != -1 and (up - prev_up != 1 or down < prev_down)
-            if last_sync == -1 or down - (last_sync + 1) >= lag or breaks:
+            if last_sync == -1 or down - (last_sync + 1) >= lag or up - prev_up != 1 or down < prev_down:
+                breaks = prev_up != -1 and (up - prev_up != 1 or down < prev_down)
                 last_sync = down
                 if breaks and previous_delayed:
                     self._enqueue(
