@@ -1,5 +1,6 @@
 """OffsetSyncWriter follows Java's rules (triggers, pending/delayed queues, the outstanding-send bound), except
-that an unsent triggered sync is never replaced below the per-partition bound."""
+that an unsent triggered sync is never replaced below the per-partition bound and a break in the copy (an
+upstream gap, a downstream step back) is synced on both sides."""
 
 from __future__ import annotations
 
@@ -102,47 +103,75 @@ def test_lag_zero_syncs_every_record() -> None:
     assert [s.upstream_offset for s in sender.sent] == [0, 1, 2, 3, 4]
 
 
-def test_upstream_gap_and_downstream_rewind_trigger() -> None:
+def test_upstream_gap_and_downstream_rewind_trigger_and_are_synced_on_both_sides() -> None:
     w, sender = writer(100, auto=True)
-    for up, down in ((0, 0), (1, 1), (5, 2), (6, 3), (7, 1), (8, 2)):
+    for up, down in ((0, 0), (1, 1), (5, 2), (6, 3), (7, 1), (8, 2), (10, 3)):
         w.maybe_queue_offset_syncs(TP, up, down)
         w.fire_pending_offset_syncs()
-    assert [(s.upstream_offset, s.downstream_offset) for s in sender.sent] == [(0, 0), (5, 2), (7, 1)]
-    assert w.delayed[TP] == OffsetSync("topic", 0, 8, 2)
+    # Java sends (0, 0), (5, 2), (7, 1), (10, 3); the record before each break is synced right before it
+    assert [(s.upstream_offset, s.downstream_offset) for s in sender.sent] == [
+        (0, 0),
+        (1, 1),
+        (5, 2),
+        (6, 3),
+        (7, 1),
+        (8, 2),
+        (10, 3),
+    ]
+    assert TP not in w.delayed
+    w.maybe_queue_offset_syncs(TP, 12, 4)  # the previous record was synced already: nothing extra
+    w.fire_pending_offset_syncs()
+    assert [s.upstream_offset for s in sender.sent[7:]] == [12]
 
 
-def test_a_triggered_sync_queues_behind_an_unsent_one_and_drops_the_delayed_one() -> None:
+def test_a_triggered_sync_queues_behind_an_unsent_one_and_the_delayed_one_before_a_gap() -> None:
     w, sender = writer(100, max_outstanding=1)
     w.maybe_queue_offset_syncs(TP1, 0, 0)
     w.fire_pending_offset_syncs()  # TP1 in flight: the only permit is taken
     w.maybe_queue_offset_syncs(TP, 0, 0)
-    w.maybe_queue_offset_syncs(TP1, 5, 5)  # gap: queued behind TP
+    w.maybe_queue_offset_syncs(TP1, 5, 5)  # gap after TP1's synced first record: queued behind TP
     w.maybe_queue_offset_syncs(TP, 1, 1)  # delayed
-    w.maybe_queue_offset_syncs(TP, 3, 3)  # gap: queued behind TP's first sync (Java would replace it)
+    w.maybe_queue_offset_syncs(TP, 3, 3)  # gap: the delayed (1, 1), then (3, 3), behind TP's first sync
+    w.maybe_queue_offset_syncs(TP, 4, 4)  # delayed
+    w.maybe_queue_offset_syncs(TP, 5, 4 + 100)  # lag trigger, no break: the delayed (4, 4) is dropped
     assert w.pending_syncs() == [
         OffsetSync("topic", 0, 0, 0),
         OffsetSync("topic", 1, 5, 5),
+        OffsetSync("topic", 0, 1, 1),
         OffsetSync("topic", 0, 3, 3),
+        OffsetSync("topic", 0, 5, 104),
     ]
     assert TP not in w.delayed
-    for _ in range(3):
+    for _ in range(5):
         sender.callbacks[-1](None)
         w.fire_pending_offset_syncs()
-    assert [(s.partition, s.upstream_offset) for s in sender.sent] == [(1, 0), (0, 0), (1, 5), (0, 3)]
+    assert [(s.partition, s.upstream_offset) for s in sender.sent] == [
+        (1, 0),
+        (0, 0),
+        (1, 5),
+        (0, 1),
+        (0, 3),
+        (0, 5),
+    ]
     assert not w.pending_syncs() and w.syncs_dropped == 0
 
 
-def test_a_triggered_sync_replaces_a_promoted_unsent_one_in_place() -> None:
-    w, _ = writer(100, max_outstanding=0)
+def test_a_lag_sync_replaces_a_promoted_unsent_one_in_place_a_gap_sync_keeps_it() -> None:
+    w, _ = writer(3, max_outstanding=0)
     w.maybe_queue_offset_syncs(TP, 0, 0)
     w.maybe_queue_offset_syncs(TP, 1, 1)
     w.promote_delayed_offset_syncs()
     w.maybe_queue_offset_syncs(TP1, 0, 0)
-    w.maybe_queue_offset_syncs(TP, 7, 2)  # gap: the promoted (1, 1) only marked progress
+    w.maybe_queue_offset_syncs(TP, 2, 4)  # lag trigger: the promoted (1, 1) only marked progress
+    w.maybe_queue_offset_syncs(TP, 3, 5)
+    w.promote_delayed_offset_syncs()
+    w.maybe_queue_offset_syncs(TP, 9, 6)  # gap: the promoted (3, 5) is the record before it and stays
     assert w.pending_syncs() == [
         OffsetSync("topic", 0, 0, 0),
-        OffsetSync("topic", 0, 7, 2),
+        OffsetSync("topic", 0, 2, 4),
         OffsetSync("topic", 1, 0, 0),
+        OffsetSync("topic", 0, 3, 5),
+        OffsetSync("topic", 0, 9, 6),
     ]
 
 
@@ -225,17 +254,22 @@ def test_delayed_or_pending_always_holds_the_latest_record(steps: list[tuple[int
 def test_every_triggered_sync_reaches_the_stream_under_back_pressure(
     steps: list[tuple[str, int, int]], lag: int, permits: int
 ) -> None:
-    """Whatever the order of acknowledgements, every sync Java's trigger rule fires is sent, in order."""
+    """Whatever the order of acknowledgements and offset commits, every sync Java's trigger rule fires is
+    sent, in order, and right before each record after an upstream gap the record before the gap."""
     w, sender = writer(lag, max_outstanding=permits)
     model = PartitionState(lag)
     triggered: list[OffsetSync] = []
+    breaks: list[tuple[OffsetSync, OffsetSync]] = []
     up = down = -1
     for kind, a, b in steps:
         if kind == "record":
+            previous = OffsetSync("topic", 0, up, down)
             up, down = up + a, down + b
             if model.update(up, down):
                 triggered.append(OffsetSync("topic", 0, up, down))
                 model.reset()
+            if a != 1 and previous.upstream_offset != -1:
+                breaks.append((previous, OffsetSync("topic", 0, up, down)))
             w.maybe_queue_offset_syncs(TP, up, down)
         elif kind == "ack":
             for done in sender.callbacks[:a]:
@@ -251,6 +285,7 @@ def test_every_triggered_sync_reaches_the_stream_under_back_pressure(
         w.fire_pending_offset_syncs()
     sent = sender.sent
     assert [s for s in sent if s in triggered] == triggered
+    assert all(pair in set(itertools.pairwise(sent)) for pair in breaks)
     assert all(b.upstream_offset > a.upstream_offset for a, b in itertools.pairwise(sent)), "in order"
 
 

@@ -1,5 +1,5 @@
 """When MirrorSourceTask emits offset syncs: Java's ``OffsetSyncWriter`` rules (spec §3.1.1), without I/O,
-except that a triggered sync is never lost to back-pressure.
+except that a triggered sync is never lost to back-pressure and a break in the copy is synced on both sides.
 
 Contract:
 
@@ -9,6 +9,16 @@ Contract:
   upstream gap (``up - prev_up != 1``) or by the downstream offset going back. A triggered sync drops
   the partition's delayed one; otherwise the record becomes the partition's *delayed* sync (latest
   wins).
+* **Both sides of a break (beyond Java).** When a record breaks the copy (an upstream gap: transaction
+  markers, compaction, aborted records under ``read_committed``, records a transform dropped; or a
+  downstream step back), the previous record of this writer is synced too, right before it: its delayed
+  sync is queued instead of dropped, or its promoted unsent sync stays queued. The two syncs then lie
+  one downstream offset apart (unless the target adds transaction markers) with the hole between them,
+  which proves where the hole is: exact translation (:mod:`connectors.mirror.offsets.translation`)
+  answers the true position for every offset of the hole and of the run before it, and Java's ``+1``
+  rule does for the hole while its array still holds the record before it. A new writer has no
+  previous record: the one before it synced its last record at its final offset commit, if it stopped
+  gracefully.
 * :meth:`promote_delayed_offset_syncs` (each Connect offset commit) queues every delayed sync
   (KAFKA-15906: idle partitions still translate to their end).
 * :meth:`fire_pending_offset_syncs` hands queued syncs, oldest first, to ``send`` while fewer than
@@ -17,13 +27,14 @@ Contract:
   send finished; that releases the permit. A failed sync is only logged, never retried (as Java).
 * **Where we differ from Java.** Java keeps one unsent sync per partition: under back-pressure a newer
   sync replaces an unsent *triggered* one, and the gap it recorded vanishes from the stream. Exact
-  offset translation (:mod:`connectors.mirror.offsets.translation`) relies on every triggered sync reaching the topic, so
-  here an unsent triggered sync is never replaced: a newer sync queues behind it. An unsent sync that
-  was not triggered (a promoted delayed one) only marks progress inside a run and is still replaced in
-  place by a newer one, as in Java. Memory stays bounded: past ``max_pending_per_partition`` unsent
-  syncs of one partition the newest is replaced as Java does, counted in ``syncs_dropped`` (and
-  logged once per writer). The stream is a superset of what Java emits for the same records, so
-  Java's checkpoint task reads it unchanged.
+  offset translation relies on every triggered sync reaching the topic, so here an unsent triggered
+  sync (or one synced before a break) is never replaced: a newer sync queues behind it. An unsent sync
+  that was not triggered (a promoted delayed one) only marks progress inside a run and is still replaced
+  in place by a newer one, as in Java, unless a break follows it. Memory stays bounded: past
+  ``max_pending_per_partition`` unsent syncs of one partition the newest is replaced as Java does,
+  counted in ``syncs_dropped`` (and logged once per writer). The stream is a superset of what Java
+  emits for the same records (the extra syncs are records Java would have synced at an offset commit
+  had no break followed), so Java's checkpoint task reads it unchanged.
 * Single-threaded: call everything from one event loop. State lives in memory only; a new writer
   (task restart) starts over with "first record" syncs.
 """
@@ -96,13 +107,14 @@ class PartitionState:
 
 
 class QueuedSync:
-    """One unsent sync; ``triggered`` ones are never replaced (below the per-partition bound)."""
+    """One unsent sync; ``kept`` ones (triggered, or right before a break) are never replaced (below the
+    per-partition bound)."""
 
-    __slots__ = ("sync", "triggered")
+    __slots__ = ("kept", "sync")
 
-    def __init__(self, sync: OffsetSync, triggered: bool) -> None:
+    def __init__(self, sync: OffsetSync, kept: bool) -> None:
         self.sync = sync
-        self.triggered = triggered
+        self.kept = kept
 
 
 class OffsetSyncWriter:
@@ -143,9 +155,13 @@ class OffsetSyncWriter:
         if state is None:
             state = self.partition_states[topic_partition] = PartitionState(self.max_offset_lag)
         sync = OffsetSync(topic_partition.topic, topic_partition.partition, upstream, downstream)
+        previous_up, previous_down = state.previous_upstream_offset, state.previous_downstream_offset
+        breaks = previous_up != -1 and (upstream - previous_up != 1 or downstream < previous_down)
         if state.update(upstream, downstream):
-            self.delayed.pop(topic_partition, None)
-            self._enqueue(topic_partition, sync, triggered=True)
+            previous = self.delayed.pop(topic_partition, None)
+            if breaks and previous is not None:
+                self._enqueue(topic_partition, previous, kept=True)
+            self._enqueue(topic_partition, sync, kept=True, keep_previous=breaks)
             state.reset()
         else:
             self.delayed[topic_partition] = sync
@@ -164,41 +180,52 @@ class OffsetSyncWriter:
         lag = self.max_offset_lag
         last_sync = state.last_sync_downstream_offset
         prev_up, prev_down = state.previous_upstream_offset, state.previous_downstream_offset
-        triggered_last = False
+        # a delayed sync is always the previous record's
+        previous_delayed = self.delayed.pop(topic_partition, None) is not None
         down = base
         for up in upstream_offsets:
             if last_sync == -1 or down - (last_sync + 1) >= lag or up - prev_up != 1 or down < prev_down:
+                breaks = prev_up != -1 and (up - prev_up != 1 or down < prev_down)
                 last_sync = down
-                self._enqueue(topic_partition, OffsetSync(topic, partition, up, down), triggered=True)
-                triggered_last = True
+                if breaks and previous_delayed:
+                    self._enqueue(
+                        topic_partition, OffsetSync(topic, partition, prev_up, prev_down), kept=True
+                    )
+                sync = OffsetSync(topic, partition, up, down)
+                self._enqueue(topic_partition, sync, kept=True, keep_previous=breaks)
+                previous_delayed = False
             else:
-                triggered_last = False
+                previous_delayed = True
             prev_up, prev_down = up, down
             down += 1
         state.last_sync_downstream_offset = last_sync
         state.previous_upstream_offset, state.previous_downstream_offset = prev_up, prev_down
         state.should_sync_offsets = False
-        if triggered_last:
-            self.delayed.pop(topic_partition, None)
-        else:
+        if previous_delayed:
             self.delayed[topic_partition] = OffsetSync(topic, partition, prev_up, prev_down)
 
     def promote_delayed_offset_syncs(self) -> None:
         for topic_partition, sync in self.delayed.items():
-            self._enqueue(topic_partition, sync, triggered=False)
+            self._enqueue(topic_partition, sync, kept=False)
         self.delayed.clear()
 
-    def _enqueue(self, topic_partition: TopicPartition, sync: OffsetSync, *, triggered: bool) -> None:
+    def _enqueue(
+        self, topic_partition: TopicPartition, sync: OffsetSync, *, kept: bool, keep_previous: bool = False
+    ) -> None:
+        """Queue ``sync`` behind the partition's unsent ones. It replaces the newest unsent sync in place
+        when that one is not kept and ``keep_previous`` is false (a break keeps it), or when the partition
+        is at ``max_pending_per_partition``."""
         newest = self._newest.get(topic_partition)
         if newest is not None:
             full = self._unsent[topic_partition] >= self.max_pending_per_partition
-            if not newest.triggered or full:
-                if newest.triggered:
+            if full or not (newest.kept or keep_previous):
+                if newest.kept:
                     self._drop_warning(newest.sync)
                 newest.sync = sync
-                newest.triggered = newest.triggered or triggered
+                newest.kept = newest.kept or kept
                 return
-        queued = QueuedSync(sync, triggered)
+            newest.kept = True
+        queued = QueuedSync(sync, kept)
         self._queue.append(queued)
         self._newest[topic_partition] = queued
         self._unsent[topic_partition] = self._unsent.get(topic_partition, 0) + 1

@@ -51,6 +51,7 @@ foreign records.
   exists (the floor finds it) or EOS markers interfere (the caveats below).
 * For ``u`` past the end of a run the answer is ``last.down + 1`` of the newest run starting at or before
   ``u``: Java's +1 rule applied to the newest sync at or below ``u``, which Java may have thinned away.
+  It is exact over a hole when the run ends at the record before it (*Holes* below).
 
 *Why a run is exact.* Java's ``OffsetSyncWriter`` (spec §3.1.1) triggers a sync on a task's first record,
 on every upstream gap (``up - prevUp != 1``) and on every downstream step back. If none of the syncs it
@@ -64,19 +65,45 @@ no hole mean no downstream offset was spent on anything else, so the copy of ``u
 ``a.down + (u - a.up)``. Chains compose, so a run stores only its first sync and its last upstream offset,
 whatever its length.
 
+*Holes: transaction markers, aborted transactions, compaction.* A source partition with holes (a commit
+marker after every transaction; under ``read_committed`` also the aborted records and their marker;
+offsets removed by compaction; records a transform dropped) breaks the copy at every hole. Java's writer
+syncs only ``b``, the record after the hole. The syncs ``a -> b`` around it then have ``b.up - a.up >
+b.down - a.down``: they show that a hole lies in ``(a.up, b.up)``, not where, so exact mode answers
+``a.down + 1`` there and re-reads the records copied between ``a`` and the hole (up to
+``offset.lag.max``). Our writer (:mod:`.sync_writer`) also syncs ``p``, the last record before the hole,
+right before ``b``. Then ``a -> p`` has equal deltas and extends the run, and ``p -> b`` spans the hole
+with ``b.down = p.down + 1``: no downstream offset lies between the two copies, so for every ``u`` in
+``(p.up, b.up]`` the first offset holding a record ``>= u`` after ``p`` is ``b.down``, the ``+1`` answer
+past the run that ends at ``p``. Every offset of the run and of the hole translates exactly; the hole's
+part of the proof assumes nothing about lost syncs: it reads two syncs that are in the stream (the floor
+below still catches older copies). So with 10-record transactions and a marker after each, a group at
+any offset, the marker's included, resumes at its next record and re-reads nothing, as long as the
+stretch it is in is still kept (*Memory bound*).
+
+*Why holes are never interpolated.* Under the no-lost-sync assumption below, Java's pair ``a -> b`` would
+prove as much: the hole lies right before ``b``, so ``F(u) = a.down + min(u - a.up, b.down - a.down)``
+for ``u`` in ``(a.up, b.up]``. But a sync is lost whenever its send fails (a failed sync is not retried)
+or its task dies with it queued; then ``a -> b`` spans an earlier hole with copied records after it, and
+that interpolation lands past their copies: a skip. Exact mode interpolates only along equal deltas,
+which a lost sync fakes only when downstream offsets compensate it exactly, and reads holes from the
+syncs on both sides.
+
 *Assumption* (document it to operators): the offset-syncs stream holds every sync the writer triggered.
 Java's writer can drop one under back-pressure (a newer triggered sync replaces an unsent one when its 10
 in-flight permits are used up, or a delayed sync is promoted over it), on a failed send, or when the task
 dies with syncs still pending (spec §9 #6). A lost gap sync can be masked only when downstream gained the
 same number of extra offsets between the two surviving syncs (a restart re-copying records, EOS
 transaction markers, a foreign writer); only then can exact mode resume a few records too far. Java mode
-needs no such assumption. Our writer should never drop a triggered sync.
+needs no such assumption. Our writer drops no triggered sync below its per-partition bound.
 
-*Exact, or just safe.* Equal deltas also arise when an upstream hole right before ``b`` (the gap that
-triggered ``b``) is matched by as many downstream offsets holding no record, i.e. EOS transaction
-markers. The interpolated offset is then still at or before the true position (it never passes ``b``), so
-nothing is skipped, but up to that many records are re-read. Without exactly-once on the target (no
-markers) a run is exact.
+*EOS markers on the target.* A target written with exactly-once holds transaction markers: downstream
+offsets without a record. Inside a stretch between two syncs they break the equal deltas, so exact mode
+falls back to the ``+1`` rule there (safe; the stretch is re-read). Between ``p`` and ``b`` they only move
+``b``: the ``+1`` answer ``p.down + 1`` is then a marker, which a consumer passes without reading a record,
+and equal deltas (as many markers as missing upstream offsets) interpolate onto markers. Only when ``p``
+is missing from the stream (Java's writer, a lost sync) can equal deltas hide a hole after copied
+records: the answer stays at or before ``b`` (nothing is skipped), but those records are re-read.
 
 *The floor.* Every sync ``s`` is a copy of ``s.up`` at ``s.down`` and belongs to the run it started or
 extended, whose line ``first.down + (v - first.up)`` passes through it. Its writer copies the records after
@@ -95,8 +122,8 @@ newest ``max_runs`` per partition); an offset whose first copies were dropped fr
 *Memory bound.* Per partition: the 64-slot array (at most 64 distinct syncs) plus at most ``max_runs``
 runs (3 integers each, default 64), newest kept; offsets older than the oldest kept run fall back to the
 Java answer. A partition copied without gaps uses a single run however many syncs it sees, plus one per
-rewind; a transactional source (a gap per transaction) uses one run per sync and so translates the last
-``max_runs`` transactions exactly.
+rewind; a source with holes uses one run per stretch between two holes (one per transaction of a
+transactional source) and so translates the offsets of its last ``max_runs`` stretches exactly.
 
 Exact mode never translates where Java does not (same ``None``/``-1``). It answers ``>=`` Java wherever
 every downstream offset holds one copy of its own record (no duplicate run, marker or foreign record:
@@ -183,9 +210,11 @@ class Translation:
     lowest kept copy of a record at or above the offset (``0`` when the answer is past it); ``None`` past
     the newest sync (nothing bounds what is not replicated yet).
 
-    Caveat of the run proof (module docstring): a target partition with EOS transaction markers can hide
-    an upstream hole behind as many markers between two syncs; the answer stays safe, but up to that many
-    records are re-read although ``reread`` says ``0``. ``reread_bound`` still holds.
+    ``reread`` counts downstream offsets, which on a target with EOS transaction markers include markers a
+    consumer passes without reading a record. Caveat of the run proof (module docstring, *EOS markers on
+    the target*): when the sync before an upstream hole is missing (Java's writer, a lost sync), as many
+    markers can hide the hole; the answer stays safe, but the records copied between the sync before and
+    the hole are re-read although ``reread`` says ``0``. ``reread_bound`` still holds.
     """
 
     upstream_offset: int
