@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from aiokafka import AIOKafkaConsumer
 
 from pyconnect.testing.connect_worker import ConnectWorkerProcess
+from pyconnect.testing.kafka import KafkaCluster, start_clusters, stop_clusters
 from pyconnect.testing.worker_process import PyconnectWorker
 
 T = TypeVar("T")
@@ -43,6 +44,17 @@ def wait_for(what: str, probe: Callable[[], T | None], timeout: float, interval:
             return last
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what} (last: {last!r})")
+
+
+@contextmanager
+def own_cluster(base: Path, alias: str, brokers: int) -> Iterator[KafkaCluster]:
+    """A cluster of the caller's own, started fresh under ``base`` (one a test may stop, kill or
+    restart without disturbing the shared clusters A and B), stopped at the end."""
+    clusters = start_clusters([alias], base, brokers=brokers, die_with_parent=True)
+    try:
+        yield clusters[alias]
+    finally:
+        stop_clusters(clusters.values(), timeout=15)
 
 
 @contextmanager
