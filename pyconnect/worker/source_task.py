@@ -152,7 +152,7 @@ class WorkerSourceTask:
         self._txn_interval_s = transaction_interval_s
         self._last_txn_commit = 0.0
         self._txn_offsets: dict[str, tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]] = {}
-        self._after_commit: list[Callable[[], None]] = []
+        self._after_commit: list[Callable[[], object]] = []
         self._submitted = SubmittedRecords()
         self._unflushed: dict[str, tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]] = {}
         self._stopping = asyncio.Event()
@@ -420,7 +420,7 @@ class WorkerSourceTask:
                 self._metrics.record_write(len(dropped), len(dropped))
             if self._hooks_commit_record:
                 for record in dropped:
-                    await self._commit_dropped(record)
+                    await self._record_dropped(record)
         if not transformed:
             return
         try:
@@ -431,6 +431,15 @@ class WorkerSourceTask:
             await self._dispatch_one_by_one(transformed, originals, tracked)
             return
         await self._send(outgoing, originals, tracked)
+
+    async def _record_dropped(self, record: SourceRecord) -> None:
+        """``commit_record(record, None)`` now, or with exactly-once once the transaction commits."""
+        if self._transactions is None:
+            await self._commit_dropped(record)
+            return
+        self._after_commit.append(
+            lambda: self._hooks.spawn(self._commit_dropped(record), name=f"commit-record-{self.id}")
+        )
 
     async def _commit_dropped(self, record: SourceRecord) -> None:
         try:
@@ -466,7 +475,7 @@ class WorkerSourceTask:
                 if submitted is not None:
                     submitted[index].ack()
                 if self._hooks_commit_record:
-                    await self._commit_dropped(originals[index])
+                    await self._record_dropped(originals[index])
                 continue
             outgoing.append(out)
             kept.append(originals[index])

@@ -486,6 +486,17 @@ async def read_committed(bootstrap: str, topic: str, count: int, settle_s: float
     return seen
 
 
+class MetadataTask(CountingTask):
+    """Records the metadata its ``commit_record`` hook gets."""
+
+    def __init__(self, topic: str, limit: int) -> None:
+        super().__init__(topic, limit)
+        self.hooked: list[RecordMetadata | None] = []
+
+    async def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
+        self.hooked.append(metadata)
+
+
 @pytest.mark.parametrize(
     ("interval_s", "transactions", "task_commits"),
     [(None, 10, 11), (3600.0, 1, 1)],  # poll: the clean stop's empty commit calls commit() too (Java)
@@ -510,7 +521,7 @@ async def test_exactly_once_commits_records_with_their_offsets_at_each_boundary(
         enable_idempotence=True,
         transactional_id=unique("g") + "-c-0",
     )
-    task, reporter = CountingTask(topic, 1000), RecordingReporter()
+    task, reporter = MetadataTask(topic, 1000), RecordingReporter()
 
     def encode(pairs: list[tuple[Any, Any]]) -> list[tuple[bytes, bytes | None]]:
         return [(encode_offset_key("c", p), encode_offset_value(o)) for p, o in pairs]
@@ -533,6 +544,7 @@ async def test_exactly_once_commits_records_with_their_offsets_at_each_boundary(
     if interval_s is not None:
         visible = await read_committed(bootstrap, topic, 0, settle_s=2.0)
         assert (visible, runner.commits) == ([], 0), "nothing is visible before the transaction commits"
+        assert task.hooked == [], "commit_record waits for the transaction to commit"
     runner.stop()
     assert await runner.wait_stopped(30)
 
@@ -546,4 +558,5 @@ async def test_exactly_once_commits_records_with_their_offsets_at_each_boundary(
         encode_offset_key("c", {"p": 1}): {"n": 999},
     }
     assert (runner.commits, task.commits) == (transactions, task_commits)
+    assert len(task.hooked) == 1000 and all(m is not None and m.topic == topic for m in task.hooked)
     assert reporter.states(ConnectorTaskId("c", 0)) == [State.RUNNING, State.UNASSIGNED]
