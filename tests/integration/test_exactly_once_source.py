@@ -6,7 +6,8 @@
   transactional records (commit markers between them) matching the last seqno written;
 - a zombie: two producers of one task's ``transactional.id``; the newer one's initialisation fences
   the older, whose commit then fails and whose records never become visible to ``read_committed``;
-- the REST preflight checks of ``exactly.once.support=required`` answer 400 with Java's messages.
+- the REST preflight checks of ``exactly.once.support=required`` answer 400 with Java's messages; a
+  MirrorSourceConnector with a read_committed source consumer passes them and replicates B into A.
 """
 
 from __future__ import annotations
@@ -153,19 +154,28 @@ async def test_a_zombie_task_producer_is_fenced_and_writes_nothing(
     assert offsets == [encode_offset_value({"n": 1}), encode_offset_value({"n": 2})]
 
 
-def test_required_exactly_once_support_is_checked_before_creation(
-    cluster_a: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
+def test_required_is_checked_before_creation_and_a_mirror_source_replicates_exactly_once(
+    cluster_a: ClusterHandle, cluster_b: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
 ) -> None:
+    """The worker runs on A (the target); MirrorSourceConnector replicates B's topic into ``B.<topic>``."""
     group, topic = unique("eos-required"), unique("out")
     bootstrap = cluster_a.bootstrap_servers
+    asyncio.run(produce(cluster_b.bootstrap_servers, topic, [f"r{n}".encode() for n in range(20)]))
     (worker,) = python_workers(bootstrap, tmp_path, group, 1, **EOS)
     mirror = {
         "connector.class": "org.apache.kafka.connect.mirror.MirrorSourceConnector",
-        "source.cluster.alias": "A",
-        "target.cluster.alias": "B",
-        "source.cluster.bootstrap.servers": bootstrap,
+        "source.cluster.alias": "B",
+        "target.cluster.alias": "A",
+        "source.cluster.bootstrap.servers": cluster_b.bootstrap_servers,
         "target.cluster.bootstrap.servers": bootstrap,
         "exactly.once.support": "required",
+        "topics": topic,
+        "sync.topic.configs.enabled": "false",
+        "sync.topic.acls.enabled": "false",
+        "replication.factor": "1",
+        "offset-syncs.topic.replication.factor": "1",
+        "key.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
+        "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
     }
     with fleet([worker]):
         code, body = worker.rest(
@@ -185,7 +195,22 @@ def test_required_exactly_once_support_is_checked_before_creation(
         assert UNSUPPORTED in body["message"]
         assert "isolation.level set to 'read_committed'" in body["message"]
 
-        committed = {**mirror, "source.consumer.isolation.level": "read_committed", "topics": topic}
+        committed = {**mirror, "source.consumer.isolation.level": "read_committed"}
         code, body = worker.rest("POST", "/connectors", {"name": "m", "config": committed})
         assert code == 201, body
-        assert worker.rest("GET", "/connectors")[1] == ["m"]
+
+        def replicated() -> list[bytes | None]:
+            values = [v for *_, v in asyncio.run(read_all(bootstrap, f"B.{topic}", max_s=3))]
+            return values if len(values) >= 20 else []
+
+        values = wait_for("B's records replicated into A, committed", replicated, 60, interval=1.0)
+    assert sorted(values, key=lambda v: int((v or b"r-1")[1:])) == [f"r{n}".encode() for n in range(20)]
+
+
+async def produce(bootstrap: str, topic: str, values: list[bytes]) -> None:
+    producer = create_producer({"bootstrap.servers": bootstrap, "acks": "all"})
+    await producer.start()
+    try:
+        await asyncio.gather(*[await producer.send(topic, v, partition=0) for v in values])
+    finally:
+        await producer.stop()
