@@ -97,6 +97,8 @@ class AbstractHerder:
         framework = enrich(plugins, plugins.connector_config_def(kind), present)
         own = connector.config()
         framework_values = validate_enriched(plugins, framework, present)
+        if kind == PluginType.SOURCE:
+            self._validate_source_connector(connector, present, framework_values)
         own_values = connector.validate(present)
         for key in nulls:
             target = framework_values.get(key) or own_values.get(key)
@@ -118,6 +120,12 @@ class AbstractHerder:
         merged["groups"] += [g for g in extra["groups"] if g not in merged["groups"]]
         merged["configs"] += extra["configs"]
         return merged
+
+    def _validate_source_connector(
+        self, connector: Any, config: Mapping[str, str], validated: Mapping[str, ConfigValue]
+    ) -> None:
+        """Java's ``validateSourceConnectorConfig`` extras: none here; the distributed herder adds the
+        exactly-once preflight checks."""
 
     def _check_connector_config(self, config: Mapping[str, str | None]) -> None:
         """Create/update: Java's 400 listing every validation error."""
