@@ -49,7 +49,6 @@ class FakeProducer:
 
     def __init__(self, _config: Any) -> None:
         self.offset = 0
-        self.client = SimpleNamespace(cluster=SimpleNamespace(partitions_for_topic=lambda _topic: {0}))
 
     async def start(self) -> None:
         pass
