@@ -11,9 +11,6 @@ Contract:
   partition per topic (Java's sticky partitioning, which changes partition per batch).
 - Order: records for the same partition keep their input order; with an idempotent producer
   (the default) batches of one partition are written in submission order.
-- A partition missing from the producer's metadata (a topic created a moment ago) is waited for, up
-  to ``metadata_wait_s`` (Java's ``max.block.ms``), before its batch is handed over; then a retriable
-  ``KafkaTimeoutError``.
 - As in Java, a record larger than the batch size travels in a batch of its own; a batch larger
   than the producer's ``max_request_size`` raises ``RecordTooLargeError`` before anything of that
   call is sent.
@@ -28,11 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
-from aiokafka.errors import KafkaTimeoutError
 from aiokafka.partitioner import murmur2
-
-METADATA_WAIT_S = 60.0
-"""How long a send waits for a partition to appear in the metadata (Java's ``max.block.ms`` default)."""
 
 
 class RecordTooLargeError(ValueError):
@@ -69,44 +62,10 @@ def java_partition(key: bytes, partitions: int) -> int:
 class BatchSender:
     """Sends record lists through one producer; see the module docstring."""
 
-    def __init__(
-        self,
-        producer: AIOKafkaProducer,
-        *,
-        rng: random.Random | None = None,
-        metadata_wait_s: float = METADATA_WAIT_S,
-    ) -> None:
+    def __init__(self, producer: AIOKafkaProducer, *, rng: random.Random | None = None) -> None:
         self._producer = producer
         self._rng = rng or random.Random()
         self._partition_counts: dict[str, int] = {}
-        self._metadata_wait_s = metadata_wait_s
-
-    async def _wait_for_partition(self, topic: str, partition: int) -> None:
-        """Return once ``topic``-``partition`` is in the producer's metadata, refreshing it (100 ms
-        doubling to 1 s) for up to ``metadata_wait_s``: a topic created a moment ago (a mirror's remote
-        topic) reaches the brokers' metadata a little later. Java's producer waits the same way, up to
-        ``max.block.ms``, and raises the same retriable timeout."""
-        client = self._producer.client
-        known = client.cluster.partitions_for_topic(topic)
-        if known and partition in known:
-            return
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self._metadata_wait_s
-        pause = 0.1
-        client.add_topic(topic)  # tracked from now on, so a metadata refresh asks for it
-        while True:
-            await client.force_metadata_update()
-            known = client.cluster.partitions_for_topic(topic)
-            if known and partition in known:
-                return
-            if loop.time() >= deadline:
-                count = len(known) if known else 0
-                raise KafkaTimeoutError(
-                    f"Partition {partition} of topic {topic} with partition count {count} is not present in "
-                    f"metadata after {round(self._metadata_wait_s * 1000)} ms."
-                )
-            await asyncio.sleep(min(pause, max(0.0, deadline - loop.time())))
-            pause = min(2 * pause, 1.0)
 
     async def partition_count(self, topic: str) -> int:
         count = self._partition_counts.get(topic)
@@ -165,7 +124,6 @@ class BatchSender:
                 )
         sent = []
         for topic, partition, builder, carried in ready:
-            await self._wait_for_partition(topic, partition)
             builder.close()
             future = await self._producer.send_batch(builder, topic, partition=partition)
             sent.append(SentBatch(topic, partition, carried, future))

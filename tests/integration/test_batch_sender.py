@@ -9,7 +9,6 @@ from collections.abc import Callable
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import KafkaTimeoutError
 
 from pyconnect.kafka.batch_sender import BatchSender, OutgoingRecord, RecordTooLargeError, java_partition
 from pyconnect.testing.backends import ClusterHandle
@@ -112,32 +111,4 @@ async def test_a_record_larger_than_a_request_is_refused_before_sending(
                 ]
             )
     finally:
-        await producer.stop()
-
-
-async def test_a_partition_not_yet_in_the_metadata_is_waited_for_then_a_retriable_timeout(
-    cluster_a: ClusterHandle, unique: Callable[[str], str]
-) -> None:
-    """A remote topic created a moment ago: the producer started before it existed; its batch waits for
-    the metadata instead of failing the send. A partition that never appears times out as Java's
-    producer does (retriable, the message naming partition, topic and count)."""
-    topic = unique("fresh")
-    producer = AIOKafkaProducer(bootstrap_servers=cluster_a.bootstrap_servers)
-    await producer.start()
-    admin = AIOKafkaAdminClient(bootstrap_servers=cluster_a.bootstrap_servers)
-    await admin.start()
-    try:
-        await admin.create_topics([NewTopic(topic, 2, 1)])
-        (sent,) = await BatchSender(producer).send([OutgoingRecord(topic, None, b"first", partition=1)])
-        metadata = await sent.future
-        assert (metadata.topic, metadata.partition) == (topic, 1)
-        with pytest.raises(KafkaTimeoutError) as refused:
-            await BatchSender(producer, metadata_wait_s=0.5).send(
-                [OutgoingRecord(topic, None, b"x", partition=7)]
-            )
-        assert str(refused.value).endswith(
-            f"Partition 7 of topic {topic} with partition count 2 is not present in metadata after 500 ms."
-        )
-    finally:
-        await admin.close()
         await producer.stop()
