@@ -135,3 +135,38 @@ def gaps_and_duplicates(seqnos: list[int]) -> tuple[int, int]:
 
 def read_seqnos_sync(bootstrap: str, topic: str) -> dict[int, list[int]]:
     return asyncio.run(read_seqnos(bootstrap, topic))
+
+
+TopicRecord = tuple[int, int, bytes | None, bytes | None]
+
+
+async def read_topic(
+    bootstrap: str,
+    topic: str,
+    isolation: str = "read_committed",
+    max_s: float = 30.0,
+    *,
+    idle_reads: int = 3,
+    poll_ms: int = 1000,
+) -> list[TopicRecord]:
+    """The records of ``topic`` as (partition, offset, key, value), read from the beginning until
+    ``idle_reads`` empty polls of ``poll_ms`` in a row, or for at most ``max_s`` seconds."""
+    consumer = AIOKafkaConsumer(
+        topic,
+        bootstrap_servers=bootstrap,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        isolation_level=isolation,
+    )
+    await consumer.start()
+    records: list[TopicRecord] = []
+    try:
+        idle = 0
+        deadline = time.monotonic() + max_s
+        while idle < idle_reads and time.monotonic() < deadline:
+            got = await consumer.getmany(timeout_ms=poll_ms)
+            idle = 0 if got else idle + 1
+            records += [(r.partition, r.offset, r.key, r.value) for batch in got.values() for r in batch]
+    finally:
+        await consumer.stop()
+    return records

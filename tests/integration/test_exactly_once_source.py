@@ -20,7 +20,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from aiokafka import AIOKafkaConsumer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from pyconnect.herder.exactly_once_validation import NOT_IMPLEMENTED, UNSUPPORTED
@@ -29,37 +28,11 @@ from pyconnect.kafka.clients import create_producer
 from pyconnect.kafka.task_transactions import TaskTransactions, TransactionCommitError
 from pyconnect.protocol.internal_records import encode_offset_key, encode_offset_value
 from pyconnect.testing.backends import ClusterHandle
-from tests.integration.fleet import fleet, python_workers, running_tasks, verifiable, wait_for
+from tests.integration.fleet import fleet, python_workers, read_topic, running_tasks, verifiable, wait_for
 
 pytestmark = pytest.mark.kafka
 
 EOS = {"exactly.once.source.support": "enabled", "scheduled.rebalance.max.delay.ms": 0}
-
-
-async def read_all(
-    bootstrap: str, topic: str, isolation: str = "read_committed", max_s: float = 30.0
-) -> list[tuple[int, int, bytes | None, bytes | None]]:
-    """The records of ``topic`` as (partition, offset, key, value), read until 3 idle seconds or for
-    at most ``max_s`` seconds."""
-    consumer = AIOKafkaConsumer(
-        topic,
-        bootstrap_servers=bootstrap,
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-        isolation_level=isolation,
-    )
-    await consumer.start()
-    records: list[tuple[int, int, bytes | None, bytes | None]] = []
-    try:
-        idle = 0
-        deadline = time.monotonic() + max_s
-        while idle < 3 and time.monotonic() < deadline:
-            got = await consumer.getmany(timeout_ms=1000)
-            idle = 0 if got else idle + 1
-            records += [(r.partition, r.offset, r.key, r.value) for batch in got.values() for r in batch]
-    finally:
-        await consumer.stop()
-    return records
 
 
 def test_a_killed_workers_task_resumes_elsewhere_with_every_record_exactly_once(
@@ -78,7 +51,7 @@ def test_a_killed_workers_task_resumes_elsewhere_with_every_record_exactly_once(
         survivor = next(w for w in workers if w is not victim)
 
         def committed_before_kill() -> int:
-            return len(asyncio.run(read_all(bootstrap, topic, max_s=3)))
+            return len(asyncio.run(read_topic(bootstrap, topic, max_s=3)))
 
         before = wait_for("records committed by the first owner", committed_before_kill, 30)
         victim.kill()
@@ -91,7 +64,7 @@ def test_a_killed_workers_task_resumes_elsewhere_with_every_record_exactly_once(
         time.sleep(3)  # the new owner writes on for a while
     # the fleet stopped cleanly: the survivor committed its last transaction
 
-    records = asyncio.run(read_all(bootstrap, topic))
+    records = asyncio.run(read_topic(bootstrap, topic))
     seqnos = [json.loads(value)["payload"] for _, _, _, value in records if value is not None]
     assert len(seqnos) > before > 0
     duplicates = len(seqnos) - len(set(seqnos))
@@ -101,7 +74,7 @@ def test_a_killed_workers_task_resumes_elsewhere_with_every_record_exactly_once(
 
     offsets_topic = workers[0].offset_topic
     assert offsets_topic is not None
-    offset_records = asyncio.run(read_all(bootstrap, offsets_topic))
+    offset_records = asyncio.run(read_topic(bootstrap, offsets_topic))
     key = encode_offset_key("verif", {"id": 0})
     mine = [(p, o, v) for p, o, k, v in offset_records if k == key]
     assert mine, "the task's offsets are in the offsets topic"
@@ -148,9 +121,9 @@ async def test_a_zombie_task_producer_is_fenced_and_writes_nothing(
         await zombie_producer.stop()
         await producer.stop()
 
-    values = [v for _, _, _, v in await read_all(bootstrap, topic)]
+    values = [v for _, _, _, v in await read_topic(bootstrap, topic)]
     assert values == [b"zombie-1", b"current-2"]
-    offsets = [v for _, _, _, v in await read_all(bootstrap, offsets_topic)]
+    offsets = [v for _, _, _, v in await read_topic(bootstrap, offsets_topic)]
     assert offsets == [encode_offset_value({"n": 1}), encode_offset_value({"n": 2})]
 
 
@@ -200,7 +173,7 @@ def test_required_is_checked_before_creation_and_a_mirror_source_replicates_exac
         assert code == 201, body
 
         def replicated() -> list[bytes | None]:
-            values = [v for *_, v in asyncio.run(read_all(bootstrap, f"B.{topic}", max_s=3))]
+            values = [v for *_, v in asyncio.run(read_topic(bootstrap, f"B.{topic}", max_s=3))]
             return values if len(values) >= 20 else []
 
         values = wait_for("B's records replicated into A, committed", replicated, 60, interval=1.0)

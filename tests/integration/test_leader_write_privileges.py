@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from aiokafka import AIOKafkaConsumer
 
 from pyconnect.config.worker import WorkerConfig
 from pyconnect.errors import ConnectError
@@ -28,7 +26,15 @@ from pyconnect.stores.config import ConfigStore
 from pyconnect.testing.backends import ClusterHandle
 from pyconnect.testing.connect_worker import group_leader_url
 from pyconnect.testing.worker_process import PyconnectWorker
-from tests.integration.fleet import fleet, python_workers, running_tasks, status, verifiable, wait_for
+from tests.integration.fleet import (
+    fleet,
+    python_workers,
+    read_topic,
+    running_tasks,
+    status,
+    verifiable,
+    wait_for,
+)
 
 pytestmark = pytest.mark.kafka
 
@@ -37,25 +43,8 @@ async def config_topic_offsets(
     bootstrap: str, topic: str, isolation: str = "read_uncommitted", max_s: float = 30.0
 ) -> list[int]:
     """The offsets of ``topic``'s records, read until two idle reads or for at most ``max_s`` seconds."""
-    consumer = AIOKafkaConsumer(
-        topic,
-        bootstrap_servers=bootstrap,
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-        isolation_level=isolation,
-    )
-    await consumer.start()
-    offsets: list[int] = []
-    try:
-        idle = 0
-        deadline = time.monotonic() + max_s
-        while idle < 2 and time.monotonic() < deadline:
-            got = await consumer.getmany(timeout_ms=500)
-            idle = 0 if got else idle + 1
-            offsets += [r.offset for batch in got.values() for r in batch]
-    finally:
-        await consumer.stop()
-    return offsets
+    records = await read_topic(bootstrap, topic, isolation, max_s, idle_reads=2, poll_ms=500)
+    return [offset for _, offset, _, _ in records]
 
 
 def test_a_preparing_fleet_writes_its_config_topic_in_transactions_and_a_new_leader_takes_over(
