@@ -72,7 +72,7 @@ function flowNode(flow) {
   node.append(table(["Topic", "State", "In sync", "Avg latency", "Record lag", "Last record age", "Records"],
     flow.topics.map(t => el("tr", {"data-topic": t.topic, "data-state": t.state},
       el("td", {}, t.topic), el("td", {class: "state-" + t.state}, t.state),
-      el("td", {class: t.in_sync === false ? "no" : "yes"}, t.in_sync === null ? "-" : (t.in_sync ? "yes" : "no")),
+      el("td", {class: t.in_sync === false ? "no" : t.in_sync ? "yes" : ""}, t.in_sync === null ? "-" : (t.in_sync ? "yes" : "no")),
       el("td", {class: "num"}, ms(t.latency_ms)), el("td", {class: "num"}, t.record_lag ?? "-"),
       el("td", {class: "num"}, ms(t.last_record_age_ms)), el("td", {class: "num"}, t.records_replicated)))));
   if (flow.checkpoints.length) {
