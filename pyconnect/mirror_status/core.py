@@ -163,11 +163,30 @@ def _list(value: Any) -> list[Any]:
     return value
 
 
+_TEXT_FIELDS = frozenset(("source", "target", "topic", "group"))
+
+
 def _from_fields(cls: Any, item: Any) -> Any:
+    """``cls`` from a JSON object: names are strings, ``partition`` an integer, every other field a
+    number or null (``ValueError`` otherwise, naming the field)."""
     if not isinstance(item, dict):
         raise ValueError(f"{cls.__name__} must be a JSON object")
+    values: dict[str, Any] = {}
+    for f in fields(cls):
+        if f.name not in item:
+            continue
+        value = item[f.name]
+        if f.name in _TEXT_FIELDS:
+            ok = isinstance(value, str)
+        elif f.name == "partition":
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        else:
+            ok = value is None or (isinstance(value, int | float) and not isinstance(value, bool))
+        if not ok:
+            raise ValueError(f"{cls.__name__}: {f.name} cannot be {value!r}")
+        values[f.name] = value
     try:
-        return cls(**{f.name: item[f.name] for f in fields(cls) if f.name in item})
+        return cls(**values)
     except TypeError as exc:
         raise ValueError(f"{cls.__name__}: {exc}") from None
 

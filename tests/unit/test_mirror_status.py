@@ -413,7 +413,18 @@ def test_unknown_values_are_none_and_nan_is_no_value() -> None:
 def test_progress_json_round_trip_and_refusals() -> None:
     progress = Progress([partition()], [CheckpointProgress("A", "B", "g", "A.t", 0, 1.0, 2.0)])
     assert Progress.from_json(json.loads(json.dumps(progress.to_json()))) == progress
-    for bad in ([], {"partitions": {}}, {"partitions": [1]}, {"partitions": [{"source": "A"}]}):
+    whole = {"source": "A", "target": "B", "topic": "t", "partition": 0}
+    for bad in (
+        [],
+        {"partitions": {}},
+        {"partitions": [1]},
+        {"partitions": [{"source": "A"}]},
+        {"partitions": [{**whole, "partition": "0"}]},
+        {"partitions": [{**whole, "partition": True}]},
+        {"partitions": [{**whole, "topic": 7}]},
+        {"partitions": [{**whole, "end_offset": "9"}]},
+        {"checkpoints": [{**whole, "group": None}]},
+    ):
         with pytest.raises(ValueError):
             Progress.from_json(bad)
 
