@@ -14,7 +14,9 @@ MirrorCheckpointConnector and MirrorHeartbeatConnector whose config names those 
 Topic states (a topic is the remote topic on the target, its partitions taken together):
 
 - ``STALE``: it holds data only from before the mirror started: every record it replicated is older
-  than its task's start, and nothing is left to copy (record lag 0 or unknown).
+  than its task's start, and nothing is left to copy (record lag 0 or unknown). The metrics live as
+  long as the task: after a restart (a config change, a rebalance) a topic with nothing new since is
+  INACTIVE, which counts against the flow no more than STALE does.
 - ``ACTIVE``: records were replicated within the metrics window (``replication-latency-ms-avg`` has a
   value; ``metrics.sample.window.ms`` x ``metrics.num.samples``, 60 s by default), or records are
   waiting to be copied (record lag above 0).
@@ -36,6 +38,17 @@ plus one); unknown (``null``) until both are known.
 The target latency is the connector config key :data:`TARGET_LATENCY_CONFIG` of the flow's
 MirrorSourceConnector (the smallest if it has several), in milliseconds, default
 :data:`DEFAULT_TARGET_LATENCY_MS`, at least :data:`MIN_TARGET_LATENCY_MS`.
+
+The document (:func:`mirror_status`): ``{"generated_ms", "flows": [flow]}``, a flow being ``{"flow":
+"A->B", "source", "target", "status", "in_sync", "reasons", "target_latency_ms", "topics",
+"checkpoints", "connectors"}``; a topic row ``{"topic", "state", "in_sync" (null unless ACTIVE),
+"reason", "latency_ms", "max_latency_ms" (over partitions), "record_lag", "last_record_age_ms" (now
+minus the newest replicated record's timestamp), "records_replicated" (acknowledged since the tasks
+started), "partitions"}``; a checkpoint row ``{"group", "latency_ms" (the largest windowed average over
+its partitions), "last_latency_ms", "partitions"}`` (checkpoint lag is shown as this latency: the
+time a group's committed offsets take to reach the target, not an offset distance); a connector
+``{"name", "kind", "state", "worker_id", "error", "tasks": [{"id", "state", "worker_id", "error"}],
+"config"}`` where ``error`` is the first line of the trace.
 
 Connector configs are shown with secrets masked (:func:`mask_config`). Times are milliseconds since
 the epoch, read from the workers' clocks (which the latency metrics already assume agree).
