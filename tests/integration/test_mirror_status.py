@@ -179,6 +179,16 @@ def test_mirror_status_in_sync_stale_lagging_and_failed(
         assert f'data-topic="A.{stale}" data-state="STALE"' in dom, dom[-3000:]
         print(f"screenshot of the status page: {shot}")
 
+        code, body = first.rest(
+            "PUT", "/connectors/mirror/config", {**config, "pyconnect.mirror.target.latency.ms": "999"}
+        )
+        assert (
+            code == 400
+            and "Invalid value 999 for configuration pyconnect.mirror.target.latency.ms: "
+            "Value must be at least 1000"
+            in body["message"]
+        ), body
+
         # falls behind: target latency at its minimum, and a flood the mirror copies 20 records a poll
         code, body = first.rest(
             "PUT", "/connectors/mirror/config", {**config, "pyconnect.mirror.target.latency.ms": "1000"}
