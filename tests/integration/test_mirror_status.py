@@ -6,6 +6,8 @@ workers, and ``GET /mirrors`` (from either worker), ``/mirrors/ui`` in headless 
   untouched since recognised as STALE (not counted against the flow);
 - LAGGING once the target latency is set to its minimum (1 s) and the source is flooded faster than
   the mirror copies (a replication consumer taking 20 records per poll);
+- with a MirrorCheckpointConnector of the same aliases in the flow, the checkpoint latency of a
+  consumer group reading on A, and its config's secret masked;
 - FAILED when a task fails for real: an ExtractField transform meets a record value that is no Struct.
 
 Chromium (Debian's ``chromium``) renders the page; the screenshot is kept under the test's tmp dir and
@@ -26,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiokafka import AIOKafkaProducer
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import NewTopic
 
 from pyconnect.testing.backends import ClusterHandle
@@ -91,6 +93,42 @@ class Trickle:
         self._thread.join(timeout=15)
 
 
+SECRET = "s3cret-value"
+
+
+def checkpoint_config(source: dict[str, str], group: str) -> dict[str, str]:
+    keys = ("source.cluster.alias", "target.cluster.alias", "source.cluster.bootstrap.servers")
+    return {
+        **{k: source[k] for k in (*keys, "target.cluster.bootstrap.servers", "topics")},
+        "connector.class": "org.apache.kafka.connect.mirror.MirrorCheckpointConnector",
+        "tasks.max": "1",
+        "groups": group,
+        "emit.checkpoints.interval.seconds": "1",
+        "refresh.groups.interval.seconds": "1",
+        "checkpoints.topic.replication.factor": "1",
+        "example.service.password": SECRET,
+    }
+
+
+async def commit_group(bootstrap: str, group: str, topic: str) -> None:
+    """``group`` reads a few records of ``topic`` on A and commits its position."""
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False, auto_offset_reset="earliest"
+    )
+    await consumer.start()
+    try:
+        consumer.assign([TopicPartition(topic, 0)])
+        deadline = time.monotonic() + 30
+        read = 0
+        while read < 5 and time.monotonic() < deadline:
+            for messages in (await consumer.getmany(timeout_ms=500)).values():
+                read = messages[-1].offset + 1
+        assert read >= 5, read
+        await consumer.commit({TopicPartition(topic, 0): read})
+    finally:
+        await consumer.stop()
+
+
 def flow(worker: Any) -> dict[str, Any] | None:
     code, body = worker.rest("GET", "/mirrors")
     assert code == 200, body
@@ -133,7 +171,7 @@ def test_mirror_status_in_sync_stale_lagging_and_failed(
 ) -> None:
     chromium()
     a, b = cluster_a.bootstrap_servers, cluster_b.bootstrap_servers
-    live, stale = unique("mst-live"), unique("mst-stale")
+    live, stale, group = unique("mst-live"), unique("mst-stale"), unique("mst-readers")
     asyncio.run(create_topics(a, live, stale))
     asyncio.run(produce(a, stale, 50))  # before the mirror starts, and never again
     time.sleep(1.0)
@@ -169,8 +207,31 @@ def test_mirror_status_in_sync_stale_lagging_and_failed(
         task_workers = {t["worker_id"] for t in healthy["connectors"][0]["tasks"]}
         print(f"tasks on {sorted(task_workers)}; second worker sees {sorted(topics(other))}")
 
+        # a checkpoint connector joins the flow: the group's checkpoint latency, and a secret masked
+        asyncio.run(commit_group(a, group, live))
+        code, body = first.rest(
+            "POST", "/connectors", {"name": "mirror-checkpoint", "config": checkpoint_config(config, group)}
+        )
+        assert code == 201, body
+        wait_for("the checkpoint task RUNNING", lambda: running_tasks(first, "mirror-checkpoint", 1), 60)
+
+        def checkpointed() -> dict[str, Any] | None:
+            found = flow(second)
+            rows = found["checkpoints"] if found else []
+            if found and found["status"] == "IN_SYNC" and rows and rows[0]["last_latency_ms"] is not None:
+                return found
+            return None
+
+        with_checkpoints = wait_for(f"a checkpoint of {group} in the status", checkpointed, 60)
+        (row,) = with_checkpoints["checkpoints"]
+        assert row["group"] == group and 0 <= row["last_latency_ms"] < 30_000, row
+        assert [c["name"] for c in with_checkpoints["connectors"]] == ["mirror", "mirror-checkpoint"]
+        assert with_checkpoints["connectors"][1]["config"]["example.service.password"] == "[hidden]"
+        assert SECRET not in json.dumps(first.rest("GET", "/mirrors")[1])
+        print(f"checkpoints: {with_checkpoints['checkpoints']}")
+
         code, text = cli_status(first.rest_url)
-        assert code == 0 and "A->B  IN_SYNC" in text and "STALE" in text, text
+        assert code == 0 and "A->B  IN_SYNC" in text and "STALE" in text and group in text, text
         print(text)
 
         shot = tmp_path / "mirror-status.png"
