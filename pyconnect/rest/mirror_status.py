@@ -24,9 +24,9 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from pyconnect.errors import NotFoundError
+from pyconnect.errors import ConnectError, NotFoundError
 from pyconnect.herder.interface import HerderApi
-from pyconnect.mirror_status.core import ConnectorView, Progress, mirror_status, task_worker_ids
+from pyconnect.mirror_status.core import ConnectorView, Progress, flow_of, mirror_status, task_worker_ids
 from pyconnect.rest.forwarding import Forwarder
 
 PEER_TIMEOUT_S = 5.0
@@ -56,6 +56,8 @@ async def connector_views(herder: HerderApi) -> tuple[list[ConnectorView], set[s
             config = await herder.connector_config(name)
         except NotFoundError:
             continue
+        if flow_of(config) is None:
+            continue
         try:
             status: dict[str, Any] | None = herder.connector_status(name).to_json()
         except NotFoundError:
@@ -66,7 +68,7 @@ async def connector_views(herder: HerderApi) -> tuple[list[ConnectorView], set[s
     for plugin in classes:
         try:
             keys = herder.connector_plugin_config(plugin)
-        except Exception:  # an unknown plugin: only the name heuristics mask its secrets
+        except ConnectError:  # an unknown plugin: only the name heuristics mask its secrets
             continue
         password_keys.update(k["name"] for k in keys if k.get("type") == "PASSWORD")
     return views, password_keys

@@ -10,6 +10,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
+from pyconnect.errors import NotFoundError
 from pyconnect.herder.entities import ConnectorState, ConnectorStateInfo, ConnectorType, TaskState
 from pyconnect.mirror_status.core import PartitionProgress, Progress
 from pyconnect.rest.server import RestServer
@@ -21,6 +22,7 @@ SOURCE = {
     "source.cluster.alias": "A",
     "target.cluster.alias": "B",
     "source.cluster.sasl.jaas.config": "secret-login",
+    "source.cluster.auth.info": "declared-password",
 }
 
 
@@ -32,6 +34,12 @@ class MirrorHerder(MemoryHerder):
         self.configs["mirror"] = dict(SOURCE)
         self.task_workers: list[str] = []
         self.worker_id = "unset"
+
+    def connector_plugin_config(self, plugin: str) -> list[dict[str, str]]:
+        """The plugin's config table declares ``auth.info`` a password (its name does not say so)."""
+        if plugin != SOURCE["connector.class"]:
+            raise NotFoundError(f"Unknown plugin {plugin}.")
+        return [{"name": "auth.info", "type": "PASSWORD"}, {"name": "topics", "type": "LIST"}]
 
     def connector_status(self, name: str) -> ConnectorStateInfo:
         self._known(name)
@@ -95,7 +103,9 @@ async def test_any_worker_gathers_every_workers_metrics_and_an_absent_one_makes_
         (flow,) = body["flows"]
         assert flow["status"] == "IN_SYNC", flow
         assert [t["topic"] for t in flow["topics"]] == ["A.one", "A.two"]
-        assert flow["connectors"][0]["config"]["source.cluster.sasl.jaas.config"] == "[hidden]"
+        shown = flow["connectors"][0]["config"]
+        assert shown["source.cluster.sasl.jaas.config"] == shown["source.cluster.auth.info"] == "[hidden]"
+        assert shown["source.cluster.alias"] == "A"
 
         code, _, own = await get(http, servers[1], "/mirrors/progress")
         assert code == 200 and Progress.from_json(own) == progress("A.two")
