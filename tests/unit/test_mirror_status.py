@@ -12,6 +12,7 @@ import pytest
 
 from connectors.mirror.metrics import MirrorCheckpointMetrics, MirrorSourceMetrics
 from connectors.mirror.source import MirrorSourceConnector
+from pyconnect.metrics.prometheus import PrometheusExposition
 from pyconnect.metrics.registry import MetricName, MetricReading, MetricsHub
 from pyconnect.mirror_status import client
 from pyconnect.mirror_status.core import (
@@ -398,6 +399,17 @@ def test_progress_is_read_from_the_mirror_task_metrics() -> None:
     metrics.close()
     checkpoints.close()
     assert progress_from_readings(hub.read()) == Progress()
+
+
+def test_the_progress_gauges_are_not_exported_to_prometheus() -> None:
+    hub = MetricsHub(clock=Clock(NOW / 1000))
+    metrics = MirrorSourceMetrics(hub, "A", "B", [("A.t", 0)], end_offset=lambda t, p: 10)
+    metrics.resumed("A.t", 0, 3)
+    metrics.record_acknowledged("A.t", 0, [NOW - 5], last_offset=4)
+    text = PrometheusExposition(hub, "worker").render()
+    assert 'kafka_connect_mirror_mirrorsourceconnector_record_count{source="A",target="B",topic="A.t"' in text
+    for hidden in ("progress", "end_offset", "replicated_offset", "task_start", "last_record_timestamp"):
+        assert hidden not in text.lower(), hidden
 
 
 def test_unknown_values_are_none_and_nan_is_no_value() -> None:
