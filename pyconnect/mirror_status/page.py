@@ -70,7 +70,7 @@ function flowNode(flow) {
       el("small", {class: "target"}, "target latency " + ms(flow.target_latency_ms))));
   if (flow.reasons.length) node.append(el("ul", {class: "reasons"}, ...flow.reasons.map(r => el("li", {}, r))));
   node.append(table(["Topic", "State", "In sync", "Avg latency", "Record lag", "Last record age", "Records"],
-    flow.topics.map(t => el("tr", {"data-topic": t.topic, "data-state": t.state},
+    flow.topics.map(t => el("tr", {"data-topic": t.topic, "data-state": t.state, title: t.reason || ""},
       el("td", {}, t.topic), el("td", {class: "state-" + t.state}, t.state),
       el("td", {class: t.in_sync === false ? "no" : t.in_sync ? "yes" : ""}, t.in_sync === null ? "-" : (t.in_sync ? "yes" : "no")),
       el("td", {class: "num"}, ms(t.latency_ms)), el("td", {class: "num"}, t.record_lag ?? "-"),
