@@ -19,6 +19,9 @@ flow whose target is listed (all when ``--clusters`` is left out). A file that c
 invalid, no flow) is a one-line error and exit code 1; a valid file that cannot start (a cluster out of
 reach) a one-line error and exit code 3, as Java; SIGTERM and Ctrl-C stop every herder gracefully.
 
+``pyconnect status --url URL [--json]`` prints the MirrorMaker 2 flows a worker reports at ``GET /mirrors``
+(see pyconnect.mirror_status.client): exit code 0 all in sync, 4 one is not, 1 unreadable (one line).
+
 ``pyconnect audit replication|translation ...`` audits a MirrorMaker 2 flow with Spark (see
 spark_analytics.audit_cli): pyspark is imported only when an audit runs. Exit code 1 when the audit
 finds missing records or violations.
@@ -110,6 +113,16 @@ def build_parser() -> argparse.ArgumentParser:
     mirror_maker.add_argument("--log-level", default="INFO", help="root log level (default INFO)")
     add_event_loop_option(mirror_maker)
     add_offsets_parser(sub)
+    status = sub.add_parser(
+        "status",
+        help="print the MirrorMaker 2 flows of a worker's cluster and whether they are in sync",
+        description="Read GET /mirrors from a worker and print each flow: its status, topics, checkpoint "
+        "latency and connectors. Exit code 0 when every flow is IN_SYNC, 4 when one is not, 1 when the "
+        "worker cannot be read.",
+    )
+    status.add_argument("--url", required=True, help="the worker's REST URL, e.g. http://127.0.0.1:8083")
+    status.add_argument("--json", action="store_true", help="print the JSON document instead of text")
+    status.add_argument("--timeout", type=float, default=30.0, help="seconds allowed (default 30)")
     from spark_analytics.audit_cli import add_audit_parser
 
     add_audit_parser(sub)
@@ -370,6 +383,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 0
+    if args.command == "status":
+        from pyconnect.mirror_status import client
+
+        return client.run(args.url, as_json=args.json, timeout_s=args.timeout)
     configure_logging(args.log_level)
     if args.command == "audit":
         from spark_analytics.audit_cli import run_audit

@@ -42,6 +42,7 @@ from pyconnect.metrics.connect import ConnectMetrics
 from pyconnect.metrics.process import EventLoopLag, event_loop_samples, process_samples
 from pyconnect.metrics.prometheus import PrometheusExposition
 from pyconnect.metrics.registry import MetricsHub
+from pyconnect.mirror_status.core import MIRROR_DOMAIN, Progress, progress_from_readings
 from pyconnect.protocol.internal_records import TargetState
 from pyconnect.rest.security import SslSettings
 from pyconnect.rest.server import RestServer
@@ -87,6 +88,17 @@ class WorkerMetricsEndpoint:
             collectors=(process_samples, event_loop_samples, self.event_loop_lag.samples),
         )
         rest.serve_metrics(self.exposition.render)
+        rest.serve_mirror_progress(self.mirror_progress)
+
+    def mirror_progress(self) -> Progress:
+        """The mirror tasks' metrics of this worker (``GET /mirrors``, pyconnect.mirror_status)."""
+        now = self.hub.now_ms()
+        return progress_from_readings(
+            reading
+            for registry in self.hub.registries()
+            if registry.domain == MIRROR_DOMAIN
+            for reading in registry.read(now)
+        )
 
     def start(self) -> None:
         self.event_loop_lag.start()

@@ -14,6 +14,14 @@ task's stop), as each Java task's own ``Metrics`` with its ``JmxReporter``.
   record's timestamp (when its group's offsets were listed) when the checkpoint is acknowledged;
   registered on first use.
 
+- ``MirrorSourceProgress`` (pyconnect only, no JMX counterpart and no Prometheus series: no exposition
+  rule matches it), same tags as ``MirrorSourceConnector``: ``task-start-ms`` (when the task started),
+  ``last-record-timestamp-ms`` (the newest record timestamp acknowledged), ``last-replicated-ms`` (when
+  the last record was acknowledged), ``replicated-offset`` (the last source offset acknowledged, or the
+  committed one the task resumed from) and ``end-offset`` (the source consumer's last known high
+  watermark). A value not known yet is not reported. The mirror status view
+  (pyconnect.mirror_status) reads them with the Java metrics above.
+
 Recording is per batch and per partition (or per group and partition): each call takes the batch's
 timestamps and records their count, sum and extremes at one clock reading (the hub's), which leaves the
 stats as Java's per-record recording at that instant would.
@@ -21,14 +29,16 @@ stats as Java's per-record recording at that instant would.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from pyconnect.metrics.registry import MetricName, Metrics, MetricsHub
 from pyconnect.metrics.stats import Avg, CumulativeSum, Max, Min, Rate, Value
+from pyconnect.mirror_status import core as status_names
 
-DOMAIN = "kafka.connect.mirror"
-SOURCE_GROUP = "MirrorSourceConnector"
-CHECKPOINT_GROUP = "MirrorCheckpointConnector"
+DOMAIN = status_names.MIRROR_DOMAIN
+SOURCE_GROUP = status_names.SOURCE_GROUP
+PROGRESS_GROUP = status_names.PROGRESS_GROUP
+CHECKPOINT_GROUP = status_names.CHECKPOINT_GROUP
 
 Tags = tuple[tuple[str, str], ...]
 
@@ -75,10 +85,59 @@ class _Meter:
         self.total.record(metrics.config, amount, now_ms)
 
 
-class _PartitionMetrics:
-    __slots__ = ("age", "bytes", "latency", "records")
+EndOffset = Callable[[str, int], int | None]
+"""The source high watermark of a (remote topic, partition), ``None`` while unknown."""
 
-    def __init__(self, metrics: Metrics, tags: Tags) -> None:
+
+class _Progress:
+    """The ``MirrorSourceProgress`` gauges of one partition (see the module docstring)."""
+
+    __slots__ = ("last_replicated_ms", "newest_timestamp_ms", "replicated_offset")
+
+    def __init__(
+        self,
+        metrics: Metrics,
+        tags: Tags,
+        start_ms: int,
+        end_offset: EndOffset | None,
+        remote: tuple[str, int],
+    ) -> None:
+        self.newest_timestamp_ms: int | None = None
+        self.last_replicated_ms: int | None = None
+        self.replicated_offset: int | None = None
+        for name, gauge in (
+            ("task-start-ms", lambda now: start_ms),
+            ("last-record-timestamp-ms", lambda now: self.newest_timestamp_ms),
+            ("last-replicated-ms", lambda now: self.last_replicated_ms),
+            ("replicated-offset", lambda now: self.replicated_offset),
+            (
+                "end-offset",
+                (lambda now: end_offset(*remote)) if end_offset is not None else (lambda now: None),
+            ),
+        ):
+            metrics.add_gauge(MetricName(name, PROGRESS_GROUP, tags), gauge)
+
+    def acknowledged(self, now_ms: int, newest_timestamp: int, last_offset: int | None) -> None:
+        if self.newest_timestamp_ms is None or newest_timestamp > self.newest_timestamp_ms:
+            self.newest_timestamp_ms = newest_timestamp
+        self.last_replicated_ms = now_ms
+        if last_offset is not None and (
+            self.replicated_offset is None or last_offset > self.replicated_offset
+        ):
+            self.replicated_offset = last_offset
+
+
+class _PartitionMetrics:
+    __slots__ = ("age", "bytes", "latency", "progress", "records")
+
+    def __init__(
+        self,
+        metrics: Metrics,
+        tags: Tags,
+        start_ms: int,
+        end_offset: EndOffset | None,
+        remote: tuple[str, int],
+    ) -> None:
         group = SOURCE_GROUP
         self.records = _Meter(
             metrics, group, ("record-rate", "record-count"), tags, "records replicated to the target cluster"
@@ -90,6 +149,7 @@ class _PartitionMetrics:
         self.latency = _Distribution(
             metrics, group, "replication-latency-ms", tags, "time records take from source to target cluster"
         )
+        self.progress = _Progress(metrics, tags, start_ms, end_offset, remote)
 
 
 class _Registry:
@@ -106,13 +166,22 @@ class _Registry:
 class MirrorSourceMetrics(_Registry):
     """``MirrorSourceConnector`` metrics of one MirrorSourceTask (see the module docstring).
 
-    ``partitions`` are the task's (remote topic, partition) pairs, registered at once."""
+    ``partitions`` are the task's (remote topic, partition) pairs, registered at once; ``end_offset``
+    answers their source high watermarks when the progress gauges are read."""
 
     def __init__(
-        self, hub: MetricsHub, source: str, target: str, partitions: Iterable[tuple[str, int]]
+        self,
+        hub: MetricsHub,
+        source: str,
+        target: str,
+        partitions: Iterable[tuple[str, int]],
+        *,
+        end_offset: EndOffset | None = None,
     ) -> None:
         super().__init__(hub)
         self._aliases = (("source", source), ("target", target))
+        self._start_ms = self.metrics.now_ms()
+        self._end_offset = end_offset
         self._partitions: dict[tuple[str, int], _PartitionMetrics] = {}
         for topic, partition in partitions:
             self._partition(topic, partition)
@@ -121,8 +190,16 @@ class MirrorSourceMetrics(_Registry):
         found = self._partitions.get((topic, partition))
         if found is None:
             tags = (*self._aliases, ("topic", topic), ("partition", str(partition)))
-            found = self._partitions[(topic, partition)] = _PartitionMetrics(self.metrics, tags)
+            found = self._partitions[(topic, partition)] = _PartitionMetrics(
+                self.metrics, tags, self._start_ms, self._end_offset, (topic, partition)
+            )
         return found
+
+    def resumed(self, topic: str, partition: int, committed_offset: int) -> None:
+        """The task resumes ``topic``/``partition`` after ``committed_offset`` (already replicated)."""
+        progress = self._partition(topic, partition).progress
+        if progress.replicated_offset is None or committed_offset > progress.replicated_offset:
+            progress.replicated_offset = committed_offset
 
     def record_polled(self, topic: str, partition: int, timestamps: Sequence[int], value_bytes: int) -> None:
         """A polled batch of one partition: record ages and value bytes (Java's ``recordAge`` and
@@ -135,9 +212,12 @@ class MirrorSourceMetrics(_Registry):
         found.age.record(metrics, now, timestamps)
         found.bytes.record(metrics, now, float(value_bytes))
 
-    def record_acknowledged(self, topic: str, partition: int, timestamps: Sequence[int]) -> None:
+    def record_acknowledged(
+        self, topic: str, partition: int, timestamps: Sequence[int], last_offset: int | None = None
+    ) -> None:
         """Records of one partition acknowledged by the target: count and replication latency (Java's
-        ``countRecord`` and ``replicationLatency`` per record in ``commitRecord``)."""
+        ``countRecord`` and ``replicationLatency`` per record in ``commitRecord``); ``last_offset`` is
+        the source offset of the batch's last record (the progress gauges)."""
         if not timestamps:
             return
         metrics = self.metrics
@@ -145,6 +225,7 @@ class MirrorSourceMetrics(_Registry):
         found = self._partition(topic, partition)
         found.records.record(metrics, now, float(len(timestamps)))
         found.latency.record(metrics, now, timestamps)
+        found.progress.acknowledged(now, max(timestamps), last_offset)
 
 
 class MirrorCheckpointMetrics(_Registry):

@@ -98,6 +98,7 @@ from pyconnect.kafka.mirror_admin import (
     SourceConsumer,
     start_producer,
 )
+from pyconnect.mirror_status.core import TARGET_LATENCY_CONFIG, target_latency_error
 from pyconnect.protocol.javahash import default_hash_order, hash_order, java_string_hash
 
 log = logging.getLogger(__name__)
@@ -155,10 +156,15 @@ class MirrorSourceConnector(ScheduledConnector):
 
     def validate(self, props: Mapping[str, str | None]) -> dict[str, ConfigValue]:
         """Java's checks on top of the config table: the offset-syncs keys with
-        ``emit.offset-syncs.enabled=false``, and ``exactly.once.support=required`` without read_committed."""
+        ``emit.offset-syncs.enabled=false``, and ``exactly.once.support=required`` without read_committed.
+        Ours: the status view's target latency (``pyconnect.mirror.target.latency.ms``), reported only
+        when it is given and invalid, so a Java-known config validates exactly as in Java."""
         values = super().validate(props)
         present = {k: v for k, v in props.items() if v is not None}
         extra = dict(source_connector_validation_errors(present))
+        latency_error = target_latency_error(present.get(TARGET_LATENCY_CONFIG))
+        if latency_error is not None:
+            extra[TARGET_LATENCY_CONFIG] = latency_error
         if present.get(EXACTLY_ONCE_SUPPORT) == "required" and self.exactly_once_support(present) != (
             ExactlyOnceSupport.SUPPORTED
         ):
@@ -585,11 +591,19 @@ class MirrorSourceTask(SourceTask):
             self._route(tp.topic, tp.partition)
         hub = getattr(getattr(self, "context", None), "metrics", None)
         if hub is not None:
+            sources = {self._routes[(tp.topic, tp.partition)][0]: tp.topic for tp in self.partitions}
+            consumer = self._consumer
+
+            def end_offset(remote: str, partition: int) -> int | None:
+                topic = sources.get(remote)
+                return consumer.highwater(topic, partition) if topic is not None else None
+
             self._metrics = MirrorSourceMetrics(
                 hub,
                 self._source_alias,
                 config.target_cluster_alias,
                 [(self._routes[(tp.topic, tp.partition)][0], tp.partition) for tp in self.partitions],
+                end_offset=end_offset,
             )
         wrapped = [self._routes[tp][1] for tp in self.partitions]
         stored = await self.context.offset_storage_reader.offsets(wrapped) if wrapped else []
@@ -601,6 +615,8 @@ class MirrorSourceTask(SourceTask):
                 uncommitted += 1
                 continue
             self._consumer.seek(tp.topic, tp.partition, committed + 1)
+            if self._metrics is not None:
+                self._metrics.resumed(self._routes[(tp.topic, tp.partition)][0], tp.partition, committed)
         log.info(
             "%s replicating %d topic-partitions %s->%s (%d without committed offsets): %s.",
             self._name,
@@ -661,7 +677,13 @@ class MirrorSourceTask(SourceTask):
         if self._stopping or metadata is None:
             return
         if self._metrics is not None and record.kafka_partition is not None:
-            self._metrics.record_acknowledged(record.topic, record.kafka_partition, [record.timestamp or 0])
+            offset = record.source_offset
+            self._metrics.record_acknowledged(
+                record.topic,
+                record.kafka_partition,
+                [record.timestamp or 0],
+                offset.get(OFFSET_KEY) if isinstance(offset, Mapping) else None,
+            )
         writer = self._writer
         if writer is None:
             return
@@ -683,7 +705,13 @@ class MirrorSourceTask(SourceTask):
         if self._stopping or not records:
             return
         if self._metrics is not None:
-            self._metrics.record_acknowledged(topic, partition, [r.timestamp or 0 for r in records])
+            last = records[-1].source_offset
+            self._metrics.record_acknowledged(
+                topic,
+                partition,
+                [r.timestamp or 0 for r in records],
+                last.get(OFFSET_KEY) if isinstance(last, Mapping) else None,
+            )
         writer = self._writer
         if writer is None:
             return

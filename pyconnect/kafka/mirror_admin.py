@@ -564,6 +564,13 @@ class SourceConsumer:
     def seek(self, topic: str, partition: int, offset: int) -> None:
         self._consumer.seek(TopicPartition(topic, partition), offset)
 
+    def highwater(self, topic: str, partition: int) -> int | None:
+        """The last high watermark a fetch returned for an assigned partition (``None`` before one)."""
+        try:
+            return self._consumer.highwater(TopicPartition(topic, partition))
+        except (AssertionError, KeyError, AttributeError):  # not assigned (any more)
+            return None
+
     async def poll(self, timeout_ms: int, max_records: int | None = None) -> dict[Any, list[Any]]:
         """``{(topic, partition): [ConsumerRecord, ...]}``; ``{}`` on timeout or a transient Kafka error
         (logged at a bounded rate); a refusal (no READ on a topic) raises :class:`AuthorizationError`."""

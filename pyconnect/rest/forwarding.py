@@ -118,6 +118,17 @@ class Forwarder:
             body = None
         return LeaderAnswer(resp.status, body if isinstance(body, dict) else None)
 
+    async def fetch(self, url: str, headers: Mapping[str, str], timeout_s: float) -> tuple[int, bytes]:
+        """``GET url`` from another worker: its status and body. Client and network errors raise
+        (``aiohttp.ClientError``, ``OSError``, ``TimeoutError``)."""
+        async with self._client().get(
+            url,
+            headers=dict(headers),
+            ssl=self._ssl_for(url),
+            timeout=aiohttp.ClientTimeout(total=timeout_s),
+        ) as resp:
+            return resp.status, await resp.read()
+
     async def post_task_configs(
         self, leader_url: str, connector: str, body: bytes, headers: Mapping[str, str]
     ) -> None:

@@ -245,6 +245,29 @@ def _paths() -> dict[str, Any]:
                 },
             )
         },
+        "/mirrors": {
+            "get": _op(
+                "The MirrorMaker 2 flows and their status, gathered from every worker running a mirror task",
+                {"200": _json("OK", {"type": "object"})},
+            )
+        },
+        "/mirrors/progress": {
+            "get": _op(
+                "This worker's own MirrorMaker 2 task metrics (never forwarded)",
+                {"200": _json("OK", {"type": "object"})},
+            )
+        },
+        "/mirrors/ui": {
+            "get": _op(
+                "The mirror status page (HTML)",
+                {
+                    "200": {
+                        "description": "The page",
+                        "content": {"text/html": {"schema": {"type": "string"}}},
+                    }
+                },
+            )
+        },
         "/openapi.json": {
             "get": _op("This document", {"200": _json("OpenAPI 3 document", {"type": "object"})})
         },

@@ -23,10 +23,12 @@ from pyconnect.herder.entities import initial_target_state
 from pyconnect.herder.health import WORKER_SCOPE, fleet_verdict, starting
 from pyconnect.herder.interface import HerderApi
 from pyconnect.metrics.prometheus import CONTENT_TYPE as PROMETHEUS_CONTENT_TYPE
+from pyconnect.mirror_status.page import PAGE
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.rest.errors import MalformedRequest
 from pyconnect.rest.forwarding import Forwarder
 from pyconnect.rest.media import any_content, reads_json_body
+from pyconnect.rest.mirror_status import MirrorProgressSlot, status_document
 from pyconnect.rest.openapi import openapi
 from pyconnect.rest.paths import join_segments, request_base
 from pyconnect.rest.request_body import number_text, parse_json
@@ -52,6 +54,7 @@ class MetricsSlot:
 
 
 HERDER = web.AppKey("herder", HerderSlot)
+MIRROR_PROGRESS = web.AppKey("mirror_progress", MirrorProgressSlot)
 METRICS = web.AppKey("metrics", MetricsSlot)
 FORWARDER = web.AppKey("forwarder", Forwarder)
 COMMIT_ID = web.AppKey("commit_id", str)
@@ -164,6 +167,31 @@ async def metrics(request: web.Request) -> web.Response:
     if render is None:
         raise ServiceUnavailableError("Worker is still starting up.")
     return web.Response(body=render().encode(), headers={"Content-Type": PROMETHEUS_CONTENT_TYPE})
+
+
+@routes.get("/mirrors")
+@any_content
+async def mirrors(request: web.Request) -> web.Response:
+    """The MirrorMaker 2 flows and their status (pyconnect.rest.mirror_status), from any worker."""
+    herder = request.app[HERDER].get()
+    return json_response(
+        await status_document(herder, request.app[FORWARDER], request.app[MIRROR_PROGRESS], request)
+    )
+
+
+@routes.get("/mirrors/progress")
+@any_content
+async def mirror_progress(request: web.Request) -> web.Response:
+    """This worker's own mirror task metrics (what ``/mirrors`` gathers from each worker)."""
+    request.app[HERDER].get()
+    return json_response(request.app[MIRROR_PROGRESS].local().to_json())
+
+
+@routes.get("/mirrors/ui")
+@any_content
+async def mirrors_page(request: web.Request) -> web.Response:
+    """The status page: static HTML that polls ``/mirrors`` (pyconnect.mirror_status.page)."""
+    return web.Response(text=PAGE, content_type="text/html", charset="utf-8")
 
 
 @routes.get("/connectors")

@@ -32,9 +32,20 @@ from aiohttp.web_server import Server
 from pyconnect import __version__
 from pyconnect.errors import ConfigError
 from pyconnect.herder.interface import HerderApi
+from pyconnect.mirror_status.core import Progress
 from pyconnect.rest.errors import error_middleware, protocol_error, set_server_header
 from pyconnect.rest.forwarding import Forwarder
-from pyconnect.rest.resources import COMMIT_ID, FORWARDER, HERDER, METRICS, HerderSlot, MetricsSlot, routes
+from pyconnect.rest.mirror_status import MirrorProgressSlot
+from pyconnect.rest.resources import (
+    COMMIT_ID,
+    FORWARDER,
+    HERDER,
+    METRICS,
+    MIRROR_PROGRESS,
+    HerderSlot,
+    MetricsSlot,
+    routes,
+)
 from pyconnect.rest.routing import routing_middleware
 from pyconnect.rest.security import (
     CrossOrigin,
@@ -186,6 +197,8 @@ class RestServer:
         self.app[COMMIT_ID] = hashlib.sha256(__version__.encode()).hexdigest()[:16]
         self.metrics_slot = MetricsSlot()
         self.app[METRICS] = self.metrics_slot
+        self.mirror_progress = MirrorProgressSlot()
+        self.app[MIRROR_PROGRESS] = self.mirror_progress
         self._runner: web.AppRunner | None = None
         self.bound: list[tuple[str, int]] = []
         self.bound_listeners: list[Listener] = []
@@ -197,6 +210,10 @@ class RestServer:
     def serve_metrics(self, render: Callable[[], str]) -> None:
         """``GET /metrics`` answers ``render()`` (503 until this is called)."""
         self.metrics_slot.render = render
+
+    def serve_mirror_progress(self, read: Callable[[], Progress]) -> None:
+        """``GET /mirrors`` reads this worker's mirror task metrics with ``read()`` (none until then)."""
+        self.mirror_progress.read = read
 
     async def start(self) -> None:
         if self._runner is not None:

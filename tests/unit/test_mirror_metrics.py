@@ -10,6 +10,7 @@ from connectors.mirror.checkpoint import MirrorCheckpointTask
 from connectors.mirror.metrics import (
     CHECKPOINT_GROUP,
     DOMAIN,
+    PROGRESS_GROUP,
     SOURCE_GROUP,
     MirrorCheckpointMetrics,
     MirrorSourceMetrics,
@@ -61,7 +62,17 @@ def test_record_many_equals_recording_one_by_one() -> None:
 def test_source_metrics_registered_at_start_with_java_names_and_tags() -> None:
     hub, _ = hub_at()
     MirrorSourceMetrics(hub, "A", "B", [("A.t", 0), ("A.t", 1)])
-    names = [n for m in hub.registries() for n in m.names()]
+    every = [n for m in hub.registries() for n in m.names()]
+    names = [n for n in every if n.group == SOURCE_GROUP]
+    progress = {n.name for n in every if n.group == PROGRESS_GROUP}
+    assert progress == {
+        "task-start-ms",
+        "last-record-timestamp-ms",
+        "last-replicated-ms",
+        "replicated-offset",
+        "end-offset",
+    }
+    assert len(every) == len(names) + 2 * len(progress)
     expected = {
         "record-count",
         "record-rate",

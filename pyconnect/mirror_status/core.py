@@ -1,0 +1,524 @@
+"""The status of each MirrorMaker 2 flow, computed from what the runtime already records (pure).
+
+A *flow* is one (source alias, target alias) pair: every MirrorSourceConnector,
+MirrorCheckpointConnector and MirrorHeartbeatConnector whose config names those aliases. Its inputs:
+
+- the connectors' configs and their REST status JSON (``ConnectorStateInfo``, cluster-wide from the
+  status topic);
+- per replicated partition, a :class:`PartitionProgress` read from the MirrorSource task metrics
+  (connectors.mirror.metrics: ``replication-latency-ms-avg``, ``record-age-ms``, ``record-count`` and
+  the ``MirrorSourceProgress`` gauges) of every worker that runs a task of the flow;
+- per checkpointed (group, partition), a :class:`CheckpointProgress` from the MirrorCheckpoint task
+  metrics (``checkpoint-latency-ms`` and its ``-avg``).
+
+Topic states (a topic is the remote topic on the target, its partitions taken together):
+
+- ``STALE``: it holds data only from before the mirror started: every record it replicated is older
+  than its task's start, and nothing is left to copy (record lag 0 or unknown). The metrics live as
+  long as the task: after a restart (a config change, a rebalance) a topic with nothing new since is
+  INACTIVE, which counts against the flow no more than STALE does.
+- ``ACTIVE``: records were replicated within the metrics window (``replication-latency-ms-avg`` has a
+  value; ``metrics.sample.window.ms`` x ``metrics.num.samples``, 60 s by default), or records are
+  waiting to be copied (record lag above 0).
+- ``INACTIVE``: neither (no new data recently, or never any).
+
+An ACTIVE topic is in sync when its average replication latency (the mean over its partitions of the
+windowed average) is below the flow's target latency; one with records waiting but nothing replicated
+in the window is stalled, so not in sync. STALE and INACTIVE topics do not count against the flow.
+
+Flow status, the first that applies: ``FAILED`` (a connector or task is FAILED), ``NOT_RUNNING`` (a
+connector or task is in another state than RUNNING, or has no status yet), ``UNKNOWN`` (a worker that
+runs one of its tasks could not be asked for its metrics), ``LAGGING`` (an active topic is not in sync),
+``IN_SYNC``. ``reasons`` says why a flow is not IN_SYNC, one line each.
+
+Record lag is the source high watermark the replication consumer last saw minus the next offset to
+replicate (the last source offset the target acknowledged, or the committed one the task resumed from,
+plus one); unknown (``null``) until both are known.
+
+The target latency is the connector config key :data:`TARGET_LATENCY_CONFIG` of the flow's
+MirrorSourceConnector (the smallest if it has several), in milliseconds, default
+:data:`DEFAULT_TARGET_LATENCY_MS`, at least :data:`MIN_TARGET_LATENCY_MS`.
+
+The document (:func:`mirror_status`): ``{"generated_ms", "flows": [flow]}``, a flow being ``{"flow":
+"A->B", "source", "target", "status", "in_sync", "reasons", "target_latency_ms", "topics",
+"checkpoints", "connectors"}``; a topic row ``{"topic", "state", "in_sync" (null unless ACTIVE),
+"reason", "latency_ms", "max_latency_ms" (over partitions), "record_lag", "last_record_age_ms" (now
+minus the newest replicated record's timestamp), "records_replicated" (acknowledged since the tasks
+started), "partitions"}``; a checkpoint row ``{"group", "latency_ms" (the largest windowed average over
+its partitions), "last_latency_ms", "partitions"}`` (checkpoint lag is shown as this latency: the
+time a group's committed offsets take to reach the target, not an offset distance); a connector
+``{"name", "kind", "state", "worker_id", "error", "tasks": [{"id", "state", "worker_id", "error"}],
+"config"}`` where ``error`` is the first line of the trace.
+
+Connector configs are shown with secrets masked (:func:`mask_config`). Times are milliseconds since
+the epoch, read from the workers' clocks (which the latency metrics already assume agree).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from pyconnect.metrics.registry import MetricReading
+
+TARGET_LATENCY_CONFIG = "pyconnect.mirror.target.latency.ms"
+DEFAULT_TARGET_LATENCY_MS = 30_000
+MIN_TARGET_LATENCY_MS = 1_000
+
+MIRROR_DOMAIN = "kafka.connect.mirror"
+SOURCE_GROUP = "MirrorSourceConnector"
+PROGRESS_GROUP = "MirrorSourceProgress"
+CHECKPOINT_GROUP = "MirrorCheckpointConnector"
+
+CONNECTOR_KINDS = {
+    "MirrorSourceConnector": "source",
+    "MirrorCheckpointConnector": "checkpoint",
+    "MirrorHeartbeatConnector": "heartbeat",
+}
+
+IN_SYNC, LAGGING, UNKNOWN, NOT_RUNNING, FAILED = "IN_SYNC", "LAGGING", "UNKNOWN", "NOT_RUNNING", "FAILED"
+ACTIVE, INACTIVE, STALE = "ACTIVE", "INACTIVE", "STALE"
+RUNNING = "RUNNING"
+
+HIDDEN = "[hidden]"
+_SECRET_KEY = re.compile(
+    r"password|passwd|secret|credential|token|jaas\.config|private|api\.?key|(^|[._-])key$|keystore\.key",
+    re.IGNORECASE,
+)
+
+
+# -- inputs ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionProgress:
+    """One replicated partition as one worker's MirrorSource task metrics show it."""
+
+    source: str
+    target: str
+    topic: str
+    partition: int
+    records: float | None = None
+    latency_avg_ms: float | None = None
+    record_age_ms: float | None = None
+    task_start_ms: int | None = None
+    newest_timestamp_ms: int | None = None
+    last_replicated_ms: int | None = None
+    replicated_offset: int | None = None
+    end_offset: int | None = None
+
+    @property
+    def record_lag(self) -> int | None:
+        if self.end_offset is None or self.replicated_offset is None:
+            return None
+        return max(0, self.end_offset - (self.replicated_offset + 1))
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointProgress:
+    """One checkpointed (group, remote topic, partition) as one worker's checkpoint metrics show it."""
+
+    source: str
+    target: str
+    group: str
+    topic: str
+    partition: int
+    latency_ms: float | None = None
+    latency_avg_ms: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectorView:
+    """A connector of the worker's config snapshot: its config and its status JSON (``None`` when the
+    status topic has none yet)."""
+
+    name: str
+    config: Mapping[str, str]
+    status: Mapping[str, Any] | None = None
+
+
+@dataclass
+class Progress:
+    """What the workers' metrics show (the answer of each worker, merged)."""
+
+    partitions: list[PartitionProgress] = field(default_factory=list)
+    checkpoints: list[CheckpointProgress] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "partitions": [asdict(p) for p in self.partitions],
+            "checkpoints": [asdict(c) for c in self.checkpoints],
+        }
+
+    @classmethod
+    def from_json(cls, body: Any) -> Progress:
+        """The inverse of :meth:`to_json`; ``ValueError`` for anything else."""
+        if not isinstance(body, dict):
+            raise ValueError("mirror progress must be a JSON object")
+        return cls(
+            [_from_fields(PartitionProgress, item) for item in _list(body.get("partitions"))],
+            [_from_fields(CheckpointProgress, item) for item in _list(body.get("checkpoints"))],
+        )
+
+    def extend(self, other: Progress) -> None:
+        self.partitions += other.partitions
+        self.checkpoints += other.checkpoints
+
+
+def _list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ValueError("mirror progress lists must be JSON arrays")
+    return value
+
+
+_TEXT_FIELDS = frozenset(("source", "target", "topic", "group"))
+
+
+def _from_fields(cls: Any, item: Any) -> Any:
+    """``cls`` from a JSON object: names are strings, ``partition`` an integer, every other field a
+    number or null (``ValueError`` otherwise, naming the field)."""
+    if not isinstance(item, dict):
+        raise ValueError(f"{cls.__name__} must be a JSON object")
+    values: dict[str, Any] = {}
+    for f in fields(cls):
+        if f.name not in item:
+            continue
+        value = item[f.name]
+        if f.name in _TEXT_FIELDS:
+            ok = isinstance(value, str)
+        elif f.name == "partition":
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        else:
+            ok = value is None or (isinstance(value, int | float) and not isinstance(value, bool))
+        if not ok:
+            raise ValueError(f"{cls.__name__}: {f.name} cannot be {value!r}")
+        values[f.name] = value
+    try:
+        return cls(**values)
+    except TypeError as exc:
+        raise ValueError(f"{cls.__name__}: {exc}") from None
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return None if math.isnan(value) or math.isinf(value) else float(value)
+
+
+def _int(value: Any) -> int | None:
+    number = _number(value)
+    return None if number is None else int(number)
+
+
+_PROGRESS_ATTRIBUTES = {
+    ("MirrorSourceConnector", "record-count"): ("records", _number),
+    ("MirrorSourceConnector", "replication-latency-ms-avg"): ("latency_avg_ms", _number),
+    ("MirrorSourceConnector", "record-age-ms"): ("record_age_ms", _number),
+    ("MirrorSourceProgress", "task-start-ms"): ("task_start_ms", _int),
+    ("MirrorSourceProgress", "last-record-timestamp-ms"): ("newest_timestamp_ms", _int),
+    ("MirrorSourceProgress", "last-replicated-ms"): ("last_replicated_ms", _int),
+    ("MirrorSourceProgress", "replicated-offset"): ("replicated_offset", _int),
+    ("MirrorSourceProgress", "end-offset"): ("end_offset", _int),
+}
+_CHECKPOINT_ATTRIBUTES = {
+    "checkpoint-latency-ms": ("latency_ms", _number),
+    "checkpoint-latency-ms-avg": ("latency_avg_ms", _number),
+}
+
+
+def progress_from_readings(readings: Iterable[MetricReading]) -> Progress:
+    """The mirror tasks' partitions and checkpoints among one worker's metric readings."""
+    partitions: dict[tuple[str, ...], dict[str, Any]] = {}
+    checkpoints: dict[tuple[str, ...], dict[str, Any]] = {}
+    for reading in readings:
+        name = reading.name
+        if reading.domain != MIRROR_DOMAIN:
+            continue
+        tags = dict(name.tags)
+        keys: tuple[str, ...]
+        if name.group in (SOURCE_GROUP, PROGRESS_GROUP):
+            wanted = _PROGRESS_ATTRIBUTES.get((name.group, name.name))
+            keys = ("source", "target", "topic", "partition")
+            table = partitions
+        elif name.group == CHECKPOINT_GROUP:
+            wanted = _CHECKPOINT_ATTRIBUTES.get(name.name)
+            keys = ("source", "target", "group", "topic", "partition")
+            table = checkpoints
+        else:
+            continue
+        if wanted is None or any(k not in tags for k in keys):
+            continue
+        key = tuple(tags[k] for k in keys)
+        entry = table.setdefault(key, dict(zip(keys, key, strict=True)))
+        attribute, convert = wanted
+        entry[attribute] = convert(reading.value)
+    return Progress(
+        [PartitionProgress(**{**e, "partition": int(e["partition"])}) for e in partitions.values()],
+        [CheckpointProgress(**{**e, "partition": int(e["partition"])}) for e in checkpoints.values()],
+    )
+
+
+# -- config ------------------------------------------------------------------------------------------
+
+
+def target_latency_error(value: str | None) -> str | None:
+    """Why ``value`` is not a valid :data:`TARGET_LATENCY_CONFIG`, or ``None`` (absent is valid)."""
+    if value is None:
+        return None
+    text = value.strip()
+    try:
+        number = int(text)
+    except ValueError:
+        return f"Invalid value {value} for configuration {TARGET_LATENCY_CONFIG}: Not a number of type LONG"
+    if number < MIN_TARGET_LATENCY_MS:
+        return (
+            f"Invalid value {number} for configuration {TARGET_LATENCY_CONFIG}: "
+            f"Value must be at least {MIN_TARGET_LATENCY_MS}"
+        )
+    return None
+
+
+def target_latency_ms(config: Mapping[str, str]) -> int:
+    """The flow's target latency from a connector config (the default when absent or invalid)."""
+    value = config.get(TARGET_LATENCY_CONFIG)
+    if value is None or target_latency_error(value) is not None:
+        return DEFAULT_TARGET_LATENCY_MS
+    return int(value.strip())
+
+
+def is_secret_key(key: str) -> bool:
+    return _SECRET_KEY.search(key) is not None
+
+
+def mask_config(config: Mapping[str, str], password_keys: Iterable[str] = ()) -> dict[str, str]:
+    """``config`` with the value of every secret key replaced by ``[hidden]``: the keys declared as
+    passwords (``password_keys``, also under any client prefix) and every key whose name looks like a
+    secret (password, secret, credential, token, key material, a JAAS config)."""
+    declared = tuple(password_keys)
+    out: dict[str, str] = {}
+    for key, value in sorted(config.items()):
+        secret = is_secret_key(key) or any(key == d or key.endswith("." + d) for d in declared)
+        out[key] = HIDDEN if secret and value else value
+    return out
+
+
+def connector_kind(config: Mapping[str, str]) -> str | None:
+    """``source``, ``checkpoint`` or ``heartbeat`` for MirrorMaker 2 connectors, else ``None``."""
+    simple = config.get("connector.class", "").rsplit(".", 1)[-1]
+    return CONNECTOR_KINDS.get(simple)
+
+
+def flow_of(config: Mapping[str, str]) -> tuple[str, str] | None:
+    """(source alias, target alias) of a MirrorMaker 2 connector config (Java's defaults ``source`` and
+    ``target`` when a key is absent), ``None`` for other connectors."""
+    if connector_kind(config) is None:
+        return None
+    return config.get("source.cluster.alias") or "source", config.get("target.cluster.alias") or "target"
+
+
+def task_worker_ids(connectors: Iterable[ConnectorView]) -> set[str]:
+    """The workers that run a task of a MirrorMaker 2 connector (whose metrics the view needs)."""
+    out: set[str] = set()
+    for view in connectors:
+        if flow_of(view.config) is None or view.status is None:
+            continue
+        for task in view.status.get("tasks") or []:
+            worker = task.get("worker_id")
+            if isinstance(worker, str) and worker:
+                out.add(worker)
+    return out
+
+
+# -- the computation --------------------------------------------------------------------------------
+
+
+def _first_line(trace: Any) -> str | None:
+    if not isinstance(trace, str) or not trace.strip():
+        return None
+    return trace.strip().splitlines()[0]
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def topic_status(
+    topic: str, partitions: Sequence[PartitionProgress], target_ms: int, now_ms: int
+) -> dict[str, Any]:
+    """One remote topic's row (see the module docstring for its state and sync rules)."""
+    states: list[str] = []
+    for p in partitions:
+        lag = p.record_lag
+        if (
+            p.newest_timestamp_ms is not None
+            and p.task_start_ms is not None
+            and p.newest_timestamp_ms < p.task_start_ms
+            and not lag
+        ):
+            states.append(STALE)
+        elif p.latency_avg_ms is not None or (lag is not None and lag > 0):
+            states.append(ACTIVE)
+        else:
+            states.append(INACTIVE)
+    state = ACTIVE if ACTIVE in states else STALE if STALE in states else INACTIVE
+    active = [p for p, s in zip(partitions, states, strict=True) if s == ACTIVE]
+    latencies = [p.latency_avg_ms for p in active if p.latency_avg_ms is not None]
+    latency = _mean(latencies)
+    lags = [lag for p in partitions if (lag := p.record_lag) is not None]
+    newest = [p.newest_timestamp_ms for p in partitions if p.newest_timestamp_ms is not None]
+    records = [p.records for p in partitions if p.records is not None]
+    in_sync: bool | None = None
+    reason = None
+    if state == ACTIVE:
+        if latency is None:
+            in_sync, reason = False, "records waiting, none replicated in the metrics window"
+        elif latency >= target_ms:
+            in_sync = False
+            reason = f"average replication latency {latency:.0f} ms, target {target_ms} ms"
+        else:
+            in_sync = True
+    return {
+        "topic": topic,
+        "state": state,
+        "in_sync": in_sync,
+        "reason": reason,
+        "latency_ms": None if latency is None else round(latency, 1),
+        "max_latency_ms": None if not latencies else round(max(latencies), 1),
+        "record_lag": sum(lags) if lags else None,
+        "last_record_age_ms": now_ms - max(newest) if newest else None,
+        "records_replicated": int(sum(records)) if records else 0,
+        "partitions": len(partitions),
+    }
+
+
+def _checkpoint_rows(checkpoints: Sequence[CheckpointProgress]) -> list[dict[str, Any]]:
+    by_group: dict[str, list[CheckpointProgress]] = {}
+    for c in checkpoints:
+        by_group.setdefault(c.group, []).append(c)
+    rows = []
+    for group in sorted(by_group):
+        items = by_group[group]
+        averages = [c.latency_avg_ms for c in items if c.latency_avg_ms is not None]
+        lasts = [c.latency_ms for c in items if c.latency_ms is not None]
+        rows.append(
+            {
+                "group": group,
+                "latency_ms": None if not averages else round(max(averages), 1),
+                "last_latency_ms": None if not lasts else round(max(lasts), 1),
+                "partitions": len(items),
+            }
+        )
+    return rows
+
+
+def _connector_row(view: ConnectorView, password_keys: Iterable[str]) -> dict[str, Any]:
+    status = view.status or {}
+    connector = status.get("connector") or {}
+    tasks = [
+        {
+            "id": t.get("id"),
+            "state": t.get("state"),
+            "worker_id": t.get("worker_id"),
+            "error": _first_line(t.get("trace")),
+        }
+        for t in sorted(status.get("tasks") or [], key=lambda t: t.get("id", 0))
+    ]
+    return {
+        "name": view.name,
+        "kind": connector_kind(view.config),
+        "state": connector.get("state"),
+        "worker_id": connector.get("worker_id"),
+        "error": _first_line(connector.get("trace")),
+        "tasks": tasks,
+        "config": mask_config(view.config, password_keys),
+    }
+
+
+def _run_state_reasons(rows: Sequence[dict[str, Any]]) -> tuple[str | None, list[str]]:
+    worst: str | None = None
+    reasons: list[str] = []
+    for row in rows:
+        items = [(f"connector {row['name']}", row["state"], row["error"])] + [
+            (f"task {row['name']}-{t['id']}", t["state"], t["error"]) for t in row["tasks"]
+        ]
+        for what, state, error in items:
+            if state == RUNNING:
+                continue
+            if state == "FAILED":
+                worst = FAILED
+            elif worst is None:
+                worst = NOT_RUNNING
+            reasons.append(f"{what} is {state or 'without status'}" + (f": {error}" if error else ""))
+    return worst, reasons
+
+
+def mirror_status(
+    connectors: Sequence[ConnectorView],
+    progress: Progress,
+    *,
+    now_ms: int,
+    unreachable: Mapping[str, str] | None = None,
+    password_keys: Iterable[str] = (),
+) -> dict[str, Any]:
+    """The status document: ``{"generated_ms", "flows": [...]}``, flows sorted by (source, target).
+
+    ``unreachable`` maps each worker whose metrics could not be read to why; a flow with a task there
+    is ``UNKNOWN`` unless a run state already decides it."""
+    unreachable = dict(unreachable or {})
+    password_keys = tuple(password_keys)
+    flows: dict[tuple[str, str], list[ConnectorView]] = {}
+    for view in connectors:
+        flow = flow_of(view.config)
+        if flow is not None:
+            flows.setdefault(flow, []).append(view)
+    documents = []
+    for (source, target), views in sorted(flows.items()):
+        views = sorted(views, key=lambda v: v.name)
+        sources = [v for v in views if connector_kind(v.config) == "source"]
+        target_ms = min((target_latency_ms(v.config) for v in sources), default=DEFAULT_TARGET_LATENCY_MS)
+        rows = [_connector_row(v, password_keys) for v in views]
+        run_state, reasons = _run_state_reasons(rows)
+        by_topic: dict[str, list[PartitionProgress]] = {}
+        for p in progress.partitions:
+            if (p.source, p.target) == (source, target):
+                by_topic.setdefault(p.topic, []).append(p)
+        topics = [
+            topic_status(topic, sorted(parts, key=lambda p: p.partition), target_ms, now_ms)
+            for topic, parts in sorted(by_topic.items())
+        ]
+        lagging = [t for t in topics if t["in_sync"] is False]
+        flow_workers = {t["worker_id"] for row in rows for t in row["tasks"] if t["worker_id"]}
+        missing = {w: why for w, why in unreachable.items() if w in flow_workers}
+        for worker, why in sorted(missing.items()):
+            reasons.append(f"worker {worker} did not answer for its metrics: {why}")
+        for t in lagging:
+            reasons.append(f"topic {t['topic']} lags: {t['reason']}")
+        if run_state is not None:
+            status = run_state
+        elif missing:
+            status = UNKNOWN
+        elif lagging:
+            status = LAGGING
+        else:
+            status = IN_SYNC
+        checkpoints = [c for c in progress.checkpoints if (c.source, c.target) == (source, target)]
+        documents.append(
+            {
+                "flow": f"{source}->{target}",
+                "source": source,
+                "target": target,
+                "status": status,
+                "in_sync": status == IN_SYNC,
+                "reasons": reasons,
+                "target_latency_ms": target_ms,
+                "topics": topics,
+                "checkpoints": _checkpoint_rows(checkpoints),
+                "connectors": rows,
+            }
+        )
+    return {"generated_ms": now_ms, "flows": documents}

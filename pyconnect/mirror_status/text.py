@@ -1,0 +1,75 @@
+"""The mirror status document (pyconnect.mirror_status.core) as terminal text (``pyconnect status``).
+
+One block per flow: a headline with the status and the target latency, the reasons it is not in sync,
+a table of topics (state, sync, average latency, record lag, last-record age, records replicated), the
+checkpoint latency per group, and each connector with its tasks' states. Configs are left out (the
+JSON has them). Pure: a document in, a string out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+
+def _ms(value: Any) -> str:
+    if value is None:
+        return "-"
+    value = float(value)
+    if value >= 10_000:
+        return f"{value / 1000:.1f} s"
+    return f"{value:.0f} ms"
+
+
+def _cell(value: Any) -> str:
+    return "-" if value is None else str(value)
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(header[i]), *(len(r[i]) for r in rows)) for i in range(len(header))]
+    lines = ["  " + "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()]
+    lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    return lines
+
+
+def render(document: dict[str, Any]) -> str:
+    flows = document.get("flows") or []
+    if not flows:
+        return "No MirrorMaker 2 flows on this cluster.\n"
+    lines: list[str] = []
+    for flow in flows:
+        lines.append(f"{flow['flow']}  {flow['status']}  (target latency {_ms(flow['target_latency_ms'])})")
+        lines += [f"  ! {reason}" for reason in flow.get("reasons") or []]
+        topics = flow.get("topics") or []
+        if topics:
+            lines += _table(
+                ("TOPIC", "STATE", "SYNC", "LATENCY", "LAG", "LAST RECORD AGE", "RECORDS"),
+                [
+                    (
+                        t["topic"],
+                        t["state"],
+                        {True: "yes", False: "NO", None: "-"}[t["in_sync"]],
+                        _ms(t["latency_ms"]),
+                        _cell(t["record_lag"]),
+                        _ms(t["last_record_age_ms"]),
+                        str(t["records_replicated"]),
+                    )
+                    for t in topics
+                ],
+            )
+        else:
+            lines.append("  no replicated topics reported")
+        checkpoints = flow.get("checkpoints") or []
+        if checkpoints:
+            lines += _table(
+                ("GROUP", "CHECKPOINT LATENCY", "LAST", "PARTITIONS"),
+                [
+                    (c["group"], _ms(c["latency_ms"]), _ms(c["last_latency_ms"]), str(c["partitions"]))
+                    for c in checkpoints
+                ],
+            )
+        for connector in flow.get("connectors") or []:
+            tasks = ", ".join(f"{t['id']}:{t['state']}" for t in connector.get("tasks") or []) or "no tasks"
+            lines.append(f"  {connector['name']} ({connector['kind']}) {connector['state']}; tasks {tasks}")
+        lines.append("")
+    return "\n".join(lines)
