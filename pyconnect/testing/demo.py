@@ -14,20 +14,24 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import logging
 import shutil
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from pyconnect.kafka.clients import create_admin
 from pyconnect.kafka.topics import TopicSpec, ensure_topic
 from pyconnect.kafka.traffic import TrafficCounters, produce_at_rate, tail_and_measure
+from pyconnect.testing import demo_failover as failover
 from pyconnect.testing.kafka import start_clusters, stop_clusters
 from pyconnect.testing.worker_process import PyconnectWorker
 
 TOPIC = "orders"
+PARTITIONS = 6
 CONNECTOR = "mm2-source"
 MAX_SECONDS = 3600.0
 
@@ -51,6 +55,9 @@ def connector_json(source: str, target: str, tasks: int) -> dict[str, Any]:
             "refresh.topics.interval.seconds": "5",
             "key.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
             "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
+            # Headers byte for byte too: with the worker's default SimpleHeaderConverter a mirrored
+            # header's bytes arrive Base64-encoded, in Java as here (dedicated mode defaults to this).
+            "header.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
         },
     }
 
@@ -76,29 +83,41 @@ async def create_source_topic(bootstrap: str) -> None:
     admin = create_admin({"bootstrap.servers": bootstrap})
     await admin.start()
     try:
-        await ensure_topic(admin, TopicSpec(TOPIC, 6, 1))
+        await ensure_topic(admin, TopicSpec(TOPIC, PARTITIONS, 1))
     finally:
         await admin.close()
 
 
 async def live(
-    workers: list[PyconnectWorker], source: str, target: str, rate: float, seconds: float
+    workers: list[PyconnectWorker],
+    source: str,
+    target: str,
+    rate: float,
+    seconds: float,
+    failover_after: float,
+    fail_a: Callable[[], None],
 ) -> TrafficCounters:
-    stop = asyncio.Event()
+    """The live phase (one line a second) and, ``failover_after`` seconds in (0: never), the failover
+    act. Ctrl-C ends either at once."""
+    interrupted = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+        loop.add_signal_handler(sig, interrupted.set)
+    stop_producing, stop_tail, stop_app = asyncio.Event(), asyncio.Event(), asyncio.Event()
     produced, mirrored = TrafficCounters(), TrafficCounters()
-    jobs = [
-        asyncio.create_task(produce_at_rate(source, TOPIC, rate, stop, produced, max_seconds=seconds)),
-        asyncio.create_task(tail_and_measure(target, TOPIC, stop, mirrored)),
-    ]
+    read_on_a: set[int] = set()
+    producer = asyncio.create_task(
+        produce_at_rate(source, TOPIC, rate, stop_producing, produced, max_seconds=seconds)
+    )
+    tail = asyncio.create_task(tail_and_measure(target, TOPIC, stop_tail, mirrored))
+    app = asyncio.create_task(failover.run_application(source, TOPIC, stop_app, read_on_a))
     started = time.monotonic()
+    phase_s = min(seconds, failover_after) if failover_after > 0 else seconds
     summary = ""
     try:
-        while not stop.is_set() and time.monotonic() - started < seconds:
+        while not interrupted.is_set() and time.monotonic() - started < phase_s:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), 1.0)
+                await asyncio.wait_for(interrupted.wait(), 1.0)
             if int(time.monotonic() - started) % 5 == 0 or not summary:
                 summary = await asyncio.to_thread(task_summary, workers[0])
             p50, p99 = mirrored.latency_percentile(0.5), mirrored.latency_percentile(0.99)
@@ -109,20 +128,77 @@ async def live(
             )
             sys.stdout.write(
                 f"\r{time.monotonic() - started:6.0f}s | produced {produced.produced} | mirrored {mirrored.consumed} "
-                f"| lag {max(0, produced.produced - mirrored.consumed)} | {latency} | {summary}   "
+                f"| lag {max(0, produced.produced - mirrored.consumed)} | {latency} | app on A read {len(read_on_a)} "
+                f"| {summary}   "
             )
             sys.stdout.flush()
+        say("")
+        if failover_after > 0 and not interrupted.is_set():
+            act = asyncio.create_task(
+                failover_act(
+                    target, produced, mirrored, (stop_app, app), (stop_producing, producer), read_on_a, fail_a
+                )
+            )
+            waiter = asyncio.create_task(interrupted.wait())
+            await asyncio.wait([act, waiter], return_when=asyncio.FIRST_COMPLETED)
+            waiter.cancel()
+            if not act.done():
+                say("Interrupted during the failover act.")
+                act.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await act
     finally:
-        stop.set()
-        outcomes = await asyncio.gather(*jobs, return_exceptions=True)
-        for job, outcome in zip(("producer", "consumer"), outcomes, strict=True):
+        for event in (stop_producing, stop_tail, stop_app):
+            event.set()
+        outcomes = await asyncio.gather(producer, tail, app, return_exceptions=True)
+        for job, outcome in zip(("producer", "consumer", "application on A"), outcomes, strict=True):
             if isinstance(outcome, Exception):
-                say(f"\nThe demo's {job} failed: {outcome}")
+                say(f"The demo's {job} failed: {outcome}")
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
-    say("")
     mirrored.produced = produced.produced
     return mirrored
+
+
+async def failover_act(
+    target: str,
+    produced: TrafficCounters,
+    mirrored: TrafficCounters,
+    app: tuple[asyncio.Event, asyncio.Task[dict[int, int]]],
+    producer: tuple[asyncio.Event, asyncio.Task[None]],
+    read_on_a: set[int],
+    fail_a: Callable[[], None],
+) -> failover.Verdict:
+    """The drill: the application on A stops, A takes a few more records, the mirror and the
+    checkpoints catch up, A fails, the application resumes on B at its translated offsets."""
+    say(f"Failover drill. The application (group '{failover.GROUP}') on A stops ...")
+    app[0].set()
+    committed = await app[1]
+    say(f"  it read {len(read_on_a)} records on A and committed its position")
+    await asyncio.sleep(3)
+    producer[0].set()
+    await producer[1]
+    say(f"  A took {produced.produced - len(read_on_a)} more records it has not read; the producer stops")
+    for _ in range(120):  # up to 60 s
+        if mirrored.consumed >= produced.produced:
+            break
+        await asyncio.sleep(0.5)
+    say(f"  the mirror caught up: {mirrored.consumed} of {produced.produced} records on B")
+    await failover.wait_for_synced_group(target, TOPIC, committed, 60)
+    say(
+        "  B holds checkpoints of the application's position, and the group's offsets on B are synced "
+        "(MirrorCheckpointConnector, sync.group.offsets.enabled)"
+    )
+    say("A fails: cluster A's brokers stop.")
+    await asyncio.to_thread(fail_a)
+    read_on_b: set[int] = set()
+    order = await failover.run_application_on(target, TOPIC, PARTITIONS, read_on_b, 60)
+    verdict = failover.verdict(produced.produced, read_on_a, order)
+    say(
+        f"The application resumed on B at its translated offsets: it read {verdict.read_on_b} records there, "
+        f"re-read {verdict.reread}, lost {verdict.lost} (of {produced.produced} produced)."
+    )
+    return verdict
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -135,7 +211,16 @@ def main(argv: list[str] | None = None) -> int:
         "--seconds", type=float, default=MAX_SECONDS, help=f"stop after this long (at most {MAX_SECONDS:.0f})"
     )
     parser.add_argument("--tasks", type=int, default=3, help="tasks.max of the mirror")
+    parser.add_argument(
+        "--failover-after",
+        type=float,
+        default=30.0,
+        help="seconds of live mirroring before the failover drill (0: no drill, mirror until Ctrl-C)",
+    )
     args = parser.parse_args(argv)
+    # The demo's own clients (producer, tail, the application) retry by themselves while brokers start
+    # or A goes away; their connection lines would only drown the story (the workers log to files).
+    logging.getLogger("aiokafka").setLevel(logging.CRITICAL)
     seconds = min(max(args.seconds, 1.0), MAX_SECONDS)
     work = args.dir.resolve()
     shutil.rmtree(work, ignore_errors=True)
@@ -144,6 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     clusters = start_clusters(["A", "B"], work / "kafka", die_with_parent=True)
     source, target = clusters["A"].bootstrap_servers, clusters["B"].bootstrap_servers
     say(f"  A: {source}\n  B: {target}")
+    a_down: list[bool] = []
     workers = [
         PyconnectWorker(target, work / f"worker-{i}", group_id="mirror-demo", die_with_parent=True)
         for i in range(3)
@@ -165,10 +251,26 @@ def main(argv: list[str] | None = None) -> int:
         while time.monotonic() < deadline and not tasks_running(workers[0]):
             time.sleep(0.5)
         say(f"  {task_summary(workers[0])}")
-        say(
-            f"Producing {args.rate:.0f} records/s to A/{TOPIC}; mirrored records are read from B/{TOPIC}. Ctrl-C stops."
+        code, body = workers[1].rest(
+            "POST", "/connectors", failover.checkpoint_connector_json(source, target)
         )
-        result = asyncio.run(live(workers, source, target, args.rate, seconds))
+        if code != 201:
+            say(f"  the worker refused the checkpoint connector ({code}): {body}")
+            return 1
+        say(
+            f"  and {failover.CHECKPOINT_CONNECTOR}, checkpointing group '{failover.GROUP}' and syncing its offsets to B"
+        )
+        say(f"Mirror status page: {workers[0].rest_url}mirrors/ui   metrics: {workers[0].rest_url}metrics")
+        say(
+            f"Producing {args.rate:.0f} records/s to A/{TOPIC}; an application (group '{failover.GROUP}') reads "
+            f"it on A; mirrored records are read from B/{TOPIC}. Ctrl-C stops."
+        )
+
+        def fail_a() -> None:
+            stop_clusters([clusters["A"]])
+            a_down.append(True)
+
+        result = asyncio.run(live(workers, source, target, args.rate, seconds, args.failover_after, fail_a))
         say(f"Produced {result.produced} records to A, {result.consumed} arrived on B so far.")
         say(f"Final state: {task_summary(workers[0])}")
         return 0
@@ -176,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
         say("Stopping the workers (offsets are committed) and the clusters ...")
         for w in workers:
             w.stop(timeout=20)
-        stop_clusters(clusters.values())
+        stop_clusters(c for alias, c in clusters.items() if not (alias == "A" and a_down))
         say("Stopped.")
 
 

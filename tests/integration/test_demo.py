@@ -1,8 +1,12 @@
-"""`make demo` end to end: the quick-start command mirrors live records A -> B and Ctrl-C stops it cleanly.
+"""`make demo` end to end: the quick-start command mirrors live records A -> B, plays its failover
+drill, and Ctrl-C stops it cleanly.
 
 Runs ``python -m pyconnect.testing.demo`` (what ``make demo`` runs) as a child process on its own two
-clusters, waits until the live line shows mirrored records, sends SIGINT as a terminal's Ctrl-C would,
-and checks the clean exit and the final counts.
+clusters:
+- without the drill: waits until the live line shows mirrored records, sends SIGINT as a terminal's
+  Ctrl-C would, and checks the clean exit and the final counts;
+- with the drill after 15 s: the application's group moves from A to B at its translated offsets and
+  the demo reports 0 records re-read and 0 lost, then ends by itself.
 """
 
 from __future__ import annotations
@@ -21,11 +25,16 @@ pytestmark = pytest.mark.kafka
 
 LIVE = re.compile(r"produced (\d+) \| mirrored (\d+) \| lag (\d+) \| latency p50 (\d+) ms")
 FINAL = re.compile(r"Produced (\d+) records to A, (\d+) arrived on B so far\.")
+RESUMED = re.compile(
+    r"resumed on B at its translated offsets: it read (\d+) records there, re-read (\d+), lost (\d+) "
+    r"\(of (\d+) produced\)"
+)
+URLS = re.compile(r"Mirror status page: (http://127\.0\.0\.1:\d+/)mirrors/ui   metrics: \1metrics")
 
 
-def test_demo_mirrors_live_records_and_stops_on_ctrl_c(tmp_path: Path) -> None:
+def start_demo(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[bytes], Path]:
     out = tmp_path / "demo.out"
-    with out.open("wb") as sink:
+    with out.open("wb") as sink:  # the child keeps its own descriptor
         demo = subprocess.Popen(
             [
                 sys.executable,
@@ -35,29 +44,59 @@ def test_demo_mirrors_live_records_and_stops_on_ctrl_c(tmp_path: Path) -> None:
                 str(tmp_path / "demo"),
                 "--rate",
                 "100",
+                *extra,
             ],
             stdout=sink,
             stderr=subprocess.STDOUT,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
-        try:
-            deadline = time.monotonic() + 180
-            live: list[tuple[str, ...]] = []
-            while time.monotonic() < deadline and demo.poll() is None:
-                live = LIVE.findall(out.read_text(errors="replace"))
-                if live and int(live[-1][1]) >= 200:
-                    break
-                time.sleep(1)
-            text = out.read_text(errors="replace")
-            assert live and int(live[-1][1]) >= 200, f"no live line with mirrored records:\n{text[-3000:]}"
-            demo.send_signal(signal.SIGINT)
-            assert demo.wait(timeout=120) == 0
-        finally:
-            if demo.poll() is None:
-                demo.kill()
-                demo.wait(timeout=30)
+    return demo, out
+
+
+def test_demo_mirrors_live_records_and_stops_on_ctrl_c(tmp_path: Path) -> None:
+    demo, out = start_demo(tmp_path, "--failover-after", "0")
+    try:
+        deadline = time.monotonic() + 180
+        live: list[tuple[str, ...]] = []
+        while time.monotonic() < deadline and demo.poll() is None:
+            live = LIVE.findall(out.read_text(errors="replace"))
+            if live and int(live[-1][1]) >= 200:
+                break
+            time.sleep(1)
+        text = out.read_text(errors="replace")
+        assert live and int(live[-1][1]) >= 200, f"no live line with mirrored records:\n{text[-3000:]}"
+        demo.send_signal(signal.SIGINT)
+        assert demo.wait(timeout=120) == 0
+    finally:
+        if demo.poll() is None:
+            demo.kill()
+            demo.wait(timeout=30)
     text = out.read_text(errors="replace")
     assert "Creating the mirror through REST" in text and "RUNNING" in text
+    assert URLS.search(text), text[-2000:]
     produced, arrived = map(int, FINAL.findall(text)[-1])
     assert 200 <= arrived <= produced, text[-2000:]
+    assert "Failover drill" not in text
+    assert text.rstrip().endswith("Stopped."), text[-2000:]
+
+
+def test_demo_failover_drill_moves_the_group_to_b_rereading_and_losing_nothing(tmp_path: Path) -> None:
+    demo, out = start_demo(tmp_path, "--failover-after", "15")
+    try:
+        assert demo.wait(timeout=240) == 0, out.read_text(errors="replace")[-3000:]
+    finally:
+        if demo.poll() is None:
+            demo.kill()
+            demo.wait(timeout=30)
+    text = out.read_text(errors="replace")
+    resumed = RESUMED.search(text)
+    assert resumed, text[-3000:]
+    read_on_b, reread, lost, produced = map(int, resumed.groups())
+    print(
+        f"\ndrill: {produced} produced, {read_on_b} read on B after the move, {reread} re-read, {lost} lost"
+    )
+    assert (reread, lost) == (0, 0), text[-3000:]
+    assert 0 < read_on_b < produced, text[-3000:]
+    assert "A fails: cluster A's brokers stop." in text
+    assert "Unable connect" not in text and "Traceback" not in text, text[-3000:]
     assert text.rstrip().endswith("Stopped."), text[-2000:]
