@@ -49,6 +49,8 @@ class FakeProducer:
 
     def __init__(self, _config: Any) -> None:
         self.offset = 0
+        # the producer's metadata view: one partition per topic
+        self.client = SimpleNamespace(cluster=SimpleNamespace(partitions_for_topic=lambda _topic: {0}))
 
     async def start(self) -> None:
         pass
