@@ -39,8 +39,10 @@ Contract:
   the records still in flight (``source-record-active-count*``); each offset commit its duration and
   outcome (a commit with nothing to write is a success, as in Java).
 - Exactly-once (KIP-618, ``transactions`` given; the worker has ``exactly.once.source.support=enabled``):
-  the task's transactional producer is initialised before the plugin starts (fencing an older
-  instance of the task). Records go through it; the offsets of records the producer accepted are
+  ``preflight()`` runs first (the herder's zombie fencing of older task generations, then the start of
+  the producer), then the task's transactional producer is initialised (fencing an older instance of
+  the task), then ``postflight()`` (the herder checks the task is still current and assigned here);
+  all before the plugin starts, and a failure of any fails the task. Records go through it; the offsets of records the producer accepted are
   written to the offsets topic in the same transaction (serialized by ``encode_offsets``), which is
   committed at each transaction boundary: after every dispatched ``poll()`` batch (``poll``, the
   default), or at the first batch end ``transaction_interval_s`` after the last commit (``interval``);
@@ -122,6 +124,8 @@ class WorkerSourceTask:
         transactions: TaskTransactions | None = None,
         encode_offsets: OffsetEncoder | None = None,
         transaction_interval_s: float | None = None,
+        preflight: Callable[[], Awaitable[None]] | None = None,
+        postflight: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.id = task_id
         self.task = task
@@ -150,6 +154,8 @@ class WorkerSourceTask:
         self._transactions = transactions
         self._encode_offsets = encode_offsets
         self._txn_interval_s = transaction_interval_s
+        self._preflight = preflight
+        self._postflight = postflight
         self._last_txn_commit = 0.0
         self._txn_offsets: dict[str, tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]] = {}
         self._after_commit: list[Callable[[], object]] = []
@@ -224,7 +230,14 @@ class WorkerSourceTask:
                 await self._finish(started, failed)
                 return
             if self._transactions is not None:
+                if self._preflight is not None:
+                    await self._preflight()
+                if self._stopping.is_set():
+                    await self._finish(started, failed)
+                    return
                 await self._transactions.initialize()
+                if self._postflight is not None:
+                    await self._postflight()
                 if self._stopping.is_set():
                     await self._finish(started, failed)
                     return

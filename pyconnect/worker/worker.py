@@ -31,7 +31,7 @@ import asyncio
 import contextlib
 import hashlib
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from pyconnect import COMPATIBLE_KAFKA_VERSION, __version__
@@ -239,7 +239,13 @@ class Worker:
         connector_config: Mapping[str, str],
         task_config: Mapping[str, str],
         target: TargetState,
+        *,
+        preflight: Callable[[], Awaitable[None]] | None = None,
+        postflight: Callable[[], Awaitable[None]] | None = None,
     ) -> bool:
+        """Create and start a source task (see the module docstring). With exactly-once support the
+        task's producer is started by the task itself after ``preflight()`` (the herder's zombie
+        fencing): started earlier, its initialisation could be fenced by that very round."""
         if task_id in self.tasks:
             raise RuntimeError(f"task {task_id} is already running on this worker")
         producer = None
@@ -275,7 +281,8 @@ class Worker:
                 log.debug("Task %s: producer settings without an equivalent here: %s", task_id, dropped)
             cluster = cluster_label(producer_config)
             producer = create_producer(producer_config)
-            await start_client(producer, producer_config, cluster)
+            if not exactly_once:
+                await start_client(producer, producer_config, cluster)
         except BaseException as exc:
             with contextlib.suppress(Exception):
                 transformations.close()
@@ -297,7 +304,15 @@ class Worker:
 
         transactions = None
         interval_s = None
+        prepare = None
         if exactly_once:
+            started_producer = producer
+
+            async def prepare() -> None:
+                if preflight is not None:
+                    await preflight()
+                await start_client(started_producer, producer_config, cluster)
+
             transactions = TaskTransactions(producer, self.config.offset_storage_topic, str(task_id))
             if boundary == "interval":
                 interval_ms = connector_config.get("transaction.boundary.interval.ms")
@@ -359,6 +374,8 @@ class Worker:
             transactions=transactions,
             encode_offsets=encode_offsets,
             transaction_interval_s=interval_s,
+            preflight=prepare,
+            postflight=postflight if exactly_once else None,
         )
         self.tasks[task_id] = runner
         self._task_metrics[task_id] = (task_metrics, source_metrics)
