@@ -231,7 +231,7 @@ class WorkerSourceTask:
                 return
             if self._transactions is not None:
                 if self._preflight is not None:
-                    await self._preflight()
+                    await self._unless_stopping(self._preflight())
                 if self._stopping.is_set():
                     await self._finish(started, failed)
                     return
@@ -355,6 +355,22 @@ class WorkerSourceTask:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._state_changed.wait(), FENCE_RECHECK_S)
         return self._stopping.is_set()
+
+    async def _unless_stopping(self, step: Awaitable[None]) -> None:
+        """Run ``step`` (the preflight, which may wait for the herder's loop) unless the task is asked
+        to stop first: then it is cancelled, so stopping a task never waits for its fencing round."""
+        work = asyncio.ensure_future(step)
+        stopped = asyncio.ensure_future(self._stopping.wait())
+        try:
+            await asyncio.wait({work, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:
+            await cancel_and_wait(work, stopped, log=log)
+            raise
+        if not work.done():
+            await cancel_and_wait(work, stopped, log=None)
+            return
+        await cancel_and_wait(stopped, log=None)
+        work.result()
 
     async def _poll(self) -> list[SourceRecord] | None:
         started = time.monotonic()

@@ -560,3 +560,80 @@ async def test_exactly_once_commits_records_with_their_offsets_at_each_boundary(
     assert (runner.commits, task.commits) == (transactions, task_commits)
     assert len(task.hooked) == 1000 and all(m is not None and m.topic == topic for m in task.hooked)
     assert reporter.states(ConnectorTaskId("c", 0)) == [State.RUNNING, State.UNASSIGNED]
+
+
+@pytest.mark.parametrize("step", ["preflight", "postflight"])
+async def test_a_failed_fencing_check_fails_the_task_before_the_plugin_starts(
+    cluster_a: ClusterHandle, unique: Callable[[str], str], step: str
+) -> None:
+    """KIP-618: the preflight (zombie fencing, then the producer's start) and the postflight (still the
+    current generation, still assigned here) run before the plugin starts; either failing fails the task."""
+    bootstrap = cluster_a.bootstrap_servers
+    topic, offsets_topic = unique("src"), unique("offsets")
+    await make_topic(bootstrap, topic)
+    producer = AIOKafkaProducer(
+        bootstrap_servers=bootstrap,
+        acks="all",
+        enable_idempotence=True,
+        transactional_id=unique("g") + "-c-0",
+    )
+    task, reporter = CountingTask(topic, 10), RecordingReporter()
+    steps: list[str] = []
+
+    async def preflight() -> None:
+        steps.append("preflight")
+        if step == "preflight":
+            raise RuntimeError("Failed to perform zombie fencing: leader unreachable")
+        await producer.start()
+
+    async def postflight() -> None:
+        steps.append("postflight")
+        raise RuntimeError("Cannot start source task c-0 as it has already been revoked from this worker")
+
+    runner, _ = build(
+        cluster_a,
+        task,
+        {},
+        reporter,
+        producer=producer,
+        transactions=TaskTransactions(producer, offsets_topic, "c-0"),
+        preflight=preflight,
+        postflight=postflight,
+    )
+    runner.start()
+    assert await runner.wait_stopped(30), "a failed check ends the loop by itself"
+    _item, state, trace = reporter.reports[-1]
+    assert state == State.FAILED and trace
+    assert ("zombie fencing" if step == "preflight" else "already been revoked") in trace
+    assert steps == (["preflight"] if step == "preflight" else ["preflight", "postflight"])
+    assert not hasattr(task, "prefix"), "the plugin never started"
+
+
+async def test_stopping_a_task_does_not_wait_for_its_fencing_round(
+    cluster_a: ClusterHandle, unique: Callable[[str], str]
+) -> None:
+    topic = unique("src")
+    producer = AIOKafkaProducer(
+        bootstrap_servers=cluster_a.bootstrap_servers, transactional_id=unique("g") + "-c-0"
+    )
+    task, reporter = CountingTask(topic, 10), RecordingReporter()
+    entered = asyncio.Event()
+
+    async def preflight() -> None:
+        entered.set()
+        await asyncio.sleep(3600)  # a fencing round that never ends
+
+    runner, _ = build(
+        cluster_a,
+        task,
+        {},
+        reporter,
+        producer=producer,
+        transactions=TaskTransactions(producer, unique("offsets"), "c-0"),
+        preflight=preflight,
+    )
+    runner.start()
+    await asyncio.wait_for(entered.wait(), 10)
+    runner.stop()
+    assert await runner.wait_stopped(5), "the stop cancels the waiting preflight"
+    assert reporter.states(ConnectorTaskId("c", 0)) == [State.UNASSIGNED]
