@@ -248,9 +248,11 @@ class RequireTaskRunning:
 @dataclass(frozen=True, slots=True)
 class FenceZombies:
     """KIP-618 on the leader: read the config topic to the end and carry out the fencing decision for
-    ``connector`` (:mod:`pyconnect.herder.zombie_fencing`); the reply is the round to wait for, if any."""
+    ``connector`` (:mod:`pyconnect.herder.zombie_fencing`); the reply is a ``FencingStarted``. A connector
+    that is not a source answers 400, or with ``sources_only=False`` needs no fencing."""
 
     connector: str
+    sources_only: bool = True
 
 
 @dataclass(frozen=True, slots=True)

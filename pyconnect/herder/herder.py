@@ -655,8 +655,8 @@ class Herder(AbstractHerder):
                     await self._write(self.config_store.put_restart_request(request))
                 case fx.ModifyConnectorOffsets(connector=name, config=config, offsets=offsets):
                     reply = await self._modify_offsets(name, config, offsets)
-                case fx.FenceZombies(connector=name):
-                    reply = await self.fencing.begin(name)
+                case fx.FenceZombies(connector=name, sources_only=sources_only):
+                    reply = await self.fencing.begin(name, sources_only=sources_only)
                 case fx.WriteTaskCountRecord(connector=name, task_count=count, generation=generation):
                     await self.fencing.record(name, count, generation)
                 case fx.RequireTaskRunning(task=task):
@@ -867,11 +867,16 @@ class Herder(AbstractHerder):
     ) -> str:
         """KIP-875 ``PATCH``: write the given pairs (``None`` offset = tombstone); STOPPED, 0 tasks."""
         pairs = tuple((dict(p), None if o is None else dict(o)) for p, o in offsets)
-        return str(await self._submit(rq.ModifyOffsets(name, pairs)))
+        return await self._modify_offsets_request(rq.ModifyOffsets(name, pairs))
 
     async def reset_connector_offsets(self, name: str) -> str:
         """KIP-875 ``DELETE``: a tombstone for every known partition of the connector."""
-        return str(await self._submit(rq.ModifyOffsets(name, None)))
+        return await self._modify_offsets_request(rq.ModifyOffsets(name, None))
+
+    async def _modify_offsets_request(self, request: rq.ModifyOffsets) -> str:
+        if self.config.exactly_once_source_enabled:
+            return await self.fencing.modify_offsets(request)
+        return str(await self._submit(request))
 
     # -- active topics (KIP-558) and loggers (KIP-976) ------------------------------------------
 

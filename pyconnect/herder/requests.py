@@ -109,6 +109,9 @@ class ModifyOffsets:
 
     name: str
     offsets: OffsetPairs | None
+    fence_first: bool = False
+    """KIP-618 (``exactly.once.source.support=enabled``): after the checks, fence the connector's
+    zombies instead (the reply is the fencing); the caller then asks again without this flag."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,6 +259,8 @@ def request_effects(
                     "be done for the specified connector by issuing a 'PUT' request to the "
                     f"'/connectors/{name}/stop' endpoint"
                 )
+            if request.fence_first:
+                return [FenceZombiesEffect(name, sources_only=False)]
             return [ModifyConnectorOffsets(name, config, offsets)]
     raise ConnectError(f"Unknown request {request!r}")
 

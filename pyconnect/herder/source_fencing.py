@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from pyconnect.config.client_configs import client_overrides
@@ -34,6 +35,7 @@ from pyconnect.herder.signing import sign
 from pyconnect.herder.zombie_fencing import (
     GENERATION_MOVED,
     Fence,
+    FencingStarted,
     NothingToFence,
     RecordOnly,
     ZombieFencings,
@@ -72,9 +74,29 @@ class SourceFencing:
 
     async def fence(self, connector: str) -> None:
         """The leader's fencing for ``connector`` (raises ``NotLeaderError`` on a follower)."""
-        outcome = await self._herder.submit(rq.FenceZombies(connector))
-        if isinstance(outcome, asyncio.Future):
-            await asyncio.wait_for(asyncio.shield(outcome), FENCING_TIMEOUT_S)
+        await self.wait(await self._herder.submit(rq.FenceZombies(connector)))
+
+    @staticmethod
+    async def wait(outcome: object) -> None:
+        """Wait for the round a ``FencingStarted`` reply names, if any (at most 90 s)."""
+        if isinstance(outcome, FencingStarted) and outcome.round is not None:
+            await asyncio.wait_for(asyncio.shield(outcome.round), FENCING_TIMEOUT_S)
+
+    async def modify_offsets(self, request: rq.ModifyOffsets) -> str:
+        """KIP-875 with exactly-once support: the checks, a fencing round, the checks again and the
+        modification (Java ``modifyConnectorOffsets``)."""
+        herder = self._herder
+        fencing = await herder.submit(replace(request, fence_first=True))
+        try:
+            await self.wait(fencing)
+        except Exception as exc:
+            log.error(
+                "Failed to perform zombie fencing for source connector prior to modifying offsets: %s", exc
+            )
+            raise ConnectError(
+                f"Failed to perform zombie fencing for source connector prior to modifying offsets: {exc}"
+            ) from exc
+        return str(await herder.submit(request))
 
     async def preflight(self, task: ConnectorTaskId) -> None:
         try:
@@ -121,11 +143,13 @@ class SourceFencing:
 
     # -- in the herder's loop (leader) ----------------------------------------------------------------
 
-    async def begin(self, connector: str) -> asyncio.Future[None] | None:
-        """The ``FenceZombies`` effect: the round to wait for, or None when done already."""
+    async def begin(self, connector: str, *, sources_only: bool = True) -> FencingStarted:
+        """The ``FenceZombies`` effect, in the loop."""
         herder = self._herder
         config = rq.known_config(herder.config_store.snapshot(), connector)
         if herder.connector_type(config) != ConnectorType.SOURCE:
+            if not sources_only:
+                return FencingStarted(None)
             raise BadRequestError(f"Connector {connector} is not a source connector")
         try:
             await herder.config_store.refresh(herder.core.settings.sync_timeout_s)
@@ -141,7 +165,7 @@ class SourceFencing:
                     "been fenced out",
                     connector,
                 )
-                return None
+                return FencingStarted(None)
             case RecordOnly(task_count=count, reason=reason):
                 log.debug(
                     "Skipping zombie fencing round but writing task count record for connector %s as %s",
@@ -149,12 +173,14 @@ class SourceFencing:
                     reason,
                 )
                 await herder.write(herder.config_store.put_task_count_record(connector, count))
-                return None
+                return FencingStarted(None)
             case Fence():
-                return self.rounds.join(
-                    connector, lambda: self._round(connector, decision, config), herder.spawn
+                return FencingStarted(
+                    self.rounds.join(
+                        connector, lambda: self._round(connector, decision, config), herder.spawn
+                    )
                 )
-        return None
+        return FencingStarted(None)
 
     async def record(self, connector: str, task_count: int, generation: int | None) -> None:
         """The ``WriteTaskCountRecord`` effect: a round's follow-up, in the loop."""

@@ -60,6 +60,13 @@ class Fence:
 Decision = NothingToFence | RecordOnly | Fence
 
 
+@dataclass(frozen=True, slots=True)
+class FencingStarted:
+    """The reply to a fencing request in the herder's loop: the round to wait for (None: done)."""
+
+    round: asyncio.Future[None] | None
+
+
 def decide(snapshot: ClusterConfigState, connector: str) -> Decision:
     """What a fencing request for ``connector`` must do now (see the module docstring)."""
     if not snapshot.pending_fencing(connector):

@@ -8,7 +8,8 @@
 - a zombie: the worker running a task is frozen (SIGSTOP) past its session, the connector gets a new
   generation (more tasks) meanwhile, the leader fences the old generation's producers and records it;
   woken (SIGCONT), the zombie's task cannot commit: still every seqno exactly once;
-- the internal ``PUT /connectors/{c}/fence`` answers as Java's (signature first, 404, 204).
+- the internal ``PUT /connectors/{c}/fence`` answers as Java's (signature first, 404, 204), and an
+  offset reset of a stopped connector fences its last generation first (KIP-875 under EOS).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from tests.integration.fleet import (
     python_workers,
     read_topic,
     running_tasks,
+    status,
     verifiable,
     wait_for,
 )
@@ -237,6 +239,20 @@ def test_the_fence_endpoint_checks_the_signature_first_then_fences(
             {"error_code": 400, "message": "Internal request missing required signature"},
         )
         assert task_counts(workers[0], "verif") == [2], "nothing pending: no new record"
+
+        # KIP-875 under EOS: a fencing round before the offsets of the stopped connector change
+        assert follower.rest("PUT", "/connectors/verif/stop")[0] == 204
+        wait_for(
+            "verif STOPPED",
+            lambda: (s := status(leader, "verif")) and s["connector"]["state"] == "STOPPED",
+            30,
+        )
+        code, body = follower.rest("DELETE", "/connectors/verif/offsets")
+        assert code == 200, body
+        assert task_counts(leader, "verif") == [2, 0]
+        assert "Fencing out 2 task producers for source connector verif" in leader.log_file.read_text(
+            errors="replace"
+        )
 
 
 def signed_empty_body(worker: ConnectWorkerProcess) -> dict[str, str]:
