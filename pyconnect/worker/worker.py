@@ -12,8 +12,8 @@ Contract:
 - With ``exactly.once.source.support=enabled`` a source task's producer is transactional
   (``transactional.id=<group.id>-<connector>-<task>``, idempotent; Java's
   ``exactlyOnceSourceTaskProducerConfigs``) and the task writes records and offsets in transactions
-  (:mod:`pyconnect.kafka.task_transactions`) at the connector's ``transaction.boundary`` (``poll`` or
-  ``interval``; ``connector`` fails the task: not supported yet).
+  (:mod:`pyconnect.kafka.task_transactions`) at the connector's ``transaction.boundary`` (``poll``,
+  ``interval``, or ``connector``: the task's :class:`~pyconnect.api.source.TransactionContext`).
 - ``stop_tasks`` signals every task first, then waits for them with one shared deadline of
   ``task.shutdown.graceful.timeout.ms``; tasks that miss it are cancelled (spec §6.1).
 - Metrics (pyconnect.metrics.connect), as Java's Worker keeps them: the worker's counts and startup
@@ -35,14 +35,14 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from pyconnect import COMPATIBLE_KAFKA_VERSION, __version__
-from pyconnect.api.source import SourceTaskContext
+from pyconnect.api.source import SourceTaskContext, TransactionContext
 from pyconnect.config.client_configs import (
     client_overrides,
     exactly_once_task_producer_config,
     ignored_keys,
 )
 from pyconnect.config.worker import WorkerConfig
-from pyconnect.errors import ConnectError, DataError
+from pyconnect.errors import DataError
 from pyconnect.kafka.access import cluster_label, start_client
 from pyconnect.kafka.clients import create_producer
 from pyconnect.kafka.task_transactions import TaskTransactions
@@ -72,11 +72,6 @@ from pyconnect.worker.status import Item, ObservedReporter, StatusReporter
 from pyconnect.worker.worker_connector import WorkerConnector, java_class_name
 
 log = logging.getLogger(__name__)
-
-CONNECTOR_BOUNDARY_UNSUPPORTED = (
-    "Connector-defined transaction boundaries (transaction.boundary=connector) are not supported by this "
-    "worker yet; use transaction.boundary=poll or interval"
-)
 
 
 class ConnectorOffsetReader:
@@ -254,8 +249,6 @@ class Worker:
             connector_class = self.plugins.resolve_connector(connector_config["connector.class"])
             exactly_once = self.config.exactly_once_source_enabled
             boundary = str(connector_config.get("transaction.boundary") or "poll").strip().lower()
-            if exactly_once and boundary == "connector":
-                raise ConnectError(CONNECTOR_BOUNDARY_UNSUPPORTED)
             task = connector_class().task_class()()
             transformations = transformation_chain(self.plugins, connector_config)
             key_converter = self.converter(connector_config, "key.converter", True)
@@ -344,9 +337,11 @@ class Worker:
         )
         source_metrics = SourceTaskMetrics(self.metrics, task_id.connector, task_id.task)
         tolerance = str(connector_config.get("errors.tolerance", "none")).strip().lower()
+        transaction_context = TransactionContext() if exactly_once and boundary == "connector" else None
         context = SourceTaskContext(
             dict(task_config),
             ConnectorOffsetReader(self.offset_store, task_id.connector),
+            transaction_context=transaction_context,
             metrics=self.metrics.hub,
         )
         runner = WorkerSourceTask(
@@ -374,6 +369,7 @@ class Worker:
             transactions=transactions,
             encode_offsets=encode_offsets,
             transaction_interval_s=interval_s,
+            transaction_context=transaction_context,
             preflight=prepare,
             postflight=postflight if exactly_once else None,
         )
