@@ -5,9 +5,10 @@
 - a VerifiableSource connector scaled 1 -> 3 -> 2 -> 1 tasks while it produces on a fleet of two
   workers: each new generation is preceded by a ``tasks-fencing-C`` record with its task count (Java's
   bytes), and a ``read_committed`` reader sees every task's seqnos once, without a gap;
-- a zombie: the worker running a task is frozen (SIGSTOP) past its session, the connector gets a new
-  generation (more tasks) meanwhile, the leader fences the old generation's producers and records it;
-  woken (SIGCONT), the zombie's task cannot commit: still every seqno exactly once;
+- a zombie: the worker running a task is frozen (SIGSTOP) and at once the connector gets a new
+  generation (more tasks); the leader fences the old generation's producers, records it, and runs all
+  tasks once the zombie's session expired; woken (SIGCONT), the zombie's task fails on its next commit
+  (ProducerFenced): still every seqno exactly once;
 - the internal ``PUT /connectors/{c}/fence`` answers as Java's (signature first, 404, 204), and an
   offset reset of a stopped connector fences its last generation first (KIP-875 under EOS).
 """
@@ -185,7 +186,8 @@ def test_a_frozen_workers_task_is_fenced_by_the_round_and_commits_nothing(
         assert zombie.pid is not None
         os.kill(zombie.pid, signal.SIGSTOP)
         try:
-            time.sleep(8)  # past session.timeout.ms (6 s): the leader takes every task
+            # At once, within the zombie's session: the round fences its producers before anything else
+            # could (the leader takes its tasks only once the session of 6 s expires)
             reconfigure(leader, "verif", {**config, "tasks.max": "3"})
             wait_for(
                 "3 tasks RUNNING on the leader",
@@ -201,7 +203,14 @@ def test_a_frozen_workers_task_is_fenced_by_the_round_and_commits_nothing(
         wait_for("the zombie back in the group", lambda: running_tasks(leader, "verif", 3), 60)
         time.sleep(5)
         leader_log = leader.log_file.read_text(errors="replace")
+        zombie_log = zombie.log_file.read_text(errors="replace")
     assert "Fencing out 2 task producers for source connector verif" in leader_log
+    (frozen_task,) = [task for task, owner in owners.items() if owner == zombie.worker_id]
+    failures = [line for line in zombie_log.splitlines() if f"Task verif-{frozen_task} failed" in line]
+    print("\n".join(failures))
+    assert failures and all("ProducerFenced" in line for line in failures), (
+        "woken, the zombie could not commit"
+    )
     assert_exactly_once(seqnos_per_task(bootstrap, topic), 3, "zombie fenced")
 
 
