@@ -58,9 +58,15 @@ def config_records(worker: ConnectWorkerProcess) -> list[tuple[bytes | None, byt
 
 
 def task_counts(worker: ConnectWorkerProcess, connector: str) -> list[int]:
+    assert worker.config_topic is not None
+    return task_counts_in(worker.bootstrap_servers, worker.config_topic, connector)
+
+
+def task_counts_in(bootstrap: str, config_topic: str, connector: str) -> list[int]:
     """The ``tasks-fencing-<connector>`` values in topic order (asserting Java's bytes for each)."""
     counts = []
-    for key, value in config_records(worker):
+    records = asyncio.run(read_topic(bootstrap, config_topic, max_s=10))
+    for key, value in [(k, v) for _, _, k, v in records]:
         if key == f"tasks-fencing-{connector}".encode():
             assert value is not None
             count = json.loads(value)["task-count"]
