@@ -379,6 +379,33 @@ class Worker:
         runner.start()
         return True
 
+    async def write_offsets_exactly_once(
+        self,
+        connector: str,
+        connector_config: Mapping[str, str],
+        pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any] | None]],
+    ) -> None:
+        """KIP-875 under exactly-once support (Java ``Worker.modifySourceConnectorOffsets``): the offsets
+        are written in one transaction of the producer of task 0 (``<group.id>-<connector>-0``, which
+        also fences any instance of that task), then read back into the offset store."""
+        overrides = client_overrides(connector_config, self.config.connector_client_config_override_policy)
+        producer_config = exactly_once_task_producer_config(
+            self.config, connector, 0, self.kafka_cluster_id, overrides
+        )
+        try:
+            records = [(self.offset_store.key_bytes(connector, p), encode_offset_value(o)) for p, o in pairs]
+        except InternalRecordError as exc:
+            raise DataError(str(exc)) from None
+        producer = create_producer(producer_config)
+        try:
+            await start_client(producer, producer_config, cluster_label(producer_config))
+            transactions = TaskTransactions(producer, self.config.offset_storage_topic, f"{connector}-0")
+            await transactions.initialize()
+            await transactions.commit(records)
+        finally:
+            await producer.stop()
+        await self.offset_store.read_to_end()
+
     async def stop_tasks(self, task_ids: Iterable[ConnectorTaskId]) -> None:
         runners = [(tid, self.tasks.pop(tid)) for tid in list(task_ids) if tid in self.tasks]
         for _, runner in runners:

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from pyconnect.herder.signing import sign
@@ -32,7 +33,12 @@ from pyconnect.kafka.batch_sender import OutgoingRecord
 from pyconnect.kafka.clients import create_producer
 from pyconnect.kafka.producer_fencing import fence_producers
 from pyconnect.kafka.task_transactions import TaskTransactions, TransactionCommitError
-from pyconnect.protocol.internal_records import TaskCountRecord, encode_config_record
+from pyconnect.protocol.internal_records import (
+    TaskCountRecord,
+    encode_config_record,
+    encode_offset_key,
+    encode_offset_value,
+)
 from pyconnect.testing.backends import ClusterHandle
 from pyconnect.testing.connect_worker import ConnectWorkerProcess, group_leader_url
 from tests.integration.fleet import (
@@ -91,6 +97,16 @@ def assert_exactly_once(per_task: dict[int, list[int]], tasks: int, label: str) 
         assert min(values) == 0 and (gaps, duplicates) == (0, 0), (
             f"task {task}: {gaps} lost, {duplicates} repeated"
         )
+
+
+async def log_end(bootstrap: str, topic: str, partition: int) -> int:
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap)
+    await consumer.start()
+    try:
+        tp = TopicPartition(topic, partition)
+        return (await consumer.end_offsets([tp]))[tp]
+    finally:
+        await consumer.stop()
 
 
 def reconfigure(worker: ConnectWorkerProcess, name: str, config: dict[str, str]) -> None:
@@ -268,6 +284,21 @@ def test_the_fence_endpoint_checks_the_signature_first_then_fences(
         assert "Fencing out 2 task producers for source connector verif" in leader.log_file.read_text(
             errors="replace"
         )
+        # ... and written in one transaction of task 0's producer (a commit marker follows them)
+        assert follower.rest("GET", "/connectors/verif/offsets") == (200, {"offsets": []})
+        altered = {"offsets": [{"partition": {"id": 0}, "offset": {"seqno": 5}}]}
+        code, body = follower.rest("PATCH", "/connectors/verif/offsets", altered)
+        assert code == 200, body
+        assert follower.rest("GET", "/connectors/verif/offsets") == (200, altered)
+        assert leader.offset_topic is not None
+        offsets = asyncio.run(read_topic(bootstrap, leader.offset_topic, max_s=10))
+        key = encode_offset_key("verif", {"id": 0})
+        mine = [(p, o, v) for p, o, k, v in offsets if k == key]
+        assert mine[-1][2] == encode_offset_value({"seqno": 5})
+        partition, position = mine[-1][0], mine[-1][1]
+        later = [o for p, o, _, _ in offsets if p == partition and o > position]
+        assert not later, "nothing after it but its transaction's commit marker"
+        assert asyncio.run(log_end(bootstrap, leader.offset_topic, partition)) == position + 2
 
 
 def signed_empty_body(worker: ConnectWorkerProcess) -> dict[str, str]:
