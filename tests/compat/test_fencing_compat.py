@@ -4,7 +4,8 @@
   byte for byte the one we write, and our config reader parses it.
 - The internal ``PUT /connectors/{c}/fence`` answers a Java worker and a pyconnect worker the same
   (unsigned, bad signature, unknown connector, a source connector), with exactly-once support enabled
-  and disabled.
+  and disabled; so does an offset reset of the stopped connector, and both record the same task counts
+  (under EOS: the reset's fencing round records 0 tasks).
 - Java and pyconnect take over each other's internal topics under EOS: the taker reads the other's
   task-count record (no fencing round is needed, so none is recorded) and a ``read_committed`` reader
   sees every seqno once across both handovers.
@@ -23,7 +24,7 @@ from pyconnect.testing.backends import ClusterHandle
 from pyconnect.testing.connect_worker import ConnectWorkerProcess
 from pyconnect.testing.java_reference import JavaConnectWorker
 from pyconnect.testing.worker_process import PyconnectWorker
-from tests.integration.fleet import FAST_GROUP, fleet, running_tasks, verifiable, wait_for
+from tests.integration.fleet import FAST_GROUP, fleet, running_tasks, status, verifiable, wait_for
 from tests.integration.test_zombie_fencing import (
     assert_exactly_once,
     config_records,
@@ -71,13 +72,25 @@ def test_the_fence_endpoint_and_the_task_count_record_match_java(
             assert code == 201, body
             wait_for(f"{label}: 2 tasks RUNNING", lambda w=worker: running_tasks(w, "verif", 2), 90)
             answers[label] = fence_answers(worker)
+            # KIP-875: a stopped connector's offsets reset (under EOS after a fencing round)
+            assert worker.rest("PUT", "/connectors/verif/stop")[0] == 204
+            wait_for(
+                f"{label}: verif STOPPED",
+                lambda w=worker: (s := status(w, "verif")) and s["connector"]["state"] == "STOPPED",
+                60,
+            )
+            answers[label].append(worker.rest("DELETE", "/connectors/verif/offsets"))
+            answers[label].append(worker.rest("GET", "/connectors/verif/offsets"))
             time.sleep(1)
             records[label] = [(k, v) for k, v in config_records(worker) if k == b"tasks-fencing-verif"]
     print(f"\nfence endpoint (EOS {eos}): {answers['java']}")
     assert answers["pyconnect"] == answers["java"]
     assert records["pyconnect"] == records["java"]
     if eos == "enabled":
-        assert records["java"] == [encode_config_record(TaskCountRecord("verif", 2))]
+        assert records["java"] == [
+            encode_config_record(TaskCountRecord("verif", 2)),
+            encode_config_record(TaskCountRecord("verif", 0)),
+        ]
         assert decode_config_record(*records["java"][0]) == TaskCountRecord("verif", 2)
 
 
