@@ -21,7 +21,7 @@ import pytest
 
 from pyconnect.protocol.internal_records import TaskCountRecord, decode_config_record, encode_config_record
 from pyconnect.testing.backends import ClusterHandle
-from pyconnect.testing.connect_worker import ConnectWorkerProcess
+from pyconnect.testing.connect_worker import ConnectWorkerProcess, group_leader_url
 from pyconnect.testing.java_reference import JavaConnectWorker
 from pyconnect.testing.worker_process import PyconnectWorker
 from tests.integration.fleet import FAST_GROUP, fleet, running_tasks, status, verifiable, wait_for
@@ -124,3 +124,40 @@ def test_java_and_pyconnect_take_over_each_others_fenced_generations(
         time.sleep(3)
     assert task_counts(first, "verif") == [2], "we read Java's view: no new fencing round"
     assert_exactly_once(seqnos_per_task(bootstrap, topic), 2, "pyconnect -> java -> pyconnect")
+
+
+@pytest.mark.parametrize("leader", ["pyconnect", "java"])
+def test_a_mixed_fleet_fences_across_implementations(
+    leader: str, cluster_a: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
+) -> None:
+    """One Java and one pyconnect worker in one group under EOS: the follower's tasks ask the leader of
+    the other implementation for their fencing round (the signed ``PUT .../fence``); each generation
+    is recorded once and every seqno arrives once."""
+    bootstrap = cluster_a.bootstrap_servers
+    group, topic = unique("fence-mixed"), unique("out")
+    extra = {**FAST_GROUP, **EOS}
+    java = JavaConnectWorker(bootstrap, tmp_path / "java", group_id=group, extra=extra, die_with_parent=True)
+    ours = PyconnectWorker(bootstrap, tmp_path / "py", group_id=group, extra=extra, die_with_parent=True)
+    first, second = (ours, java) if leader == "pyconnect" else (java, ours)
+    with fleet([first]):
+        with fleet([second]):
+            config = verifiable(topic, 2, 100)
+            code, body = second.rest("POST", "/connectors", {"name": "verif", "config": config})
+            assert code == 201, body
+            owners = wait_for("2 tasks RUNNING", lambda: running_tasks(first, "verif", 2), 90)
+            for tasks in (4, 3):
+                time.sleep(2)
+                code, body = second.rest(
+                    "PUT", "/connectors/verif/config", {**config, "tasks.max": str(tasks)}
+                )
+                assert code == 200, body
+                owners = wait_for(
+                    f"{tasks} tasks RUNNING", lambda n=tasks: running_tasks(first, "verif", n), 90
+                )
+            assert set(owners.values()) == {first.worker_id, second.worker_id}, owners
+            assert group_leader_url(bootstrap, group) == first.rest_url, "the first worker leads"
+            time.sleep(2)
+            counts = task_counts(first, "verif")
+    print(f"\nleader {leader}: task-count records {counts}, owners {owners}")
+    assert counts == [2, 4, 3], counts
+    assert_exactly_once(seqnos_per_task(bootstrap, topic), 4, f"mixed fleet, {leader} leading")
