@@ -107,9 +107,11 @@ class ZombieFencings:
     ) -> asyncio.Future[None]:
         """The connector's round in progress, or a new one running ``start()`` (spawned with ``spawn``,
         so it belongs to the herder's task group). The future resolves once the round's record is
-        written, or with the round's error."""
+        written, or with the round's error. A round already failed by :meth:`conflict` is not joined
+        (its request was for an older generation; Java's requests may still join it while its
+        producers are being fenced and fail with 409)."""
         existing = self._rounds.get(connector)
-        if existing is not None:
+        if existing is not None and not existing.done():
             return existing
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         future.add_done_callback(_retrieved)
