@@ -222,6 +222,9 @@ class MirrorMaker:
             worker_id=worker_id,
             rest_url=rest_url or NOT_USED_URL,
             publish_task_configs=publish,
+            request_fencing=(
+                self.rest.fencing_requester(flow.source, flow.target) if self.rest is not None else None
+            ),
             mode=dedicated(str(flow), self.connector_configs[flow]),
         )
         self._members[flow] = member

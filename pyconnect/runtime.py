@@ -33,6 +33,7 @@ from pyconnect.errors import ConnectError
 from pyconnect.herder.herder import Herder, PublishTaskConfigs
 from pyconnect.herder.membership import GroupMembership
 from pyconnect.herder.modes import DISTRIBUTED, HerderMode
+from pyconnect.herder.source_fencing import RequestFencing
 from pyconnect.herder.standalone import standalone_herder
 from pyconnect.herder.worker_coordinator import WorkerCoordinator
 from pyconnect.kafka.clients import create_admin
@@ -141,6 +142,7 @@ class DistributedMember:
         worker_id: str,
         rest_url: str,
         publish_task_configs: PublishTaskConfigs,
+        request_fencing: RequestFencing | None = None,
         mode: HerderMode = DISTRIBUTED,
         metrics: MetricsHub | None = None,
     ) -> None:
@@ -154,6 +156,7 @@ class DistributedMember:
         self._metrics: ConnectMetrics | None = None
         self._plugins = plugins
         self._publish = publish_task_configs
+        self._request_fencing = request_fencing
         self._mode = mode
 
     async def start(self) -> Herder:
@@ -205,6 +208,7 @@ class DistributedMember:
             worker_id=self.worker_id,
             kafka_cluster_id=cluster_id,
             publish_task_configs=self._publish,
+            request_fencing=self._request_fencing,
             mode=self._mode,
         )
         self.herder = herder
@@ -254,6 +258,7 @@ class DistributedRuntime:
                 worker_id=worker_id,
                 rest_url=self.rest_url,
                 publish_task_configs=self.rest.forwarder.post_task_configs,
+                request_fencing=self.rest.forwarder.put_fence,
                 metrics=self.metrics.hub,
             )
             herder = await self._member.start()

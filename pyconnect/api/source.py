@@ -149,6 +149,71 @@ class MemoryOffsetStorageReader:
         return found
 
 
+class TransactionContext:
+    """Connector-defined transaction boundaries (KIP-618, Java ``TransactionContext``): given to a task
+    as ``context.transaction_context`` when the worker has ``exactly.once.source.support=enabled`` and
+    the connector ``transaction.boundary=connector`` (else it is ``None``).
+
+    Called from ``poll`` (on the records it is about to return): ``commit_transaction(record)`` commits
+    the open transaction right after ``record`` is dispatched; ``abort_transaction(record)`` aborts it
+    there (the records of the transaction are never visible to ``read_committed`` readers, but their
+    source offsets are still committed, so they are not read again); without a record, the request
+    applies at the end of the batch ``poll`` returns. Records are matched by identity. Asking to commit
+    and abort the same record (or batch) fails the task. The runtime's side (``should_*``) consumes
+    each request once."""
+
+    def __init__(self) -> None:
+        self._commit: dict[int, SourceRecord] = {}
+        self._abort: dict[int, SourceRecord] = {}
+        self._commit_batch = False
+        self._abort_batch = False
+
+    def commit_transaction(self, record: SourceRecord | None = None) -> None:
+        if record is None:
+            self._commit_batch = True
+        else:
+            self._commit[id(record)] = record
+
+    def abort_transaction(self, record: SourceRecord | None = None) -> None:
+        if record is None:
+            self._abort_batch = True
+        else:
+            self._abort[id(record)] = record
+
+    def should_commit_batch(self) -> bool:
+        self._check_batch()
+        requested, self._commit_batch = self._commit_batch, False
+        return requested
+
+    def should_abort_batch(self) -> bool:
+        self._check_batch()
+        requested, self._abort_batch = self._abort_batch, False
+        return requested
+
+    def should_commit_on(self, record: SourceRecord) -> bool:
+        self._check_record(record)
+        return self._commit.pop(id(record), None) is not None
+
+    def should_abort_on(self, record: SourceRecord) -> bool:
+        self._check_record(record)
+        return self._abort.pop(id(record), None) is not None
+
+    def _check_batch(self) -> None:
+        if self._commit_batch and self._abort_batch:
+            raise IllegalTransactionRequest("Connector requested both commit and abort of same transaction")
+
+    def _check_record(self, record: SourceRecord) -> None:
+        if id(record) in self._commit and id(record) in self._abort:
+            raise IllegalTransactionRequest(
+                "Connector requested both commit and abort of same record against topic/partition "
+                f"{record.topic}/{record.kafka_partition}"
+            )
+
+
+class IllegalTransactionRequest(RuntimeError):
+    """Java's ``IllegalStateException`` from ``WorkerTransactionContext``: the task fails."""
+
+
 @dataclass(frozen=True, slots=True)
 class SourceTaskContext:
     """What the runtime hands a task: its config and its connector's offsets, and the worker's
@@ -157,7 +222,7 @@ class SourceTaskContext:
 
     config: Mapping[str, str]
     offset_storage_reader: OffsetStorageReader
-    transaction_context: Any = None
+    transaction_context: TransactionContext | None = None
     metrics: MetricsHub | None = None
 
 

@@ -195,7 +195,10 @@ class AbstractHerder:
                     f"{name} because it threw an error: {exc}"
                 ) from None
         try:
-            await self._offset_store.set(name, pairs)
+            if self.config.exactly_once_source_enabled:
+                await self.worker.write_offsets_exactly_once(name, config, pairs)
+            else:
+                await self._offset_store.set(name, pairs)
         except DataError as exc:
             raise BadRequestError(str(exc)) from None
         if handled:

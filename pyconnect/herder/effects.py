@@ -246,6 +246,26 @@ class RequireTaskRunning:
 
 
 @dataclass(frozen=True, slots=True)
+class FenceZombies:
+    """KIP-618 on the leader: read the config topic to the end and carry out the fencing decision for
+    ``connector`` (:mod:`pyconnect.herder.zombie_fencing`); the reply is a ``FencingStarted``. A connector
+    that is not a source answers 400, or with ``sources_only=False`` needs no fencing."""
+
+    connector: str
+    sources_only: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class WriteTaskCountRecord:
+    """A fencing round's follow-up on the leader: read to the end, refuse (409) if the connector's
+    task-config generation is no longer ``generation``, else write ``tasks-fencing-C``."""
+
+    connector: str
+    task_count: int
+    generation: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class Reply:
     """The request's result (the last effect of a request)."""
 
@@ -280,5 +300,7 @@ Effect = (
     | WriteRestartRequest
     | ModifyConnectorOffsets
     | RequireTaskRunning
+    | FenceZombies
+    | WriteTaskCountRecord
     | Reply
 )

@@ -68,6 +68,7 @@ from pyconnect.herder.loggers import LOGGERS, parse_level
 from pyconnect.herder.membership import Membership
 from pyconnect.herder.modes import DISTRIBUTED, HerderMode
 from pyconnect.herder.signing import verify
+from pyconnect.herder.source_fencing import RequestFencing, SourceFencing
 from pyconnect.metrics.connect import CoordinatorMetrics, RebalanceMetrics
 from pyconnect.protocol.assignor import ConfigSnapshot
 from pyconnect.protocol.connect_metadata import ConnectProtocolCompatibility
@@ -81,7 +82,7 @@ from pyconnect.protocol.internal_records import (
 )
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.stores.config import ConfigStore
-from pyconnect.stores.config_events import ConfigEvent
+from pyconnect.stores.config_events import ConfigEvent, TaskConfigsCommitted
 from pyconnect.stores.status import StatusStore
 from pyconnect.worker.status import Item
 from pyconnect.worker.worker import Worker
@@ -108,6 +109,7 @@ class Herder(AbstractHerder):
         rest_url: str,
         kafka_cluster_id: str,
         publish_task_configs: PublishTaskConfigs | None = None,
+        request_fencing: RequestFencing | None = None,
         mode: HerderMode = DISTRIBUTED,
         worker_id: str | None = None,
         clock: Callable[[], float] = time.time,
@@ -157,6 +159,8 @@ class Herder(AbstractHerder):
         self._publishing: dict[str, asyncio.Task[None]] = {}
         self._configuring: asyncio.Task[None] | None = None
         self._connector_types: dict[str, ConnectorType] = {}
+        self.fencing = SourceFencing(self, request_fencing)
+        """KIP-618 zombie fencing (pyconnect.herder.source_fencing)."""
 
     def _validate_source_connector(
         self, connector: Any, config: Mapping[str, str], validated: Mapping[str, ConfigValue]
@@ -335,6 +339,8 @@ class Herder(AbstractHerder):
         await self.status_store.read_to_end()
 
     def _on_config_event(self, event: ConfigEvent) -> None:
+        if isinstance(event, TaskConfigsCommitted):
+            self.fencing.rounds.conflict(event.connector)
         for effect in self.core.config_event(event, self.worker):
             if isinstance(effect, fx.ApplyLoggerLevel):
                 self._apply_logger_level(effect.namespace, effect.level)
@@ -414,7 +420,15 @@ class Herder(AbstractHerder):
             case fx.SetTargetState(connector=name, target=target):
                 await self.worker.set_target_state(name, target)
             case fx.StartTask(task=task, connector_config=cc, task_config=tc, target=target):
-                await self.worker.start_task(task, self._resolved(cc), self._resolved(tc), target)
+                generation = self.config_store.snapshot().task_config_generation(task.connector)
+                await self.worker.start_task(
+                    task,
+                    self._resolved(cc),
+                    self._resolved(tc),
+                    target,
+                    preflight=lambda: self.fencing.preflight(task),
+                    postflight=lambda: self.fencing.postflight(task, generation),
+                )
             case fx.StopTasks(tasks=tasks):
                 await self.worker.stop_tasks(tasks)
             case fx.Report(item=item, state=state):
@@ -569,6 +583,18 @@ class Herder(AbstractHerder):
 
     # -- requests queued into the loop -----------------------------------------------------------
 
+    def spawn(self, coroutine: Awaitable[None], name: str) -> asyncio.Task[None]:
+        return self._spawn(coroutine, name)
+
+    async def submit(self, request: rq.Request) -> object:
+        return await self._submit(request)
+
+    async def write(self, write: Awaitable[None]) -> None:
+        await self._write(write)
+
+    def connector_type(self, config: Mapping[str, str | None]) -> ConnectorType:
+        return self._connector_type(config)
+
     async def _submit(self, request: rq.Request) -> object:
         """Queue ``request`` for the loop (run once the group is settled) and wait for its reply.
 
@@ -629,6 +655,10 @@ class Herder(AbstractHerder):
                     await self._write(self.config_store.put_restart_request(request))
                 case fx.ModifyConnectorOffsets(connector=name, config=config, offsets=offsets):
                     reply = await self._modify_offsets(name, config, offsets)
+                case fx.FenceZombies(connector=name, sources_only=sources_only):
+                    reply = await self.fencing.begin(name, sources_only=sources_only)
+                case fx.WriteTaskCountRecord(connector=name, task_count=count, generation=generation):
+                    await self.fencing.record(name, count, generation)
                 case fx.RequireTaskRunning(task=task):
                     if task not in self.worker.tasks:
                         raise ConnectError(f"Failed to start task: {task.connector}-{task.task}")
@@ -820,16 +850,33 @@ class Herder(AbstractHerder):
             verify(key.key_bytes if key else None, body, headers, allowed)
         await self._submit(rq.PutTaskConfigs(name, tuple(dict(c) for c in configs)))
 
+    async def fence_zombie_source_tasks(self, name: str, body: bytes, headers: Mapping[str, str]) -> None:
+        """Internal ``PUT /connectors/{c}/fence`` (KIP-618), signed like task configs."""
+        if self.core.protocol == ConnectProtocolCompatibility.SESSIONED:
+            key = self.core.session_key
+            verify(
+                key.key_bytes if key else None,
+                body,
+                headers,
+                list(self.config.inter_worker_verification_algorithms),
+            )
+        await self.fencing.fence(name)
+
     async def alter_connector_offsets(
         self, name: str, offsets: Sequence[tuple[Mapping[str, Any], Mapping[str, Any] | None]]
     ) -> str:
         """KIP-875 ``PATCH``: write the given pairs (``None`` offset = tombstone); STOPPED, 0 tasks."""
         pairs = tuple((dict(p), None if o is None else dict(o)) for p, o in offsets)
-        return str(await self._submit(rq.ModifyOffsets(name, pairs)))
+        return await self._modify_offsets_request(rq.ModifyOffsets(name, pairs))
 
     async def reset_connector_offsets(self, name: str) -> str:
         """KIP-875 ``DELETE``: a tombstone for every known partition of the connector."""
-        return str(await self._submit(rq.ModifyOffsets(name, None)))
+        return await self._modify_offsets_request(rq.ModifyOffsets(name, None))
+
+    async def _modify_offsets_request(self, request: rq.ModifyOffsets) -> str:
+        if self.config.exactly_once_source_enabled:
+            return await self.fencing.modify_offsets(request)
+        return str(await self._submit(request))
 
     # -- active topics (KIP-558) and loggers (KIP-976) ------------------------------------------
 

@@ -88,6 +88,11 @@ class HerderApi(Protocol):
         """Internal: a follower publishes generated task configs to the leader (KIP-507 signed)."""
         ...
 
+    async def fence_zombie_source_tasks(self, name: str, body: bytes, headers: Mapping[str, str]) -> None:
+        """Internal (KIP-618): fence the previous task generation of source connector ``name`` and record
+        it; leader only (``NotLeaderError`` otherwise), signed like task configs."""
+        ...
+
     # -- plugins and validation ------------------------------------------------------------------
 
     def connector_plugins(self, connectors_only: bool = True) -> list[dict[str, str]]:

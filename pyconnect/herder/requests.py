@@ -43,7 +43,9 @@ from pyconnect.herder.effects import (
     WriteRestartRequest,
     WriteTargetState,
     WriteTaskConfigs,
+    WriteTaskCountRecord,
 )
+from pyconnect.herder.effects import FenceZombies as FenceZombiesEffect
 from pyconnect.protocol.internal_records import RestartRequest, TargetState
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.stores.config_state import ClusterConfigState
@@ -107,6 +109,9 @@ class ModifyOffsets:
 
     name: str
     offsets: OffsetPairs | None
+    fence_first: bool = False
+    """KIP-618 (``exactly.once.source.support=enabled``): after the checks, fence the connector's
+    zombies instead (the reply is the fencing); the caller then asks again without this flag."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +120,22 @@ class PutTaskConfigs:
 
     name: str
     configs: tuple[Mapping[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class FenceZombies:
+    """KIP-618: fence the previous task generation of a source connector (leader only)."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class RecordFencing:
+    """The follow-up of a fencing round whose producers were fenced: record ``task_count``."""
+
+    name: str
+    task_count: int
+    generation: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +153,8 @@ Request = (
     | RestartTask
     | PutTaskConfigs
     | ModifyOffsets
+    | FenceZombies
+    | RecordFencing
 )
 
 
@@ -220,6 +243,13 @@ def request_effects(
             core.require_leader()
             known_config(snapshot, name)
             return [WriteTaskConfigs(name, tuple(dict(c) for c in configs)), Reply(None)]
+        case FenceZombies(name=name):
+            core.require_leader()
+            known_config(snapshot, name)
+            return [FenceZombiesEffect(name)]
+        case RecordFencing(name=name, task_count=count, generation=generation):
+            core.require_leader()
+            return [WriteTaskCountRecord(name, count, generation), Reply(None)]
         case ModifyOffsets(name=name, offsets=offsets):
             core.require_leader()
             config = known_config(snapshot, name)
@@ -229,6 +259,8 @@ def request_effects(
                     "be done for the specified connector by issuing a 'PUT' request to the "
                     f"'/connectors/{name}/stop' endpoint"
                 )
+            if request.fence_first:
+                return [FenceZombiesEffect(name, sources_only=False)]
             return [ModifyConnectorOffsets(name, config, offsets)]
     raise ConnectError(f"Unknown request {request!r}")
 

@@ -20,6 +20,8 @@ Contract:
   producer picks for their key, as the offset store's own writes do. Any failure (a batch the broker
   refused, a fenced producer, an expired transaction) raises :class:`TransactionCommitError`; the
   transaction is then abandoned (never committed) and the caller fails the task, as Java does.
+- ``abort()`` aborts the open transaction (connector-defined boundaries); the next ``commit`` begins a
+  new one (for offsets alone if nothing else was sent).
 - ``open`` says whether a transaction is open (records sent and not yet committed).
 """
 
@@ -87,6 +89,19 @@ class TaskTransactions:
         batches = await self._sender.send(records)
         self._pending.extend(batch.future for batch in batches)
         return batches
+
+    async def abort(self) -> None:
+        """Abort the open transaction (connector-defined boundaries): nothing sent in it becomes visible
+        to ``read_committed`` readers. Failures raise :class:`TransactionCommitError`."""
+        pending, self._pending = self._pending, []
+        self._open = False
+        try:
+            await asyncio.gather(*pending, return_exceptions=True)
+            await self._producer.abort_transaction()
+        except Exception as exc:
+            raise TransactionCommitError(
+                f"Failed to abort the transaction of task {self._task}: {exc}"
+            ) from exc
 
     async def commit(self, offset_records: Sequence[tuple[bytes, bytes | None]]) -> None:
         if not self._open and not offset_records:

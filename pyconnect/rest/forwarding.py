@@ -129,6 +129,18 @@ class Forwarder:
         ) as resp:
             return resp.status, await resp.read()
 
+    async def put_fence(self, leader_url: str, connector: str, headers: Mapping[str, str]) -> None:
+        """A worker asks the leader for a zombie fencing round (KIP-618): ``PUT .../fence``, empty body."""
+        url = url_at(leader_url, join_segments("connectors", connector, "fence"))
+        async with self._client().put(
+            url, data=b"", headers=dict(headers), ssl=self._ssl_for(str(url))
+        ) as resp:
+            if resp.status >= 300:
+                text = await resp.text()
+                raise ConnectError(
+                    f"Forwarding zombie fencing request to the leader at {leader_url} failed with {resp.status}: {text}"
+                )
+
     async def post_task_configs(
         self, leader_url: str, connector: str, body: bytes, headers: Mapping[str, str]
     ) -> None:

@@ -8,7 +8,8 @@ process, each under its flow's namespace (the URL-encoded source and target alia
   leads, else the request is forwarded once to its leader under the same path (Java's
   ``InternalMirrorResource``).
 - ``PUT /{source}/{target}/connectors/{connector}/fence``: zombie fencing for exactly-once source
-  support, which this runtime does not offer; answered 400 after the flow is resolved.
+  support (KIP-618): the flow's herder runs the round if it leads (signed, empty body), else the
+  request is forwarded once to its leader under the same path, as task configs are.
 - An unknown flow answers 404 ``No replication flow found for source 'S' and target 'T'``; any other
   path 404, as Java's (no public Connect API, no ``/``, no admin endpoints, no REST extensions).
 
@@ -29,11 +30,12 @@ from aiohttp import web
 
 from pyconnect.config.definition import ConfigDef
 from pyconnect.config.worker import WORKER_CONFIG_DEF
-from pyconnect.errors import BadRequestError, NotFoundError, ServiceUnavailableError
+from pyconnect.errors import NotFoundError, ServiceUnavailableError
 from pyconnect.herder.interface import HerderApi
+from pyconnect.herder.source_fencing import RequestFencing
 from pyconnect.rest.forwarding import Forwarder
 from pyconnect.rest.media import any_content, reads_json_body
-from pyconnect.rest.resources import accept_task_configs
+from pyconnect.rest.resources import accept_fencing, accept_task_configs
 from pyconnect.rest.security import SslSettings
 from pyconnect.rest.server import RestServer
 
@@ -110,6 +112,15 @@ class MirrorRestServer(RestServer):
 
         return publish
 
+    def fencing_requester(self, source: str, target: str) -> RequestFencing:
+        """What a herder of ``source->target`` calls to ask its leader for a zombie fencing round."""
+        namespace = flow_path(source, target)
+
+        async def request(leader_url: str, connector: str, headers: Mapping[str, str]) -> None:
+            await self.forwarder.put_fence(leader_url.rstrip("/") + namespace, connector, headers)
+
+        return request
+
 
 _SERVER = web.AppKey("mirror_rest_server", MirrorRestServer)
 _FORWARDER = web.AppKey("mirror_forwarder", Forwarder)
@@ -130,8 +141,5 @@ async def put_task_configs(request: web.Request) -> web.StreamResponse:
 @_routes.put("/{source}/{target}/connectors/{connector}/fence")
 @any_content
 async def fence_zombies(request: web.Request) -> web.StreamResponse:
-    _herder(request)
-    raise BadRequestError(
-        f"Cannot fence zombie tasks of connector {request.match_info['connector']}: exactly-once source "
-        "support is not available on this worker"
-    )
+    herder = _herder(request)
+    return await accept_fencing(request, lambda: herder, request.app[_FORWARDER])

@@ -340,6 +340,13 @@ def _paths() -> dict[str, Any]:
                 body=_body({"type": "array", "items": STRING_MAP}),
             ),
         },
+        "/connectors/{connector}/fence": {
+            "put": _op(
+                "Internal: fence the previous task generation of an exactly-once source connector (KIP-618, signed)",
+                {"204": _json("Fenced and recorded")},
+                params=[_CONNECTOR, _FORWARD],
+            )
+        },
         "/connectors/{connector}/tasks/{task}/status": {
             "get": _op("Task status", {"200": _json("OK", _ref("TaskState"))}, params=[_CONNECTOR, _TASK])
         },

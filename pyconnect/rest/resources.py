@@ -332,6 +332,29 @@ async def accept_task_configs(
     return await forwarder.run(request, put)
 
 
+@routes.put("/connectors/{connector}/fence")
+@any_content
+async def fence_zombies(request: web.Request) -> web.StreamResponse:
+    return await accept_fencing(request, request.app[HERDER].get, request.app[FORWARDER])
+
+
+async def accept_fencing(
+    request: web.Request, herder: Callable[[], HerderApi], forwarder: Forwarder
+) -> web.StreamResponse:
+    """The internal ``PUT .../connectors/{connector}/fence`` (KIP-618) by which a worker asks its leader
+    to fence the zombies of a source connector before starting its tasks: signed over the exact body
+    (empty), answered 204 once fenced and recorded, else forwarded to the leader as Java forwards it."""
+    name = request.match_info["connector"]
+    raw = await request.read()
+    target = herder()
+
+    async def fence() -> web.StreamResponse:
+        await target.fence_zombie_source_tasks(name, raw, dict(request.headers))
+        return web.Response(status=204)
+
+    return await forwarder.run(request, fence)
+
+
 @routes.get("/connectors/{connector}/tasks/{task}/status")
 async def task_status(request: web.Request) -> web.Response:
     task = ConnectorTaskId(request.match_info["connector"], task_number(request))

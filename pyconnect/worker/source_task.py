@@ -39,12 +39,17 @@ Contract:
   the records still in flight (``source-record-active-count*``); each offset commit its duration and
   outcome (a commit with nothing to write is a success, as in Java).
 - Exactly-once (KIP-618, ``transactions`` given; the worker has ``exactly.once.source.support=enabled``):
-  the task's transactional producer is initialised before the plugin starts (fencing an older
-  instance of the task). Records go through it; the offsets of records the producer accepted are
+  ``preflight()`` runs first (the herder's zombie fencing of older task generations, then the start of
+  the producer), then the task's transactional producer is initialised (fencing an older instance of
+  the task), then ``postflight()`` (the herder checks the task is still current and assigned here);
+  all before the plugin starts, and a failure of any fails the task. Records go through it; the offsets of records the producer accepted are
   written to the offsets topic in the same transaction (serialized by ``encode_offsets``), which is
   committed at each transaction boundary: after every dispatched ``poll()`` batch (``poll``, the
   default), or at the first batch end ``transaction_interval_s`` after the last commit (``interval``);
-  also before pausing and on a clean stop. The periodic committer and ``may_commit()`` are not used for
+  also before pausing and on a clean stop. With ``transaction_context`` (``connector``) the task's own
+  requests end transactions: a commit or an abort (whose offsets are still committed, in a new
+  transaction) after a given record or at the end of a batch; no commit on pause, and at a clean stop
+  only when requested (an open transaction is aborted). The periodic committer and ``may_commit()`` are not used for
   commits (the producer fence is the guard). A failed commit fails the task; a failed task abandons its
   open transaction. ``commit_record`` hooks of sent records and ``task.commit()`` run after the
   transaction commits.
@@ -66,7 +71,13 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from pyconnect.api.source import RecordMetadata, SourceRecord, SourceTask, SourceTaskContext
+from pyconnect.api.source import (
+    RecordMetadata,
+    SourceRecord,
+    SourceTask,
+    SourceTaskContext,
+    TransactionContext,
+)
 from pyconnect.concurrency import TaskSet, cancel_and_wait
 from pyconnect.errors import RetriableError
 from pyconnect.kafka.access import access_error
@@ -122,6 +133,9 @@ class WorkerSourceTask:
         transactions: TaskTransactions | None = None,
         encode_offsets: OffsetEncoder | None = None,
         transaction_interval_s: float | None = None,
+        transaction_context: TransactionContext | None = None,
+        preflight: Callable[[], Awaitable[None]] | None = None,
+        postflight: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.id = task_id
         self.task = task
@@ -150,6 +164,9 @@ class WorkerSourceTask:
         self._transactions = transactions
         self._encode_offsets = encode_offsets
         self._txn_interval_s = transaction_interval_s
+        self._preflight = preflight
+        self._txn_context = transaction_context
+        self._postflight = postflight
         self._last_txn_commit = 0.0
         self._txn_offsets: dict[str, tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]] = {}
         self._after_commit: list[Callable[[], object]] = []
@@ -224,7 +241,14 @@ class WorkerSourceTask:
                 await self._finish(started, failed)
                 return
             if self._transactions is not None:
+                if self._preflight is not None:
+                    await self._unless_stopping(self._preflight())
+                if self._stopping.is_set():
+                    await self._finish(started, failed)
+                    return
                 await self._transactions.initialize()
+                if self._postflight is not None:
+                    await self._postflight()
                 if self._stopping.is_set():
                     await self._finish(started, failed)
                     return
@@ -240,7 +264,7 @@ class WorkerSourceTask:
             self._last_txn_commit = time.monotonic()
             while not self._stopping.is_set():
                 if self._target != TargetState.STARTED:
-                    if self._transactions is not None:
+                    if self._transactions is not None and self._txn_context is None:
                         await self._commit_transaction()  # no transaction hangs open while paused
                     if await self._wait_while_paused():
                         break
@@ -252,9 +276,12 @@ class WorkerSourceTask:
                 if records:
                     if await self._wait_while_fenced():
                         break  # dropped unsent: never acknowledged, never committed
-                    await self._dispatch(records)
-                    if self._transactions is not None and self._transaction_boundary():
-                        await self._commit_transaction()
+                    if self._txn_context is not None:
+                        await self._dispatch_in_connector_transactions(records, self._txn_context)
+                    else:
+                        await self._dispatch(records)
+                        if self._transactions is not None and self._transaction_boundary():
+                            await self._commit_transaction()
         except asyncio.CancelledError:
             raise
         except Exception as raised:
@@ -272,7 +299,10 @@ class WorkerSourceTask:
         if started and self._transactions is not None:
             if not failed:  # a failed task abandons its open transaction (Java)
                 try:
-                    await self._commit_transaction()
+                    if self._txn_context is None:
+                        await self._commit_transaction()
+                    else:
+                        await self._end_connector_transaction(self._txn_context, final=True)
                 except Exception as exc:
                     failed = True
                     log.error("Task %s failed: %s", self.id, exc)
@@ -342,6 +372,22 @@ class WorkerSourceTask:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._state_changed.wait(), FENCE_RECHECK_S)
         return self._stopping.is_set()
+
+    async def _unless_stopping(self, step: Awaitable[None]) -> None:
+        """Run ``step`` (the preflight, which may wait for the herder's loop) unless the task is asked
+        to stop first: then it is cancelled, so stopping a task never waits for its fencing round."""
+        work = asyncio.ensure_future(step)
+        stopped = asyncio.ensure_future(self._stopping.wait())
+        try:
+            await asyncio.wait({work, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:
+            await cancel_and_wait(work, stopped, log=log)
+            raise
+        if not work.done():
+            await cancel_and_wait(work, stopped, log=None)
+            return
+        await cancel_and_wait(stopped, log=None)
+        work.result()
 
     async def _poll(self) -> list[SourceRecord] | None:
         started = time.monotonic()
@@ -626,6 +672,45 @@ class WorkerSourceTask:
                 await self.task.commit_record(record, metadata)
             except Exception:
                 log.exception("Task %s: commit_record() failed", self.id)
+
+    async def _dispatch_in_connector_transactions(
+        self, records: list[SourceRecord], context: TransactionContext
+    ) -> None:
+        """``transaction.boundary=connector``: dispatch ``records`` in segments ending at each record the
+        task asked to commit or abort on, ending each such transaction there; then the batch's own
+        request, if any (Java ``ExactlyOnceWorkerSourceTask``'s connector boundary manager)."""
+        start = 0
+        for index, record in enumerate(records):
+            abort = context.should_abort_on(record)
+            if abort or context.should_commit_on(record):
+                await self._dispatch(records[start : index + 1])
+                start = index + 1
+                if abort:
+                    await self._abort_transaction()
+                await self._commit_transaction()
+        if start < len(records):
+            await self._dispatch(records[start:])
+        await self._end_connector_transaction(context)
+
+    async def _end_connector_transaction(self, context: TransactionContext, *, final: bool = False) -> None:
+        """The batch-level request of the task: abort (offsets still committed), commit, or nothing. At
+        a clean stop without a request the open transaction is aborted rather than left to expire."""
+        if context.should_abort_batch():
+            await self._abort_transaction()
+            await self._commit_transaction()
+        elif context.should_commit_batch():
+            await self._commit_transaction()
+        elif final and self._transactions is not None and self._transactions.open:
+            await self._transactions.abort()
+
+    async def _abort_transaction(self) -> None:
+        transactions = self._transactions
+        assert transactions is not None
+        if not transactions.open:
+            log.warning("Task %s: ignoring the task's request to abort the transaction: it is empty", self.id)
+            return
+        log.info("Task %s: aborting the transaction as requested by the connector", self.id)
+        await transactions.abort()
 
     def _transaction_boundary(self) -> bool:
         """Whether the batch just dispatched ends the transaction: always for ``poll``; for

@@ -12,8 +12,8 @@ Contract:
 - With ``exactly.once.source.support=enabled`` a source task's producer is transactional
   (``transactional.id=<group.id>-<connector>-<task>``, idempotent; Java's
   ``exactlyOnceSourceTaskProducerConfigs``) and the task writes records and offsets in transactions
-  (:mod:`pyconnect.kafka.task_transactions`) at the connector's ``transaction.boundary`` (``poll`` or
-  ``interval``; ``connector`` fails the task: not supported yet).
+  (:mod:`pyconnect.kafka.task_transactions`) at the connector's ``transaction.boundary`` (``poll``,
+  ``interval``, or ``connector``: the task's :class:`~pyconnect.api.source.TransactionContext`).
 - ``stop_tasks`` signals every task first, then waits for them with one shared deadline of
   ``task.shutdown.graceful.timeout.ms``; tasks that miss it are cancelled (spec §6.1).
 - Metrics (pyconnect.metrics.connect), as Java's Worker keeps them: the worker's counts and startup
@@ -31,18 +31,18 @@ import asyncio
 import contextlib
 import hashlib
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from pyconnect import COMPATIBLE_KAFKA_VERSION, __version__
-from pyconnect.api.source import SourceTaskContext
+from pyconnect.api.source import SourceTaskContext, TransactionContext
 from pyconnect.config.client_configs import (
     client_overrides,
     exactly_once_task_producer_config,
     ignored_keys,
 )
 from pyconnect.config.worker import WorkerConfig
-from pyconnect.errors import ConnectError, DataError
+from pyconnect.errors import DataError
 from pyconnect.kafka.access import cluster_label, start_client
 from pyconnect.kafka.clients import create_producer
 from pyconnect.kafka.task_transactions import TaskTransactions
@@ -72,11 +72,6 @@ from pyconnect.worker.status import Item, ObservedReporter, StatusReporter
 from pyconnect.worker.worker_connector import WorkerConnector, java_class_name
 
 log = logging.getLogger(__name__)
-
-CONNECTOR_BOUNDARY_UNSUPPORTED = (
-    "Connector-defined transaction boundaries (transaction.boundary=connector) are not supported by this "
-    "worker yet; use transaction.boundary=poll or interval"
-)
 
 
 class ConnectorOffsetReader:
@@ -239,7 +234,13 @@ class Worker:
         connector_config: Mapping[str, str],
         task_config: Mapping[str, str],
         target: TargetState,
+        *,
+        preflight: Callable[[], Awaitable[None]] | None = None,
+        postflight: Callable[[], Awaitable[None]] | None = None,
     ) -> bool:
+        """Create and start a source task (see the module docstring). With exactly-once support the
+        task's producer is started by the task itself after ``preflight()`` (the herder's zombie
+        fencing): started earlier, its initialisation could be fenced by that very round."""
         if task_id in self.tasks:
             raise RuntimeError(f"task {task_id} is already running on this worker")
         producer = None
@@ -248,8 +249,6 @@ class Worker:
             connector_class = self.plugins.resolve_connector(connector_config["connector.class"])
             exactly_once = self.config.exactly_once_source_enabled
             boundary = str(connector_config.get("transaction.boundary") or "poll").strip().lower()
-            if exactly_once and boundary == "connector":
-                raise ConnectError(CONNECTOR_BOUNDARY_UNSUPPORTED)
             task = connector_class().task_class()()
             transformations = transformation_chain(self.plugins, connector_config)
             key_converter = self.converter(connector_config, "key.converter", True)
@@ -275,7 +274,8 @@ class Worker:
                 log.debug("Task %s: producer settings without an equivalent here: %s", task_id, dropped)
             cluster = cluster_label(producer_config)
             producer = create_producer(producer_config)
-            await start_client(producer, producer_config, cluster)
+            if not exactly_once:
+                await start_client(producer, producer_config, cluster)
         except BaseException as exc:
             with contextlib.suppress(Exception):
                 transformations.close()
@@ -297,7 +297,15 @@ class Worker:
 
         transactions = None
         interval_s = None
+        prepare = None
         if exactly_once:
+            started_producer = producer
+
+            async def prepare() -> None:
+                if preflight is not None:
+                    await preflight()
+                await start_client(started_producer, producer_config, cluster)
+
             transactions = TaskTransactions(producer, self.config.offset_storage_topic, str(task_id))
             if boundary == "interval":
                 interval_ms = connector_config.get("transaction.boundary.interval.ms")
@@ -329,9 +337,11 @@ class Worker:
         )
         source_metrics = SourceTaskMetrics(self.metrics, task_id.connector, task_id.task)
         tolerance = str(connector_config.get("errors.tolerance", "none")).strip().lower()
+        transaction_context = TransactionContext() if exactly_once and boundary == "connector" else None
         context = SourceTaskContext(
             dict(task_config),
             ConnectorOffsetReader(self.offset_store, task_id.connector),
+            transaction_context=transaction_context,
             metrics=self.metrics.hub,
         )
         runner = WorkerSourceTask(
@@ -359,12 +369,42 @@ class Worker:
             transactions=transactions,
             encode_offsets=encode_offsets,
             transaction_interval_s=interval_s,
+            transaction_context=transaction_context,
+            preflight=prepare,
+            postflight=postflight if exactly_once else None,
         )
         self.tasks[task_id] = runner
         self._task_metrics[task_id] = (task_metrics, source_metrics)
         self.connector_task_counts.task_added(task_id.connector)
         runner.start()
         return True
+
+    async def write_offsets_exactly_once(
+        self,
+        connector: str,
+        connector_config: Mapping[str, str],
+        pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any] | None]],
+    ) -> None:
+        """KIP-875 under exactly-once support (Java ``Worker.modifySourceConnectorOffsets``): the offsets
+        are written in one transaction of the producer of task 0 (``<group.id>-<connector>-0``, which
+        also fences any instance of that task), then read back into the offset store."""
+        overrides = client_overrides(connector_config, self.config.connector_client_config_override_policy)
+        producer_config = exactly_once_task_producer_config(
+            self.config, connector, 0, self.kafka_cluster_id, overrides
+        )
+        try:
+            records = [(self.offset_store.key_bytes(connector, p), encode_offset_value(o)) for p, o in pairs]
+        except InternalRecordError as exc:
+            raise DataError(str(exc)) from None
+        producer = create_producer(producer_config)
+        try:
+            await start_client(producer, producer_config, cluster_label(producer_config))
+            transactions = TaskTransactions(producer, self.config.offset_storage_topic, f"{connector}-0")
+            await transactions.initialize()
+            await transactions.commit(records)
+        finally:
+            await producer.stop()
+        await self.offset_store.read_to_end()
 
     async def stop_tasks(self, task_ids: Iterable[ConnectorTaskId]) -> None:
         runners = [(tid, self.tasks.pop(tid)) for tid in list(task_ids) if tid in self.tasks]

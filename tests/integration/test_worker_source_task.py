@@ -22,6 +22,7 @@ from pyconnect.api.source import (
     SourceRecord,
     SourceTask,
     SourceTaskContext,
+    TransactionContext,
 )
 from pyconnect.kafka.task_transactions import TaskTransactions
 from pyconnect.protocol.internal_records import State, TargetState, encode_offset_key, encode_offset_value
@@ -115,7 +116,7 @@ def build(
         ConnectorTaskId("c", 0),
         task,
         {"prefix": "val"},
-        SourceTaskContext({"prefix": "val"}, MemoryOffsetStorageReader()),
+        kw.pop("context", None) or SourceTaskContext({"prefix": "val"}, MemoryOffsetStorageReader()),
         producer=producer,
         key_converter=converter,
         value_converter=kw.pop("value_converter", converter),
@@ -559,4 +560,160 @@ async def test_exactly_once_commits_records_with_their_offsets_at_each_boundary(
     }
     assert (runner.commits, task.commits) == (transactions, task_commits)
     assert len(task.hooked) == 1000 and all(m is not None and m.topic == topic for m in task.hooked)
+    assert reporter.states(ConnectorTaskId("c", 0)) == [State.RUNNING, State.UNASSIGNED]
+
+
+@pytest.mark.parametrize("step", ["preflight", "postflight"])
+async def test_a_failed_fencing_check_fails_the_task_before_the_plugin_starts(
+    cluster_a: ClusterHandle, unique: Callable[[str], str], step: str
+) -> None:
+    """KIP-618: the preflight (zombie fencing, then the producer's start) and the postflight (still the
+    current generation, still assigned here) run before the plugin starts; either failing fails the task."""
+    bootstrap = cluster_a.bootstrap_servers
+    topic, offsets_topic = unique("src"), unique("offsets")
+    await make_topic(bootstrap, topic)
+    producer = AIOKafkaProducer(
+        bootstrap_servers=bootstrap,
+        acks="all",
+        enable_idempotence=True,
+        transactional_id=unique("g") + "-c-0",
+    )
+    task, reporter = CountingTask(topic, 10), RecordingReporter()
+    steps: list[str] = []
+
+    async def preflight() -> None:
+        steps.append("preflight")
+        if step == "preflight":
+            raise RuntimeError("Failed to perform zombie fencing: leader unreachable")
+        await producer.start()
+
+    async def postflight() -> None:
+        steps.append("postflight")
+        raise RuntimeError("Cannot start source task c-0 as it has already been revoked from this worker")
+
+    runner, _ = build(
+        cluster_a,
+        task,
+        {},
+        reporter,
+        producer=producer,
+        transactions=TaskTransactions(producer, offsets_topic, "c-0"),
+        preflight=preflight,
+        postflight=postflight,
+    )
+    runner.start()
+    assert await runner.wait_stopped(30), "a failed check ends the loop by itself"
+    _item, state, trace = reporter.reports[-1]
+    assert state == State.FAILED and trace
+    assert ("zombie fencing" if step == "preflight" else "already been revoked") in trace
+    assert steps == (["preflight"] if step == "preflight" else ["preflight", "postflight"])
+    assert not hasattr(task, "prefix"), "the plugin never started"
+
+
+async def test_stopping_a_task_does_not_wait_for_its_fencing_round(
+    cluster_a: ClusterHandle, unique: Callable[[str], str]
+) -> None:
+    topic = unique("src")
+    producer = AIOKafkaProducer(
+        bootstrap_servers=cluster_a.bootstrap_servers, transactional_id=unique("g") + "-c-0"
+    )
+    task, reporter = CountingTask(topic, 10), RecordingReporter()
+    entered = asyncio.Event()
+
+    async def preflight() -> None:
+        entered.set()
+        await asyncio.sleep(3600)  # a fencing round that never ends
+
+    runner, _ = build(
+        cluster_a,
+        task,
+        {},
+        reporter,
+        producer=producer,
+        transactions=TaskTransactions(producer, unique("offsets"), "c-0"),
+        preflight=preflight,
+    )
+    runner.start()
+    await asyncio.wait_for(entered.wait(), 10)
+    runner.stop()
+    assert await runner.wait_stopped(5), "the stop cancels the waiting preflight"
+    assert reporter.states(ConnectorTaskId("c", 0)) == [State.UNASSIGNED]
+
+
+class BoundaryTask(CountingTask):
+    """Defines its own transactions (``transaction.boundary=connector``) over 4 batches of 10 records:
+    commit after record 4; abort the rest of the first transaction at the end of batch 1; abort after
+    record 24 and commit the end of batch 2; nothing for batch 3 (open at the stop)."""
+
+    def __init__(self, topic: str) -> None:
+        super().__init__(topic, 40, batch=10)
+        self.polls = 0
+
+    async def poll(self) -> list[SourceRecord] | None:
+        records = await super().poll()
+        if not records:
+            return records
+        context = self.context.transaction_context
+        assert context is not None
+        self.polls += 1
+        if self.polls == 1:
+            context.commit_transaction(records[4])
+        elif self.polls == 2:
+            context.abort_transaction()
+        elif self.polls == 3:
+            context.abort_transaction(records[4])
+            context.commit_transaction()
+        return records
+
+
+async def test_connector_defined_transactions_commit_and_abort_where_the_task_asks(
+    cluster_a: ClusterHandle, unique: Callable[[str], str]
+) -> None:
+    bootstrap = cluster_a.bootstrap_servers
+    topic, offsets_topic = unique("src"), unique("offsets")
+    await make_topic(bootstrap, topic)
+    await make_topic(bootstrap, offsets_topic)
+    producer = AIOKafkaProducer(
+        bootstrap_servers=bootstrap,
+        acks="all",
+        enable_idempotence=True,
+        transactional_id=unique("g") + "-c-0",
+    )
+    task, reporter = BoundaryTask(topic), RecordingReporter()
+    context = TransactionContext()
+
+    def encode(pairs: list[tuple[Any, Any]]) -> list[tuple[bytes, bytes | None]]:
+        return [(encode_offset_key("c", p), encode_offset_value(o)) for p, o in pairs]
+
+    runner, _ = build(
+        cluster_a,
+        task,
+        {},
+        reporter,
+        producer=producer,
+        context=SourceTaskContext(
+            {"prefix": "val"}, MemoryOffsetStorageReader(), transaction_context=context
+        ),
+        transactions=TaskTransactions(producer, offsets_topic, "c-0"),
+        encode_offsets=encode,
+        transaction_context=context,
+    )
+    await producer.start()
+    runner.start()
+    async with asyncio.timeout(30):
+        while task.next < 40:
+            await asyncio.sleep(0.05)
+    await asyncio.sleep(0.5)
+    runner.stop()
+    assert await runner.wait_stopped(30)
+
+    records = await read_committed(bootstrap, topic, 10, settle_s=2.0)
+    visible = sorted(int(m.value.decode().split("-")[1]) for m in records)
+    assert visible == [0, 1, 2, 3, 4, 25, 26, 27, 28, 29]
+    offsets = await read_committed(bootstrap, offsets_topic, 1, settle_s=1.0)
+    last = {m.key: json.loads(m.value) for m in offsets}
+    assert last == {
+        encode_offset_key("c", {"p": 0}): {"n": 28},
+        encode_offset_key("c", {"p": 1}): {"n": 29},
+    }, "aborted records' offsets are committed; the transaction open at the stop is not"
     assert reporter.states(ConnectorTaskId("c", 0)) == [State.RUNNING, State.UNASSIGNED]

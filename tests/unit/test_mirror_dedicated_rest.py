@@ -20,6 +20,7 @@ class FlowHerder:
     def __init__(self, leader_url: str | None = None) -> None:
         self.leader_url = leader_url
         self.writes: list[tuple[str, list[dict[str, str]], bytes, dict[str, str]]] = []
+        self.fences: list[tuple[str, bytes, dict[str, str]]] = []
 
     async def put_task_configs(
         self, name: str, configs: Sequence[Mapping[str, str]], body: bytes, headers: Mapping[str, str]
@@ -29,6 +30,13 @@ class FlowHerder:
                 "Cannot complete request because this worker is not the leader", self.leader_url
             )
         self.writes.append((name, [dict(c) for c in configs], body, dict(headers)))
+
+    async def fence_zombie_source_tasks(self, name: str, body: bytes, headers: Mapping[str, str]) -> None:
+        if self.leader_url is not None:
+            raise NotLeaderError(
+                "Cannot complete request because this worker is not the leader", self.leader_url
+            )
+        self.fences.append((name, body, dict(headers)))
 
 
 async def server(props: Mapping[str, str] | None = None) -> MirrorRestServer:
@@ -87,7 +95,9 @@ async def test_task_configs_reach_the_flow_herder(http: aiohttp.ClientSession) -
             status, body = await call(http, rest, method, path)
             assert status in (404, 405), (method, path, status)
         status, body = await call(http, rest, "PUT", "/A/B/connectors/MirrorSourceConnector/fence")
-        assert status == 400 and "exactly-once" in body["message"]
+        assert (status, body) == (204, None)
+        assert ab.fences == [("MirrorSourceConnector", b"", ab.fences[0][2])] and not ba.fences
+        assert ab.fences[0][2]["X-Connect-Authorization"] == "sig"
         status, _ = await call(http, rest, "PUT", "/Z/B/connectors/MirrorSourceConnector/fence")
         assert status == 404
     finally:
@@ -115,6 +125,17 @@ async def test_a_follower_forwards_to_its_leader_under_the_flow_path(http: aioht
         assert leading.writes[-1][:3] == ("MirrorSourceConnector", [{"a": "b"}], b'[{"a":"b"}]')
         with pytest.raises(Exception, match="404"):
             await follower.task_config_publisher("A", "C")(leader.advertised_url, "x", b"[]", {})
+
+        # A zombie fencing request forwarded by the follower, and the one a follower herder sends.
+        status, _ = await call(http, follower, "PUT", "/A/B/connectors/MirrorSourceConnector/fence")
+        assert status == 204 and [f[0] for f in leading.fences] == ["MirrorSourceConnector"]
+        await follower.fencing_requester("A", "B")(
+            leader.advertised_url, "MirrorSourceConnector", {"X-Connect-Authorization": "f"}
+        )
+        assert leading.fences[-1] == ("MirrorSourceConnector", b"", leading.fences[-1][2])
+        assert leading.fences[-1][2]["X-Connect-Authorization"] == "f"
+        with pytest.raises(Exception, match="404"):
+            await follower.fencing_requester("A", "C")(leader.advertised_url, "x", {})
     finally:
         await follower.stop()
         await leader.stop()
