@@ -7,6 +7,8 @@ Used by the demo (and anything else that needs live records flowing). Contract:
 - ``tail_and_measure`` follows every partition of a topic from the beginning (retrying until the topic
   exists), counts records in ``counters.consumed`` and records, per record, arrival time minus the
   record's timestamp (ms) into ``counters.latencies_ms`` (bounded window), until ``stop`` is set.
+- ``run_application`` and ``run_application_on`` are an application's consumer group reading those
+  records, on one cluster and then, after a failover, on another from its committed offsets there.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.structs import OffsetAndMetadata
 
 
 @dataclass
@@ -99,3 +102,73 @@ async def tail_and_measure(
                 counters.latencies_ms.extend(arrived_ms - m.timestamp for m in messages)
     finally:
         await consumer.stop()
+
+
+def demo_sequence(value: bytes | None) -> int | None:
+    """The sequence number ``produce_at_rate`` wrote into a record value (``record <n> produced at ..``)."""
+    if value is None or not value.startswith(b"record "):
+        return None
+    number = value[7:].split(b" ", 1)[0]
+    return int(number) if number.isdigit() else None
+
+
+async def run_application(
+    bootstrap_servers: str, topic: str, group: str, stop: asyncio.Event, read: set[int]
+) -> dict[int, int]:
+    """An application reading ``topic`` as consumer group ``group`` from the beginning, committing every
+    second and once more when ``stop`` is set; collects the sequence numbers it read into ``read`` and
+    returns its committed positions (partition -> offset)."""
+    consumer = AIOKafkaConsumer(
+        topic,
+        bootstrap_servers=bootstrap_servers,
+        group_id=group,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+    )
+    await consumer.start()
+    try:
+        committed_at = time.monotonic()
+        while not stop.is_set():
+            for messages in (await consumer.getmany(timeout_ms=200)).values():
+                read.update(s for s in (demo_sequence(m.value) for m in messages) if s is not None)
+            if time.monotonic() - committed_at >= 1.0:
+                await consumer.commit()
+                committed_at = time.monotonic()
+        positions = {tp.partition: await consumer.position(tp) for tp in consumer.assignment()}
+        await consumer.commit(
+            {TopicPartition(topic, p): OffsetAndMetadata(o, "") for p, o in positions.items()}
+        )
+        return positions
+    finally:
+        await consumer.stop()
+
+
+async def run_application_on(
+    bootstrap_servers: str, topic: str, group: str, partitions: int, timeout_s: float
+) -> list[int]:
+    """The application moved to another cluster: group ``group`` reads ``topic`` (``partitions``) from its
+    committed offsets there to the end (at most ``timeout_s``); returns the sequence numbers read, in
+    order."""
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap_servers,
+        group_id=group,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+    )
+    await consumer.start()
+    order: list[int] = []
+    try:
+        tps = [TopicPartition(topic, p) for p in range(partitions)]
+        consumer.assign(tps)
+        ends = await consumer.end_offsets(tps)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            positions = {tp: await consumer.position(tp) for tp in tps}
+            if all(positions[tp] >= ends[tp] for tp in tps):
+                break
+            for messages in (await consumer.getmany(timeout_ms=500)).values():
+                order.extend(s for s in (demo_sequence(m.value) for m in messages) if s is not None)
+        await consumer.commit()
+    finally:
+        await consumer.stop()
+    return order

@@ -25,7 +25,13 @@ from typing import Any
 
 from pyconnect.kafka.clients import create_admin
 from pyconnect.kafka.topics import TopicSpec, ensure_topic
-from pyconnect.kafka.traffic import TrafficCounters, produce_at_rate, tail_and_measure
+from pyconnect.kafka.traffic import (
+    TrafficCounters,
+    produce_at_rate,
+    run_application,
+    run_application_on,
+    tail_and_measure,
+)
 from pyconnect.testing import demo_failover as failover
 from pyconnect.testing.kafka import start_clusters, stop_clusters
 from pyconnect.testing.worker_process import PyconnectWorker
@@ -110,7 +116,7 @@ async def live(
         produce_at_rate(source, TOPIC, rate, stop_producing, produced, max_seconds=seconds)
     )
     tail = asyncio.create_task(tail_and_measure(target, TOPIC, stop_tail, mirrored))
-    app = asyncio.create_task(failover.run_application(source, TOPIC, stop_app, read_on_a))
+    app = asyncio.create_task(run_application(source, TOPIC, failover.GROUP, stop_app, read_on_a))
     started = time.monotonic()
     phase_s = min(seconds, failover_after) if failover_after > 0 else seconds
     summary = ""
@@ -191,8 +197,7 @@ async def failover_act(
     )
     say("A fails: cluster A's brokers stop.")
     await asyncio.to_thread(fail_a)
-    read_on_b: set[int] = set()
-    order = await failover.run_application_on(target, TOPIC, PARTITIONS, read_on_b, 60)
+    order = await run_application_on(target, TOPIC, failover.GROUP, PARTITIONS, 60)
     verdict = failover.verdict(produced.produced, read_on_a, order)
     say(
         f"The application resumed on B at its translated offsets: it read {verdict.read_on_b} records there, "
