@@ -591,6 +591,7 @@ class MirrorSourceTask(SourceTask):
             self._route(tp.topic, tp.partition)
         hub = getattr(getattr(self, "context", None), "metrics", None)
         if hub is not None:
+            self._consumer.measure(hub)
             sources = {self._routes[(tp.topic, tp.partition)][0]: tp.topic for tp in self.partitions}
             consumer = self._consumer
 

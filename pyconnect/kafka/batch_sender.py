@@ -17,6 +17,8 @@ Contract:
   missing from the producer's metadata (a topic created or grown a moment ago: the metadata is
   refreshed), and while the partition's queue has no room. Then a ``KafkaTimeoutError`` naming the
   cause (Java's ``TimeoutException``).
+- With ``metrics``, every batch handed over is counted (bytes, records) and held against the producer's
+  buffer until its acknowledgement or failure (pyconnect.metrics.client_metrics).
 - As in Java, a record larger than the batch size travels in a batch of its own; a batch larger
   than the producer's ``max_request_size`` raises ``RecordTooLargeError`` before anything of that
   call is sent.
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +37,7 @@ from aiokafka.errors import KafkaTimeoutError
 from aiokafka.partitioner import murmur2
 
 from pyconnect.kafka.clients import max_block_seconds
+from pyconnect.metrics.client_metrics import ProducerMetrics
 
 FIRST_PAUSE_S = 0.05
 LONGEST_PAUSE_S = 1.0
@@ -71,11 +74,22 @@ def java_partition(key: bytes, partitions: int) -> int:
     return (murmur2(key) & 0x7FFFFFFF) % partitions
 
 
+def _released(release: Callable[[], None]) -> Callable[[asyncio.Future[Any]], None]:
+    return lambda _done: release()
+
+
 class BatchSender:
     """Sends record lists through one producer; see the module docstring."""
 
-    def __init__(self, producer: AIOKafkaProducer, *, rng: random.Random | None = None) -> None:
+    def __init__(
+        self,
+        producer: AIOKafkaProducer,
+        *,
+        rng: random.Random | None = None,
+        metrics: ProducerMetrics | None = None,
+    ) -> None:
         self._producer = producer
+        self._metrics = metrics
         self._rng = rng or random.Random()
         self._partition_counts: dict[str, int] = {}
         self._max_block_s = max_block_seconds(producer)
@@ -166,5 +180,7 @@ class BatchSender:
         for topic, partition, builder, carried in ready:
             builder.close()
             future = await self._hand_over(builder, topic, partition)
+            if self._metrics is not None:
+                future.add_done_callback(_released(self._metrics.sent(builder.size(), len(carried))))
             sent.append(SentBatch(topic, partition, carried, future))
         return sent

@@ -53,6 +53,8 @@ from pyconnect.errors import AuthorizationError, ConfigError
 from pyconnect.kafka.access import access_error, cluster_label, refusals_raised, start_client
 from pyconnect.kafka.clients import create_admin, create_consumer, create_producer
 from pyconnect.kafka.topics import TOPIC_ALREADY_EXISTS, broker_defaults
+from pyconnect.metrics.client_metrics import ConsumerMetrics
+from pyconnect.metrics.registry import MetricsHub
 
 log = logging.getLogger(__name__)
 
@@ -551,6 +553,13 @@ class SourceConsumer:
             self._consumer: AIOKafkaConsumer = create_consumer(config, enable_auto_commit=False)
         self._started = False
         self._warned: dict[type, float] = {}
+        self._metrics: ConsumerMetrics | None = None
+
+    def measure(self, hub: MetricsHub) -> None:
+        """Report this consumer's client metrics (pyconnect.metrics.client_metrics) into ``hub`` until
+        :meth:`close`, under its ``client.id``."""
+        if self._metrics is None:
+            self._metrics = ConsumerMetrics(hub, str(self._config.get("client.id") or ""), self.highwater)
 
     async def start(self) -> None:
         """Start the consumer; a refused start raises the access error, and a failed one leaves it closed."""
@@ -559,10 +568,15 @@ class SourceConsumer:
             self._started = True
 
     def assign(self, partitions: Iterable[tuple[str, int]]) -> None:
-        self._consumer.assign([TopicPartition(t, p) for t, p in partitions])
+        chosen = list(partitions)
+        self._consumer.assign([TopicPartition(t, p) for t, p in chosen])
+        if self._metrics is not None:
+            self._metrics.assigned(chosen)
 
     def seek(self, topic: str, partition: int, offset: int) -> None:
         self._consumer.seek(TopicPartition(topic, partition), offset)
+        if self._metrics is not None:
+            self._metrics.seeked(topic, partition, offset)
 
     def highwater(self, topic: str, partition: int) -> int | None:
         """The last high watermark a fetch returned for an assigned partition (``None`` before one)."""
@@ -575,7 +589,10 @@ class SourceConsumer:
         """``{(topic, partition): [ConsumerRecord, ...]}``; ``{}`` on timeout or a transient Kafka error
         (logged at a bounded rate); a refusal (no READ on a topic) raises :class:`AuthorizationError`."""
         try:
-            return await self._consumer.getmany(timeout_ms=timeout_ms, max_records=max_records)
+            polled = await self._consumer.getmany(timeout_ms=timeout_ms, max_records=max_records)
+            if self._metrics is not None:
+                self._metrics.polled(polled)
+            return polled
         except KafkaError as exc:
             refusal = access_error(exc, self.cluster)
             if refusal is not None:
@@ -593,6 +610,9 @@ class SourceConsumer:
             return {}
 
     async def close(self) -> None:
+        metrics, self._metrics = self._metrics, None
+        if metrics is not None:
+            metrics.close()
         if self._started:
             self._started = False
             await self._consumer.stop()

@@ -36,6 +36,7 @@ from aiokafka.errors import InvalidProducerEpoch, ProducerFenced
 
 from pyconnect.errors import ConnectError
 from pyconnect.kafka.batch_sender import BatchSender, OutgoingRecord, SentBatch
+from pyconnect.metrics.client_metrics import ProducerMetrics
 
 
 class TransactionCommitError(ConnectError):
@@ -57,9 +58,16 @@ def transaction_timeout_message(task: str) -> str:
 class TaskTransactions:
     """One task's transactions; see the module docstring."""
 
-    def __init__(self, producer: AIOKafkaProducer, offsets_topic: str, task: str) -> None:
+    def __init__(
+        self,
+        producer: AIOKafkaProducer,
+        offsets_topic: str,
+        task: str,
+        *,
+        metrics: ProducerMetrics | None = None,
+    ) -> None:
         self._producer = producer
-        self._sender = BatchSender(producer)
+        self._sender = BatchSender(producer, metrics=metrics)
         self._offsets_topic = offsets_topic
         self._task = task
         self._open = False

@@ -83,6 +83,7 @@ from pyconnect.errors import RetriableError
 from pyconnect.kafka.access import access_error
 from pyconnect.kafka.batch_sender import BatchSender, OutgoingRecord, SentBatch
 from pyconnect.kafka.task_transactions import TaskTransactions
+from pyconnect.metrics.client_metrics import ProducerMetrics
 from pyconnect.metrics.connect import SourceTaskMetrics, TaskMetrics
 from pyconnect.protocol.internal_records import State, TargetState
 from pyconnect.protocol.task_id import ConnectorTaskId
@@ -133,6 +134,7 @@ class WorkerSourceTask:
         transactions: TaskTransactions | None = None,
         encode_offsets: OffsetEncoder | None = None,
         transaction_interval_s: float | None = None,
+        producer_metrics: ProducerMetrics | None = None,
         transaction_context: TransactionContext | None = None,
         preflight: Callable[[], Awaitable[None]] | None = None,
         postflight: Callable[[], Awaitable[None]] | None = None,
@@ -142,7 +144,7 @@ class WorkerSourceTask:
         self._config = dict(task_config)
         self._context = context
         self._producer = producer
-        self._sender = BatchSender(producer)
+        self._sender = BatchSender(producer, metrics=producer_metrics)
         self._key_converter = key_converter
         self._value_converter = value_converter
         self._header_converter = header_converter

@@ -46,6 +46,7 @@ from pyconnect.errors import DataError
 from pyconnect.kafka.access import cluster_label, start_client
 from pyconnect.kafka.clients import create_producer
 from pyconnect.kafka.task_transactions import TaskTransactions
+from pyconnect.metrics.client_metrics import JAVA_BUFFER_MEMORY, ProducerMetrics
 from pyconnect.metrics.connect import (
     ConnectMetrics,
     ConnectorMetrics,
@@ -135,12 +136,12 @@ class Worker:
             metrics if metrics is not None else default_metrics(worker_id, config, kafka_cluster_id)
         )
         self.worker_metrics = WorkerMetrics(self.metrics, self.connectors, self.tasks)
-        self._task_metrics: dict[ConnectorTaskId, tuple[TaskMetrics, SourceTaskMetrics]] = {}
+        self._task_metrics: dict[ConnectorTaskId, tuple[TaskMetrics, SourceTaskMetrics, ProducerMetrics]] = {}
         self._connector_metrics: dict[str, ConnectorMetrics] = {}
         self.connector_task_counts = ConnectorTaskCounts(self.metrics, self._task_states)
 
     def _task_states(self) -> dict[tuple[str, int], State | None]:
-        return {(t.connector, t.task): m.state for t, (m, _) in self._task_metrics.items()}
+        return {(t.connector, t.task): m.state for t, (m, *_rest) in self._task_metrics.items()}
 
     def _report(self, item: Item, state: State, trace: str | None = None, version: str | None = None) -> None:
         """Every connector's and task's reports go to the current reporter (the herder sets it)."""
@@ -295,6 +296,11 @@ class Worker:
         ) -> None:
             await self.offset_store.set(task_id.connector, [(p, o) for p, o in offsets.values()])
 
+        producer_metrics = ProducerMetrics(
+            self.metrics.hub,
+            str(producer_config.get("client.id") or client_id),
+            int(producer_config.get("buffer.memory") or JAVA_BUFFER_MEMORY),
+        )
         transactions = None
         interval_s = None
         prepare = None
@@ -306,7 +312,9 @@ class Worker:
                     await preflight()
                 await start_client(started_producer, producer_config, cluster)
 
-            transactions = TaskTransactions(producer, self.config.offset_storage_topic, str(task_id))
+            transactions = TaskTransactions(
+                producer, self.config.offset_storage_topic, str(task_id), metrics=producer_metrics
+            )
             if boundary == "interval":
                 interval_ms = connector_config.get("transaction.boundary.interval.ms")
                 interval_s = (
@@ -369,12 +377,13 @@ class Worker:
             transactions=transactions,
             encode_offsets=encode_offsets,
             transaction_interval_s=interval_s,
+            producer_metrics=producer_metrics,
             transaction_context=transaction_context,
             preflight=prepare,
             postflight=postflight if exactly_once else None,
         )
         self.tasks[task_id] = runner
-        self._task_metrics[task_id] = (task_metrics, source_metrics)
+        self._task_metrics[task_id] = (task_metrics, source_metrics, producer_metrics)
         self.connector_task_counts.task_added(task_id.connector)
         runner.start()
         return True

@@ -241,6 +241,8 @@ QUERIES = (
     "kafka_connect_worker_connector_failed_task_count",
     "kafka_connect_connector_task_offset_commit_avg_time_ms",
     "kafka_connect_source_task_source_record_active_count",
+    'kafka_producer_outgoing_byte_total{clientid=~"connector-producer-verif-.*"} > 0',
+    'kafka_producer_buffer_available_bytes{clientid=~"connector-producer-verif-.*"}',
     "process_resident_memory_bytes",
     "python_eventloop_lag_seconds",
 )

@@ -85,6 +85,35 @@ def test_mirror_source_metrics_count_every_record_with_sane_latency(
         assert sum(matching(series, PREFIX + "byte_count", topic=remote).values()) > 0
         assert matching(series, PREFIX + "record_rate", topic=remote)
         assert matching(series, PREFIX + "byte_rate", topic=remote)
+
+        # The clients' series dashboards query (Strimzi's client rules over kafka.producer and
+        # kafka.consumer), for the two task producers and their replication consumers.
+        def by_client(name: str, marker: str, **labels: str) -> dict[str, float]:
+            found: dict[str, float] = {}
+            for label_set, value in matching(series, name, **labels).items():
+                client = dict(label_set)["clientid"]
+                if marker in client:
+                    found[client] = found.get(client, 0.0) + value
+            return found
+
+        sent = by_client("kafka_producer_record_send_total", "connector-producer-mirror-")
+        assert len(sent) == 2 and sum(sent.values()) == RECORDS, sent
+        outgoing = by_client("kafka_producer_outgoing_byte_total", "connector-producer-mirror-")
+        assert sent.keys() == outgoing.keys() and all(v > 0 for v in outgoing.values()), outgoing
+        assert by_client("kafka_producer_buffer_available_bytes", "connector-producer-mirror-") == {
+            client: 33554432.0 for client in sent
+        }
+        consumed = by_client("kafka_consumer_fetch_manager_records_consumed_total", "replication-consumer")
+        assert len(consumed) == 2 and sum(consumed.values()) == RECORDS, consumed
+        incoming = by_client("kafka_consumer_incoming_byte_total", "replication-consumer")
+        value_and_key_bytes = sum(len(f"v{i}") + len(f"k{i}") for i in range(RECORDS))
+        assert sum(incoming.values()) == value_and_key_bytes, incoming
+        assert all(
+            client.startswith('"') and client.endswith('|replication-consumer"') for client in incoming
+        )
+        lags = matching(series, "kafka_consumer_fetch_manager_records_lag", topic=topic)
+        assert sorted(dict(ls)["partition"] for ls in lags) == [str(p) for p in range(PARTITIONS)], lags
+        assert all(v == 0 for v in lags.values()), lags
         print(
             f"\n{RECORDS} records counted; replication latency max "
             f"{max(matching(series, PREFIX + 'replication_latency_ms_max', topic=remote).values()):.0f} ms "

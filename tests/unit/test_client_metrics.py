@@ -1,0 +1,62 @@
+"""pyconnect.metrics.client_metrics: Java's client metric names, the values they report, and their
+series through the worker's exposition rules (Strimzi's), JMX quoting of client ids included."""
+
+from __future__ import annotations
+
+from aiokafka import TopicPartition
+
+from pyconnect.metrics.client_metrics import ConsumerMetrics, ProducerMetrics
+from pyconnect.metrics.prometheus import PrometheusExposition
+from pyconnect.metrics.registry import MetricsHub
+
+
+class Record:
+    def __init__(self, offset: int, key: int, value: int) -> None:
+        self.offset, self.serialized_key_size, self.serialized_value_size = offset, key, value
+
+
+def series(hub: MetricsHub) -> dict[str, float]:
+    lines = PrometheusExposition(hub, "worker").render().splitlines()
+    return {
+        line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1]) for line in lines if not line.startswith("#")
+    }
+
+
+def test_producer_bytes_records_and_the_buffer_held_until_acknowledged() -> None:
+    hub = MetricsHub()
+    producer = ProducerMetrics(hub, "connector-producer-c-0", buffer_memory=1000)
+    first = producer.sent(300, 3)
+    producer.sent(200, 2)
+    client = '{clientid="connector-producer-c-0"}'
+    got = series(hub)
+    assert got["kafka_producer_outgoing_byte_total" + client] == 500
+    assert got["kafka_producer_record_send_total" + client] == 5
+    assert got["kafka_producer_buffer_available_bytes" + client] == 500
+    first()
+    assert series(hub)["kafka_producer_buffer_available_bytes" + client] == 800
+    producer.close()
+    assert series(hub) == {}
+
+
+def test_consumer_lag_follows_position_and_high_watermark_and_quoted_client_ids() -> None:
+    hub = MetricsHub()
+    high = {("t", 0): 10, ("t", 1): None}
+    consumer = ConsumerMetrics(hub, "A->B|m|replication-consumer", lambda t, p: high[(t, p)])
+    consumer.assigned([("t", 0), ("t", 1)])
+    client = 'clientid="\\"A->B|m|replication-consumer\\""'
+    lag0 = f'kafka_consumer_fetch_manager_records_lag{{{client},topic="t",partition="0"}}'
+    assert lag0 not in series(hub)  # no position yet
+    consumer.seeked("t", 0, 4)
+    assert series(hub)[lag0] == 6
+    consumer.polled(
+        {TopicPartition("t", 0): [Record(4, 1, 10), Record(5, 1, 20)], TopicPartition("t", 1): []}
+    )
+    got = series(hub)
+    assert got[lag0] == 4
+    assert got[f"kafka_consumer_incoming_byte_total{{{client}}}"] == 32
+    assert got[f"kafka_consumer_fetch_manager_records_consumed_total{{{client}}}"] == 2
+    assert not any('partition="1"' in name for name in got)  # no high watermark yet
+    consumer.assigned([("t", 1)])
+    assert lag0 not in series(hub)
+    consumer.close()
+    assert series(hub) == {}
