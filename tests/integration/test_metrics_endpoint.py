@@ -4,12 +4,8 @@ query exist on every worker with values that add up to the cluster's assignment,
 
 from __future__ import annotations
 
-import json
 import math
 import re
-import shutil
-import socket
-import subprocess
 import time
 import urllib.parse
 import urllib.request
@@ -30,7 +26,7 @@ from tests.integration.fleet import (
     verifiable,
     wait_for,
 )
-from tests.promtool import INSTALL, check_metrics
+from tests.promtool import check_metrics, prometheus_query, prometheus_server
 
 pytestmark = pytest.mark.kafka
 
@@ -217,20 +213,6 @@ def test_the_standalone_worker_serves_metrics_without_group_series(
         worker.stop(timeout=30)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def prometheus_query(port: int, query: str) -> list[dict[str, object]]:
-    url = f"http://127.0.0.1:{port}/api/v1/query?" + urllib.parse.urlencode({"query": query})
-    with urllib.request.urlopen(url, timeout=10) as response:
-        body = json.loads(response.read())
-    assert body["status"] == "success", body
-    return list(body["data"]["result"])
-
-
 QUERIES = (
     "kafka_connect_worker_connector_count",
     "kafka_connect_worker_task_count",
@@ -251,9 +233,6 @@ QUERIES = (
 def test_a_real_prometheus_scrapes_a_worker(
     cluster_a: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
 ) -> None:
-    binary = shutil.which("prometheus")
-    if binary is None:
-        pytest.fail(INSTALL.replace("promtool", "prometheus"), pytrace=False)
     [worker] = python_workers(cluster_a.bootstrap_servers, tmp_path, unique("prom"), 1)
     with fleet([worker]):
         assert (
@@ -262,24 +241,7 @@ def test_a_real_prometheus_scrapes_a_worker(
         )
         wait_for("1 RUNNING task", lambda: running_tasks(worker, "verif", 1), 60)
         target = urllib.parse.urlsplit(worker.rest_url).netloc
-        port = free_port()
-        config = tmp_path / "prometheus.yml"
-        config.write_text(
-            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
-            f"scrape_configs:\n  - job_name: pyconnect\n    static_configs:\n      - targets: ['{target}']\n"
-        )
-        log = (tmp_path / "prometheus.log").open("wb")
-        server = subprocess.Popen(
-            [
-                binary,
-                f"--config.file={config}",
-                f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-                f"--web.listen-address=127.0.0.1:{port}",
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        try:
+        with prometheus_server(tmp_path, [target]) as port:
             up = wait_for(
                 "Prometheus to scrape the worker", lambda: prometheus_query(port, "up == 1"), 45, 0.5
             )
@@ -292,11 +254,3 @@ def test_a_real_prometheus_scrapes_a_worker(
             [running] = found['kafka_connect_connector_status{status="running"}']
             assert running["metric"]["connector"] == "verif"  # type: ignore[index]
             print("\nPrometheus returned series for: " + ", ".join(found))
-        finally:
-            server.terminate()
-            try:
-                server.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait(timeout=10)
-            log.close()
