@@ -43,6 +43,7 @@ import contextlib
 import gc
 import json
 import logging
+import os
 import signal
 import sys
 from collections.abc import Iterator
@@ -67,6 +68,18 @@ def add_event_loop_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+LOG_FORMAT_VARIABLE = "PYCONNECT_LOG_FORMAT"
+
+
+def add_log_format_option(parser: argparse.ArgumentParser) -> None:
+    """``--log-format``: how log lines are written (pyconnect.log_context)."""
+    parser.add_argument(
+        "--log-format",
+        metavar="{java,kv,json}",
+        help=f"log line format (default: ${LOG_FORMAT_VARIABLE}, else java: Java's Connect pattern)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pyconnect",
@@ -86,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     distributed.add_argument("worker_properties", help="worker config in Java .properties format")
     distributed.add_argument("--log-level", default="INFO", help="root log level (default INFO)")
     add_event_loop_option(distributed)
+    add_log_format_option(distributed)
     standalone = sub.add_parser(
         "standalone",
         help="run a standalone worker (the connect-standalone.sh equivalent)",
@@ -97,6 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     standalone.add_argument("--log-level", default="INFO", help="root log level (default INFO)")
     add_event_loop_option(standalone)
+    add_log_format_option(standalone)
     mirror_maker = sub.add_parser(
         "mirror-maker",
         help="run MirrorMaker 2 in dedicated mode (the connect-mirror-maker.sh equivalent)",
@@ -112,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mirror_maker.add_argument("--log-level", default="INFO", help="root log level (default INFO)")
     add_event_loop_option(mirror_maker)
+    add_log_format_option(mirror_maker)
     add_offsets_parser(sub)
     status = sub.add_parser(
         "status",
@@ -387,7 +403,12 @@ def main(argv: list[str] | None = None) -> int:
         from pyconnect.mirror_status import client
 
         return client.run(args.url, as_json=args.json, timeout_s=args.timeout)
-    configure_logging(args.log_level)
+    log_format = getattr(args, "log_format", None) or os.environ.get(LOG_FORMAT_VARIABLE) or "java"
+    try:
+        configure_logging(args.log_level, log_format=log_format)
+    except ValueError as exc:
+        print(f"pyconnect: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     if args.command == "audit":
         from spark_analytics.audit_cli import run_audit
 

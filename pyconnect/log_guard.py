@@ -27,6 +27,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from pyconnect.log_context import ContextFilter, formatter
+
 REPEAT_WINDOW_S = 60.0
 MAX_TRACKED = 2048
 LOG_FORMAT = "[%(asctime)s] %(levelname)s %(message)s (%(name)s)"
@@ -128,10 +130,15 @@ class RepeatGuard(logging.Filter):
         return (record.name, record.levelno, _NUMBERS.sub("#", text), subject, exc_type)
 
 
-def configure_logging(level: str | int, *, aiokafka_level: int = logging.WARNING) -> RepeatGuard:
-    """Root logging for a process: Java's line format, ``level``, the Kafka client at ``aiokafka_level``,
-    and a :class:`RepeatGuard` on the handler this sets up. Handlers someone else installed before (an
-    embedding application, a test runner) are left as they are. Returns the guard."""
+def configure_logging(
+    level: str | int, *, aiokafka_level: int = logging.WARNING, log_format: str = "java"
+) -> RepeatGuard:
+    """Root logging for a process: lines in ``log_format`` (pyconnect.log_context: ``java``, ``kv`` or
+    ``json``, each naming the connector and task a line is about), ``level``, the Kafka client at
+    ``aiokafka_level``, and a :class:`RepeatGuard` on the handler this sets up. Handlers someone else
+    installed before (an embedding application, a test runner) are left as they are. Returns the
+    guard; an unknown format raises ValueError before anything is changed."""
+    line_format = formatter(log_format)
     resolved = level.upper() if isinstance(level, str) else level
     root = logging.getLogger()
     existing = list(root.handlers)
@@ -141,5 +148,7 @@ def configure_logging(level: str | int, *, aiokafka_level: int = logging.WARNING
     guard = RepeatGuard()
     for handler in root.handlers:
         if handler not in existing:
+            handler.addFilter(ContextFilter())
             handler.addFilter(guard)
+            handler.setFormatter(line_format)
     return guard

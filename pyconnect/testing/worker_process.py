@@ -7,6 +7,7 @@ mixed one. The process is owned by PID and tagged by its unique ``worker.propert
 SIGKILL after a bound. ``start()`` after a stop or kill restarts it on the same port and topics.
 ``event_loop`` (``uvloop`` or ``asyncio``) becomes ``--event-loop``; without it the worker runs on what
 ``PYCONNECT_EVENT_LOOP`` in this process's environment says, else uvloop (see pyconnect.event_loop).
+``log_format`` becomes ``--log-format`` (pyconnect.log_context).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pyconnect.testing.java_process import JavaProcess
 @dataclass
 class PyconnectWorker(ConnectWorkerProcess):
     event_loop: str | None = None
+    log_format: str | None = None
 
     label = "pyconnect worker"
 
@@ -28,6 +30,8 @@ class PyconnectWorker(ConnectWorkerProcess):
         command = [sys.executable, "-m", "pyconnect.cli", "distributed", str(self.config_file)]
         if self.event_loop is not None:
             command += ["--event-loop", self.event_loop]
+        if self.log_format is not None:
+            command += ["--log-format", self.log_format]
         return JavaProcess(
             command,
             self.log_file,

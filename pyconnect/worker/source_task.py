@@ -83,6 +83,7 @@ from pyconnect.errors import RetriableError
 from pyconnect.kafka.access import access_error
 from pyconnect.kafka.batch_sender import BatchSender, OutgoingRecord, SentBatch
 from pyconnect.kafka.task_transactions import TaskTransactions
+from pyconnect.log_context import enter_task
 from pyconnect.metrics.client_metrics import ProducerMetrics
 from pyconnect.metrics.connect import SourceTaskMetrics, TaskMetrics
 from pyconnect.protocol.internal_records import State, TargetState
@@ -234,6 +235,7 @@ class WorkerSourceTask:
                 await self._stop_producer()
 
     async def _run(self) -> None:
+        enter_task(self.id.connector, self.id.task)  # every line of this task names it (Java's MDC)
         failed = False
         committer: asyncio.Task[None] | None = None
         started = False

@@ -21,6 +21,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from pyconnect.log_context import connector_scope
 from pyconnect.protocol.internal_records import State, TargetState
 from pyconnect.worker.failure_trace import failure_trace
 from pyconnect.worker.maybe_await import maybe_await
@@ -78,40 +79,46 @@ class WorkerConnector:
 
     async def start(self, target: TargetState) -> bool:
         """Initialize and move to ``target``; False when the connector failed."""
-        try:
-            self.connector.initialize(self._context)
-        except Exception as exc:
-            self.fail(exc)
-            return False
-        return await self.transition_to(target)
+        with connector_scope(self.name):
+            log.info("Creating connector %s of type %s", self.name, self.config.get("connector.class"))
+            try:
+                self.connector.initialize(self._context)
+            except Exception as exc:
+                self.fail(exc)
+                return False
+            return await self.transition_to(target)
 
     async def transition_to(self, target: TargetState) -> bool:
-        if self._failed or self._shut_down:
-            return False
-        if target == TargetState.STARTED:
-            if not self._started:
-                try:
-                    await maybe_await(self.connector.start(self.config))
-                except asyncio.CancelledError:
-                    # Stopped while starting: the plugin releases what its start opened.
-                    await self._stop_plugin()
-                    raise
-                except Exception as exc:
-                    self.fail(exc)
-                    return False
-                self._started = True
-            self._state = target
-            self._reporter.report(self.name, State.RUNNING, version=self.version())
-            return True
-        if self._started:
-            await self._stop_plugin()
-            if self._failed:
+        with connector_scope(self.name):
+            if self._failed or self._shut_down:
                 return False
-        self._state = target
-        self._reporter.report(
-            self.name, State.PAUSED if target == TargetState.PAUSED else State.STOPPED, version=self.version()
-        )
-        return True
+            if target == TargetState.STARTED:
+                if not self._started:
+                    try:
+                        await maybe_await(self.connector.start(self.config))
+                    except asyncio.CancelledError:
+                        # Stopped while starting: the plugin releases what its start opened.
+                        await self._stop_plugin()
+                        raise
+                    except Exception as exc:
+                        self.fail(exc)
+                        return False
+                    self._started = True
+                    log.info("Finished creating connector %s", self.name)
+                self._state = target
+                self._reporter.report(self.name, State.RUNNING, version=self.version())
+                return True
+            if self._started:
+                await self._stop_plugin()
+                if self._failed:
+                    return False
+            self._state = target
+            self._reporter.report(
+                self.name,
+                State.PAUSED if target == TargetState.PAUSED else State.STOPPED,
+                version=self.version(),
+            )
+            return True
 
     def fail(self, exc: BaseException) -> None:
         """Mark FAILED with the traceback (also the plugin's ``context.raise_error``)."""
@@ -123,11 +130,12 @@ class WorkerConnector:
         self._reporter.report(self.name, State.FAILED, trace, version=self.version())
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        if not self.running:
-            raise RuntimeError(f"connector {self.name} is not running")
-        configs = self.connector.task_configs(max_tasks)
-        task_class = java_class_name(self.connector.task_class())
-        return [{**{k: v for k, v in c.items()}, TASK_CLASS_CONFIG: task_class} for c in configs]
+        with connector_scope(self.name):
+            if not self.running:
+                raise RuntimeError(f"connector {self.name} is not running")
+            configs = self.connector.task_configs(max_tasks)
+            task_class = java_class_name(self.connector.task_class())
+            return [{**{k: v for k, v in c.items()}, TASK_CLASS_CONFIG: task_class} for c in configs]
 
     async def _stop_plugin(self) -> None:
         self._started = False
@@ -139,11 +147,13 @@ class WorkerConnector:
             self.fail(exc)
 
     async def shutdown(self) -> None:
-        if self._shut_down:
-            return
-        was_failed = self._failed
-        if self._started:
-            await self._stop_plugin()
-        self._shut_down = True
-        if not was_failed and not self._failed:
-            self._reporter.report(self.name, State.UNASSIGNED)
+        with connector_scope(self.name):
+            if self._shut_down:
+                return
+            was_failed = self._failed
+            if self._started:
+                await self._stop_plugin()
+            self._shut_down = True
+            if not was_failed and not self._failed:
+                self._reporter.report(self.name, State.UNASSIGNED)
+            log.info("Completed shutdown for WorkerConnector{id=%s}", self.name)
