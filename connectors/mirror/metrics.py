@@ -31,8 +31,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
-from pyconnect.metrics.registry import MetricName, Metrics, MetricsHub
-from pyconnect.metrics.stats import Avg, CumulativeSum, Max, Min, Rate, Value
+from pyconnect.metrics.registry import Meter, MetricName, Metrics, MetricsHub
+from pyconnect.metrics.stats import Avg, Max, Min, Value
 from pyconnect.mirror_status import core as status_names
 
 DOMAIN = status_names.MIRROR_DOMAIN
@@ -69,20 +69,9 @@ class _Distribution:
         self.avg.record_many(config, float(count * now_ms - sum(timestamps)), count, now_ms)
 
 
-class _Meter:
-    """Java's ``Meter``: ``<rate>`` per second and ``<total>`` of the recorded amounts."""
-
-    __slots__ = ("rate", "total")
-
-    def __init__(self, metrics: Metrics, group: str, names: tuple[str, str], tags: Tags, what: str) -> None:
-        self.rate, self.total = Rate(), CumulativeSum()
-        sensor = metrics.sensor(f"{group}{dict(tags)};{names[1]}")
-        metrics.add_stat(sensor, MetricName(names[0], group, tags, f"Average {what} per second."), self.rate)
-        metrics.add_stat(sensor, MetricName(names[1], group, tags, f"Number of {what}."), self.total)
-
-    def record(self, metrics: Metrics, now_ms: int, amount: float) -> None:
-        self.rate.record(metrics.config, amount, now_ms)
-        self.total.record(metrics.config, amount, now_ms)
+def _meter(metrics: Metrics, group: str, names: tuple[str, str], tags: Tags, what: str) -> Meter:
+    """A :class:`Meter` with MirrorMaker 2's descriptions."""
+    return Meter(metrics, group, names, tags, (f"Average {what} per second.", f"Number of {what}."))
 
 
 EndOffset = Callable[[str, int], int | None]
@@ -139,10 +128,10 @@ class _PartitionMetrics:
         remote: tuple[str, int],
     ) -> None:
         group = SOURCE_GROUP
-        self.records = _Meter(
+        self.records = _meter(
             metrics, group, ("record-rate", "record-count"), tags, "records replicated to the target cluster"
         )
-        self.bytes = _Meter(metrics, group, ("byte-rate", "byte-count"), tags, "bytes replicated")
+        self.bytes = _meter(metrics, group, ("byte-rate", "byte-count"), tags, "bytes replicated")
         self.age = _Distribution(
             metrics, group, "record-age-ms", tags, "age of incoming source records when replicated"
         )

@@ -28,24 +28,22 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from pyconnect.metrics.registry import MetricName, Metrics, MetricsHub
-from pyconnect.metrics.stats import CumulativeSum, Rate
+from pyconnect.metrics.registry import Meter, MetricName, Metrics, MetricsHub
 
 PRODUCER_DOMAIN = "kafka.producer"
 CONSUMER_DOMAIN = "kafka.consumer"
 JAVA_BUFFER_MEMORY = 33_554_432
 
 
-def _meter(metrics: Metrics, group: str, tags: tuple[tuple[str, str], ...], base: str, what: str) -> Any:
-    """Java's ``Meter``: ``<base>-rate`` and ``<base>-total`` fed by one sensor (returned)."""
-    sensor = metrics.sensor(f"{group}{dict(tags)};{base}")
-    metrics.add_stat(
-        sensor, MetricName(f"{base}-rate", group, tags, f"The number of {what} per second"), Rate()
+def _meter(metrics: Metrics, group: str, tags: tuple[tuple[str, str], ...], base: str, what: str) -> Meter:
+    """``<base>-rate`` and ``<base>-total`` with Java's client descriptions."""
+    return Meter(
+        metrics,
+        group,
+        (f"{base}-rate", f"{base}-total"),
+        tags,
+        (f"The number of {what} per second", f"The total number of {what}"),
     )
-    metrics.add_stat(
-        sensor, MetricName(f"{base}-total", group, tags, f"The total number of {what}"), CumulativeSum()
-    )
-    return sensor
 
 
 class ProducerMetrics:
@@ -77,8 +75,9 @@ class ProducerMetrics:
         )
 
     def sent(self, batch_bytes: int, records: int) -> Callable[[], None]:
-        self._bytes.record(float(batch_bytes))
-        self._records.record(float(records))
+        now = self._metrics.now_ms()
+        self._bytes.record(self._metrics, now, float(batch_bytes))
+        self._records.record(self._metrics, now, float(records))
         self._pending += batch_bytes
 
         def done() -> None:
@@ -137,9 +136,10 @@ class ConsumerMetrics:
             if key in self._positions:
                 self._positions[key] = records[-1].offset + 1
         if count:
-            self._incoming.record(float(size))
-            self._consumed.record(float(count))
-            self._consumed_bytes.record(float(size))
+            now = self._metrics.now_ms()
+            self._incoming.record(self._metrics, now, float(size))
+            self._consumed.record(self._metrics, now, float(count))
+            self._consumed_bytes.record(self._metrics, now, float(size))
 
     def close(self) -> None:
         self._hub.remove(self._metrics)

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from pyconnect.metrics.stats import BooleanFrequencies, MetricConfig, Stat
+from pyconnect.metrics.stats import BooleanFrequencies, CumulativeSum, MetricConfig, Rate, Stat
 
 MetricValue = float | str | None
 Gauge = Callable[[int], MetricValue]
@@ -168,6 +168,30 @@ def _gauge(gauge: Gauge) -> _Measurable:
         return gauge(now_ms)
 
     return measure
+
+
+class Meter:
+    """Java's ``Meter``: a per-second rate and a cumulative total of the same recorded amounts, two
+    metrics (``names``: rate, total; ``descriptions`` likewise) of one sensor in ``metrics``."""
+
+    __slots__ = ("rate", "total")
+
+    def __init__(
+        self,
+        metrics: Metrics,
+        group: str,
+        names: tuple[str, str],
+        tags: tuple[tuple[str, str], ...],
+        descriptions: tuple[str, str],
+    ) -> None:
+        self.rate, self.total = Rate(), CumulativeSum()
+        sensor = metrics.sensor(f"{group}{dict(tags)};{names[1]}")
+        metrics.add_stat(sensor, MetricName(names[0], group, tags, descriptions[0]), self.rate)
+        metrics.add_stat(sensor, MetricName(names[1], group, tags, descriptions[1]), self.total)
+
+    def record(self, metrics: Metrics, now_ms: int, amount: float) -> None:
+        self.rate.record(metrics.config, amount, now_ms)
+        self.total.record(metrics.config, amount, now_ms)
 
 
 class MetricGroup:
