@@ -8,7 +8,9 @@ sample of the offending records. ``missing_tail`` counts the missing records tha
 copied record of their partition: what a running mirror has not copied yet (or lost at the very end).
 
 It is a point-in-time comparison of two reads taken a moment apart: audit a quiet topic, or accept the
-tail as lag (``ok(allow_lag=True)``). Duplicates are within MirrorMaker 2's at-least-once contract and
+tail as lag (``ok(allow_lag=True)``). ``offset_buckets`` places the offending records along each
+partition's offsets (:data:`OFFSET_BUCKETS` equal ranges, source offsets for missing records, target
+offsets for the others): a bounded summary for plots, whatever the number of records. Duplicates are within MirrorMaker 2's at-least-once contract and
 never make the audit fail; missing records and mismatches do.
 
 :func:`audit_replication_frames` holds the logic over DataFrames (tests feed it small frames);
@@ -31,6 +33,7 @@ from spark_analytics.samples import SampledRecord, sample_records
 from spark_analytics.tables import format_table
 
 DEFAULT_SAMPLE = 10
+OFFSET_BUCKETS = 40
 COUNTS = ("source_count", "target_count", "missing", "missing_tail", "duplicates", "mismatches")
 """The counted fields of :class:`PartitionReport`, in table order."""
 
@@ -55,6 +58,20 @@ class PartitionReport:
 
 
 @dataclass(frozen=True)
+class OffsetBucket:
+    """``count`` offending records of one ``kind`` with offsets in ``[first, last]`` of one partition."""
+
+    topic: str
+    partition: int
+    kind: str
+    bucket: int
+    width: int
+    first: int
+    last: int
+    count: int
+
+
+@dataclass(frozen=True)
 class ReplicationAudit:
     """The audit of some topics: one :class:`PartitionReport` per partition seen on either side."""
 
@@ -62,6 +79,7 @@ class ReplicationAudit:
     remote_topics: dict[str, str]
     partitions: list[PartitionReport]
     samples: list[SampledRecord] = field(default_factory=list)
+    offset_buckets: list[OffsetBucket] = field(default_factory=list)
 
     def total(self, name: str) -> int:
         return sum(int(getattr(p, name)) for p in self.partitions)
@@ -87,6 +105,7 @@ class ReplicationAudit:
             "empty_topics": self.empty_topics,
             "partitions": [asdict(p) for p in self.partitions],
             "samples": [s.to_json() for s in self.samples],
+            "offset_buckets": [asdict(b) for b in self.offset_buckets],
         }
 
     def render(self) -> str:
@@ -161,13 +180,46 @@ def audit_replication_frames(
             )
             for r in rows
         ]
+        buckets = _offset_buckets(matched, left) if any(not r.clean for r in reports) else []
         samples: list[SampledRecord] = []
         if sample > 0 and any(not r.clean for r in reports):
             offending = left.orderBy("kind", "topic", "partition", "offset").limit(sample)
             samples = sample_records(offending, source, target, remote_topics)
     finally:
         matched.unpersist()
-    return ReplicationAudit(source_alias, dict(remote_topics), reports, samples)
+    return ReplicationAudit(source_alias, dict(remote_topics), reports, samples, buckets)
+
+
+def _offset_buckets(matched: DataFrame, left: DataFrame) -> list[OffsetBucket]:
+    keys = ["topic", "partition"]
+    top = F.greatest(
+        F.coalesce(F.max(F.array_max("source_offsets")), F.lit(-1)),
+        F.coalesce(F.max(F.array_max("target_offsets")), F.lit(-1)),
+    )
+    ranges = matched.groupBy(*keys).agg(
+        F.greatest(F.lit(1), F.ceil((top + 1) / F.lit(OFFSET_BUCKETS))).cast("bigint").alias("width")
+    )
+    rows = (
+        left.join(ranges, keys)
+        .withColumn("bucket", F.floor(F.col("offset") / F.col("width")).cast("bigint"))
+        .groupBy(*keys, "kind", "bucket", "width")
+        .agg(F.min("offset").alias("first"), F.max("offset").alias("last"), F.count("*").alias("n"))
+        .orderBy(*keys, "kind", "bucket")
+        .collect()
+    )
+    return [
+        OffsetBucket(
+            r["topic"],
+            int(r["partition"]),
+            r["kind"],
+            int(r["bucket"]),
+            int(r["width"]),
+            int(r["first"]),
+            int(r["last"]),
+            int(r["n"]),
+        )
+        for r in rows
+    ]
 
 
 def run_replication_audit(
