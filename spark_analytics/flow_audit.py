@@ -61,6 +61,8 @@ class FlowReport:
             found.append(f"{missing} missing records")
         if r.total("mismatches"):
             found.append(f"{r.total('mismatches')} altered or foreign records on the target")
+        if r.total("reordered"):
+            found.append(f"{r.total('reordered')} records out of order")
         if t.violations:
             found.append(f"{t.violations} checkpoints past the true position")
         if t.sync_violations:

@@ -103,10 +103,11 @@ def _run_flow(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from spark_analytics.session import local_spark
 
     progress = Progress(None if args.quiet else err)
-    progress.step(f"starting Spark ({args.flow_master})")
+    progress.step("starting Spark")
     with local_spark(
         "pyconnect-audit-flow", master=args.flow_master, memory=args.flow_driver_memory
     ) as spark:
+        progress.note(f"master {spark.sparkContext.master}, Spark {spark.version}")
         try:
             report = _audit(spark, args, plan, snapshot_in, progress)
         except (AuditUsageError, FlowError):

@@ -20,6 +20,7 @@ COLORS = {
     "missing": "#e15759",
     "duplicate": "#f28e2b",
     "mismatch": "#b07aa1",
+    "reordered": "#edc948",
     "lag": "#e15759",
     "slack": "#76b7b2",
 }
@@ -77,13 +78,11 @@ def bar_chart(name: str, rows: Sequence[tuple[str, Mapping[str, int]]], series: 
 def offsets_chart(buckets: Sequence[Mapping[str, Any]], remote_topics: Mapping[str, str]) -> str:
     """One strip per partition: offending records per offset range (stacked by kind)."""
     if not buckets:
-        return (
-            '<p data-plot="offending-offsets">No missing, duplicated or altered record: nothing to plot.</p>'
-        )
+        return '<p data-plot="offending-offsets">No missing, duplicated, altered or reordered record: nothing to plot.</p>'
     strips: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
     for b in buckets:
         strips.setdefault((str(b["topic"]), int(b["partition"])), []).append(b)
-    kinds = ("missing", "duplicate", "mismatch")
+    kinds = ("missing", "duplicate", "mismatch", "reordered")
     strip_h, height_each = 60, 90
     top = max(int(b["count"]) for b in buckets)
     parts = [
@@ -148,6 +147,7 @@ def render(report: Mapping[str, Any]) -> str:
                 "missing": p["missing"],
                 "duplicate": p["duplicates"],
                 "mismatch": p["mismatches"],
+                "reordered": p.get("reordered", 0),
             },
         )
         for p in partitions
@@ -187,10 +187,10 @@ records, {scanned.get("target_records", 0)} target records, {scanned.get("offset
 {scanned.get("checkpoints", 0)} checkpoints; groups: {escape(", ".join(report["groups"]) or "none")}.</p>
 <h2>Findings</h2><ul>{findings}</ul>
 <h2>Records per partition</h2>
-{bar_chart("records", records_rows, ("source", "target", "missing", "duplicate", "mismatch"))}
+{bar_chart("records", records_rows, ("source", "target", "missing", "duplicate", "mismatch", "reordered"))}
 {
         _table(
-            ("remote topic", "source", "target", "missing", "tail", "duplicates", "mismatches"),
+            ("remote topic", "source", "target", "missing", "tail", "duplicates", "mismatches", "reordered"),
             [
                 (
                     f"{remote_topics.get(p['topic'], p['topic'])}-{p['partition']}",
@@ -200,6 +200,7 @@ records, {scanned.get("target_records", 0)} target records, {scanned.get("offset
                     p["missing_tail"],
                     p["duplicates"],
                     p["mismatches"],
+                    p.get("reordered", 0),
                 )
                 for p in partitions
             ],
@@ -286,17 +287,17 @@ def _histogram(label: str, values: Mapping[str, int], names: Sequence[str]) -> s
     col_w, h = 70, 120
     parts = [
         f'<svg class="plot" data-plot="rereads" xmlns="http://www.w3.org/2000/svg" '
-        f'width="{len(names) * col_w + 20}" height="{h + 40}" role="img">'
+        f'width="{len(names) * col_w + 20}" height="{h + 50}" role="img">'
     ]
     for i, n in enumerate(names):
         v = int(values.get(n, 0))
         bar = h * v / top
         x = 10 + i * col_w
         parts.append(
-            f'<rect x="{x}" y="{h - bar + 10:.1f}" width="{col_w - 10}" height="{bar:.1f}" fill="{COLORS["slack"]}">'
+            f'<rect x="{x}" y="{h - bar + 20:.1f}" width="{col_w - 10}" height="{bar:.1f}" fill="{COLORS["slack"]}">'
             f"<title>{escape(label)} re-read {escape(n)}: {v} checkpoints</title></rect>"
-            f'<text x="{x + (col_w - 10) / 2}" y="{h + 24}" text-anchor="middle">{escape(n)}</text>'
-            f'<text x="{x + (col_w - 10) / 2}" y="{h - bar + 6:.1f}" text-anchor="middle">{v}</text>'
+            f'<text x="{x + (col_w - 10) / 2}" y="{h + 34}" text-anchor="middle">{escape(n)}</text>'
+            f'<text x="{x + (col_w - 10) / 2}" y="{h - bar + 16:.1f}" text-anchor="middle">{v}</text>'
         )
     parts.append("</svg>")
     return "".join(parts)

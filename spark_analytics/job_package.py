@@ -11,6 +11,7 @@ Contract:
   ``--jars`` Spark's Kafka source, the entry script and the audit arguments. Third-party Python
   packages are not shipped: the cluster's Python needs the ``spark`` extra's dependencies (only the
   standard library is used by the code that runs on executors).
+- ``python -m spark_analytics.job_package DIR`` builds the package and prints a ``spark-submit`` line.
 - Under ``spark-submit`` the audit joins the session ``spark-submit`` configured (master, jars,
   memory) instead of starting a local one (:func:`spark_analytics.session.local_spark`).
 """
@@ -93,3 +94,31 @@ def submit_command(
     for item in conf:
         command += ["--conf", item]
     return [*command, str(package.entry), *audit_args]
+
+
+def _main(argv: list[str]) -> int:
+    """``python -m spark_analytics.job_package DIR [--master URL]``: build, print the command line."""
+    import argparse
+    import shlex
+    import sys
+
+    from spark_analytics.packages import SparkPackageError
+
+    parser = argparse.ArgumentParser(prog="python -m spark_analytics.job_package")
+    parser.add_argument("out_dir", type=Path, help="where the zip and the entry script are written")
+    parser.add_argument("--master", default="spark://HOST:7077", help="the master to show in the command")
+    args = parser.parse_args(argv)
+    try:
+        package = build_package(args.out_dir)
+    except (OSError, SparkPackageError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    command = submit_command("spark-submit", args.master, package, ["--config", "mm2.properties"])
+    print(shlex.join([*command, "--flow", "A->B", "--out", "report"]))
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(_main(sys.argv[1:]))

@@ -3,15 +3,15 @@
 :func:`audit_replication` compares a source topic with its remote topic on the target (named by the
 replication policy) by content (see :mod:`spark_analytics.copies`) and reports, per partition: source
 and target record counts, *missing* records (on the source, no copy on the target), *duplicates*
-(extra copies of a source record) and *mismatches* (target records that copy no source record), plus a
-sample of the offending records. ``missing_tail`` counts the missing records that come after the last
+(extra copies of a source record), *mismatches* (target records that copy no source record) and
+*reordered* copies (out of the source's order), plus a sample of the offending records. ``missing_tail`` counts the missing records that come after the last
 copied record of their partition: what a running mirror has not copied yet (or lost at the very end).
 
 It is a point-in-time comparison of two reads taken a moment apart: audit a quiet topic, or accept the
 tail as lag (``ok(allow_lag=True)``). ``offset_buckets`` places the offending records along each
 partition's offsets (:data:`OFFSET_BUCKETS` equal ranges, source offsets for missing records, target
 offsets for the others): a bounded summary for plots, whatever the number of records. Duplicates are within MirrorMaker 2's at-least-once contract and
-never make the audit fail; missing records and mismatches do.
+never make the audit fail; missing records, mismatches and reordered copies do.
 
 :func:`audit_replication_frames` holds the logic over DataFrames (tests feed it small frames);
 :func:`run_replication_audit` reads both clusters with Spark's Kafka source.
@@ -34,7 +34,7 @@ from spark_analytics.tables import format_table
 
 DEFAULT_SAMPLE = 10
 OFFSET_BUCKETS = 40
-COUNTS = ("source_count", "target_count", "missing", "missing_tail", "duplicates", "mismatches")
+COUNTS = ("source_count", "target_count", "missing", "missing_tail", "duplicates", "mismatches", "reordered")
 """The counted fields of :class:`PartitionReport`, in table order."""
 
 
@@ -51,10 +51,11 @@ class PartitionReport:
     missing_tail: int
     duplicates: int
     mismatches: int
+    reordered: int = 0
 
     @property
     def clean(self) -> bool:
-        return self.missing == 0 and self.duplicates == 0 and self.mismatches == 0
+        return self.missing == 0 and self.duplicates == 0 and self.mismatches == 0 and self.reordered == 0
 
 
 @dataclass(frozen=True)
@@ -91,9 +92,10 @@ class ReplicationAudit:
         return sorted(t for t in self.remote_topics if t not in seen)
 
     def ok(self, *, allow_lag: bool = False) -> bool:
-        """No mismatches and no missing records (``allow_lag``: except the not-yet-copied tail)."""
+        """No mismatches, no reordered copies and no missing records (``allow_lag``: except the
+        not-yet-copied tail)."""
         missing = self.total("missing") - (self.total("missing_tail") if allow_lag else 0)
-        return missing == 0 and self.total("mismatches") == 0
+        return missing == 0 and self.total("mismatches") == 0 and self.total("reordered") == 0
 
     def to_json(self) -> dict[str, Any]:
         totals = {name: self.total(name) for name in COUNTS}
@@ -110,7 +112,18 @@ class ReplicationAudit:
 
     def render(self) -> str:
         """A readable table of the partitions, the totals and the sample."""
-        header = ("topic", "remote topic", "part", "source", "target", "missing", "tail", "dups", "mismatch")
+        header = (
+            "topic",
+            "remote topic",
+            "part",
+            "source",
+            "target",
+            "missing",
+            "tail",
+            "dups",
+            "mismatch",
+            "reorder",
+        )
         rows = [
             (p.topic, p.remote_topic, p.partition, *(getattr(p, n) for n in COUNTS)) for p in self.partitions
         ]
@@ -142,7 +155,7 @@ def audit_replication_frames(
     matched = copies.match_copies(copies.digests(source), copies.digests(target)).cache()
     try:
         paired = copies.paired_offsets(matched)
-        left = copies.leftovers(matched)
+        left = copies.leftovers(matched).unionByName(copies.reordered(paired))
         keys = ["topic", "partition"]
         counts = matched.groupBy(*keys).agg(
             F.sum(F.size("source_offsets")).alias("source_count"),
@@ -163,6 +176,7 @@ def audit_replication_frames(
                 ).alias("missing_tail"),
                 F.sum(F.when(F.col("kind") == copies.DUPLICATE, 1).otherwise(0)).alias("duplicates"),
                 F.sum(F.when(F.col("kind") == copies.MISMATCH, 1).otherwise(0)).alias("mismatches"),
+                F.sum(F.when(F.col("kind") == copies.REORDERED, 1).otherwise(0)).alias("reordered"),
             )
         )
         rows = counts.join(kinds, keys, "left").fillna(0).orderBy(*keys).collect()
@@ -177,6 +191,7 @@ def audit_replication_frames(
                 missing_tail=int(r["missing_tail"]),
                 duplicates=int(r["duplicates"]),
                 mismatches=int(r["mismatches"]),
+                reordered=int(r["reordered"]),
             )
             for r in rows
         ]
