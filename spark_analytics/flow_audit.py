@@ -33,6 +33,9 @@ from spark_analytics.snapshot import FlowFrames
 from spark_analytics.translation_audit import TranslationAudit, audit_translation_frames
 
 REPORT_VERSION = 1
+NO_GROUP = "\x00"
+"""A group name no consumer can have: the translation audit of an empty group list audits every group,
+so when the filter leaves none, this one is asked for (the offset syncs are still checked)."""
 
 
 @dataclass(frozen=True)
@@ -171,7 +174,7 @@ def audit_flow(
             target_alias=target_alias,
             offset_syncs_topic=offset_syncs_topic,
             checkpoints_topic=checkpoints_topic,
-            groups=groups or ["\x00no group\x00"],
+            groups=groups or [NO_GROUP],
             sample=sample,
         )
         scanned["offset_syncs"] = sum(translation.syncs.values()) + translation.undecodable["offset_syncs"]

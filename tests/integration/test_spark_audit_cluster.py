@@ -27,21 +27,22 @@ import pytest
 from aiokafka import AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, RecordsToDelete
 
+from connectors.mirror.checkpoint_records import Checkpoint
 from pyconnect.cli import main
 from pyconnect.testing.backends import ClusterHandle
 from spark_analytics.job_package import build_package, submit_command
 from spark_analytics.session import log_config
 from spark_analytics.standalone import StandaloneCluster, loopback_env, spark_script, standalone_cluster
 from tests.integration.fleet import fleet, python_workers, running_tasks, wait_for
-from tests.integration.mirror_helpers import latest_checkpoints
+from tests.integration.mirror_helpers import CHECKPOINTS_TOPIC, latest_checkpoints
 from tests.integration.test_mirror_checkpoint import COMMITTED, commit_group, flow
 from tests.integration.test_mirror_source import mirror_config, source_rows, wait_mirrored
 from tests.integration.test_spark_audit import create_and_fill_now
 
-pytestmark = pytest.mark.kafka
+pytestmark = [pytest.mark.kafka, pytest.mark.timeout(900)]
 
 RECORDS = 160
-SUBMIT_TIMEOUT_S = 300
+SUBMIT_TIMEOUT_S = 600
 CHROMIUM_TIMEOUT_S = 60
 ARTIFACTS = Path(__file__).resolve().parents[2] / "build" / "artifacts"
 
@@ -173,15 +174,21 @@ def _submitted(master: str, job_dir: Path, args: list[str]) -> tuple[int, str, s
     )
     # The driver runs this interpreter; neither it nor the executors get this checkout on their path.
     env = loopback_env(sys.executable, {"PYSPARK_DRIVER_PYTHON": sys.executable})
+    out_log, err_log = job_dir / "spark-submit.out", job_dir / "spark-submit.err"
     started = time.monotonic()
-    done = subprocess.run(
-        command, capture_output=True, text=True, timeout=SUBMIT_TIMEOUT_S, env=env, cwd=job_dir
-    )
-    (job_dir / "spark-submit.log").write_text(done.stderr)
-    return done.returncode, done.stdout, done.stderr, time.monotonic() - started
+    with out_log.open("w") as out, err_log.open("w") as err:
+        try:
+            code = subprocess.run(
+                command, stdout=out, stderr=err, env=env, cwd=job_dir, timeout=SUBMIT_TIMEOUT_S
+            ).returncode
+        except subprocess.TimeoutExpired:
+            raise AssertionError(
+                f"spark-submit ran over {SUBMIT_TIMEOUT_S} s; its output: {out_log.read_text()[-3000:]}"
+            ) from None
+    return code, out_log.read_text(), err_log.read_text(), time.monotonic() - started
 
 
-@pytest.mark.timeout(900)
+@pytest.mark.timeout(1200)
 def test_the_flow_audit_on_a_standalone_cluster_gives_the_local_verdict(
     mirrored: Mirrored, local_run: LocalRun, spark_cluster: StandaloneCluster, tmp_path: Path
 ) -> None:
@@ -288,7 +295,8 @@ def test_the_flow_command_passes_a_faithful_mirror_with_reports_and_a_snapshot(
 
 async def _break_the_copy(m: Mirrored) -> tuple[int, int]:
     """Delete the first target record of partition 0; append to partition 1 of the remote topic an altered
-    copy of a source record. Returns the offset of that altered record."""
+    copy of a source record; forge a checkpoint that translates upstream 10 to 15 (true position 10).
+    Returns the offset of that altered record."""
     admin = AIOKafkaAdminClient(bootstrap_servers=m.b)
     await admin.start()
     try:
@@ -299,12 +307,14 @@ async def _break_the_copy(m: Mirrored) -> tuple[int, int]:
     await producer.start()
     try:
         sent = await producer.send_and_wait(m.remote, b"altered", key=b"k1", partition=1)
+        forged = Checkpoint(f"{m.prefix}-forged", m.remote, 0, 10, 15)
+        await producer.send_and_wait(CHECKPOINTS_TOPIC, forged.record_value(), key=forged.record_key())
     finally:
         await producer.stop()
     return 0, sent.offset
 
 
-def test_the_flow_command_locates_a_deleted_and_an_altered_target_record(
+def test_the_flow_command_locates_a_deleted_and_an_altered_record_and_a_forged_checkpoint(
     mirrored: Mirrored, local_run: LocalRun, tmp_path: Path
 ) -> None:
     """Last in the module: it breaks the mirrored data the other tests audit."""
@@ -313,7 +323,10 @@ def test_the_flow_command_locates_a_deleted_and_an_altered_target_record(
     out = tmp_path / "report"
     code, stdout, stderr = _flow(["--config", str(local_run.config), "--flow", "A->B", "--out", str(out)])
     assert code == 1, stdout + stderr[-2000:]
-    assert stdout.startswith("flow A->B: FINDINGS: 1 missing records; 1 altered or foreign records"), stdout
+    assert stdout.startswith(
+        "flow A->B: FINDINGS: 1 missing records; 1 altered or foreign records on the target; "
+        "1 checkpoints past the true position"
+    ), stdout
     report = json.loads((out / "audit.json").read_text())
     totals = report["replication"]["totals"]
     assert (totals["missing"], totals["missing_tail"], totals["mismatches"]) == (1, 0, 1)
@@ -327,6 +340,15 @@ def test_the_flow_command_locates_a_deleted_and_an_altered_target_record(
     }
     kinds = {(b["partition"], b["kind"]): b["count"] for b in report["replication"]["offset_buckets"]}
     assert kinds == {(0, "missing"): 1, (1, "mismatch"): 1}
-    assert report["translation"]["violations"] == 0
+    translation = report["translation"]
+    assert translation["violations"] == 1 and translation["syncs"]["violation"] == 0
+    (violation,) = translation["violation_samples"]
+    assert (violation["group"], violation["partition"], violation["true_position"], violation["skipped"]) == (
+        f"{m.prefix}-forged",
+        0,
+        10,
+        5,
+    )
+    assert sorted(report["groups"]) == sorted([m.group, f"{m.prefix}-forged"])
     html = (out / "audit.html").read_text()
     assert 'data-plot="offending-offsets"' in html and "FINDINGS" in html
