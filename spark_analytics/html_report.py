@@ -75,8 +75,11 @@ def bar_chart(name: str, rows: Sequence[tuple[str, Mapping[str, int]]], series: 
     return _legend(series) + "".join(parts)
 
 
-def offsets_chart(buckets: Sequence[Mapping[str, Any]], remote_topics: Mapping[str, str]) -> str:
-    """One strip per partition: offending records per offset range (stacked by kind)."""
+def offsets_chart(
+    buckets: Sequence[Mapping[str, Any]], remote_topics: Mapping[str, str], slots: int = 40
+) -> str:
+    """One strip per partition: offending records per offset range (stacked by kind); ``slots`` ranges of
+    ``width`` offsets each cover the partition."""
     if not buckets:
         return '<p data-plot="offending-offsets">No missing, duplicated, altered or reordered record: nothing to plot.</p>'
     strips: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
@@ -92,7 +95,7 @@ def offsets_chart(buckets: Sequence[Mapping[str, Any]], remote_topics: Mapping[s
     for i, ((topic, partition), items) in enumerate(sorted(strips.items())):
         y0 = i * height_each + 10
         width = int(items[0]["width"])
-        slots = max(int(b["bucket"]) for b in items) + 1
+        slots = max(slots, *(int(b["bucket"]) + 1 for b in items))
         slot_w = _PLOT_W / max(slots, 1)
         parts.append(
             f'<text x="{_LABEL_W - 6}" y="{y0 + strip_h / 2}" text-anchor="end">'
@@ -211,7 +214,13 @@ records, {scanned.get("target_records", 0)} target records, {scanned.get("offset
 group failing over at the latest checkpoint reads again (the largest over the groups).</p>
 {bar_chart("lag-slack", lag_rows, ("lag", "slack"))}
 <h2>Missing, duplicated and altered records over offsets</h2>
-{offsets_chart(replication.get("offset_buckets", []), remote_topics)}
+{
+        offsets_chart(
+            replication.get("offset_buckets", []),
+            remote_topics,
+            int(replication.get("offset_bucket_count", 40)),
+        )
+    }
 {
         _table(
             ("kind", "cluster", "topic", "partition", "offset", "key", "value", "timestamp"),

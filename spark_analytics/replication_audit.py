@@ -107,6 +107,7 @@ class ReplicationAudit:
             "empty_topics": self.empty_topics,
             "partitions": [asdict(p) for p in self.partitions],
             "samples": [s.to_json() for s in self.samples],
+            "offset_bucket_count": OFFSET_BUCKETS,
             "offset_buckets": [asdict(b) for b in self.offset_buckets],
         }
 
