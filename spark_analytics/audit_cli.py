@@ -90,8 +90,10 @@ def add_audit_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     audit = sub.add_parser(
         "audit",
         help="Spark audits of what MirrorMaker 2 replicated and how it translated offsets",
-        description="Audit a MirrorMaker 2 flow with Spark: records (replication) or checkpoints and "
-        "offset syncs (translation). Exit codes: 0 passed, 1 findings, 2 usage, 3 could not run.",
+        description="Audit a MirrorMaker 2 flow with Spark. Without AUDIT: both audits of one flow of "
+        "mm2.properties (--config, --flow) or of a snapshot (--from-snapshot), with JSON and HTML reports "
+        "in --out. With AUDIT: records (replication) or checkpoints and offset syncs (translation) of "
+        "explicit topics. Exit codes: 0 passed, 1 findings, 2 usage, 3 could not run.",
     )
     flow = audit.add_argument_group("flow audit (without AUDIT)")
     flow.add_argument("--config", metavar="MM2_PROPERTIES", help="mm2.properties naming both clusters")
@@ -111,13 +113,22 @@ def add_audit_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     flow.add_argument(
         "--sample", dest="flow_sample", type=int, default=10, metavar="N", help="records shown (10)"
     )
-    flow.add_argument("--master", dest="flow_master", default="local[2]", help="Spark master (local[2])")
-    flow.add_argument("--driver-memory", dest="flow_driver_memory", default="512m", help="driver heap (512m)")
+    flow.add_argument(
+        "--master", dest="flow_master", default="local[2]", metavar="MASTER", help="Spark master (local[2])"
+    )
+    flow.add_argument(
+        "--driver-memory",
+        dest="flow_driver_memory",
+        default="512m",
+        metavar="SIZE",
+        help="driver heap (512m)",
+    )
     flow.add_argument(
         "--timeout",
         dest="flow_timeout",
         type=float,
         default=30.0,
+        metavar="SECONDS",
         help="seconds per Kafka metadata call (30)",
     )
     kinds = audit.add_subparsers(dest="audit_command", metavar="AUDIT")
