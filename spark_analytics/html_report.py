@@ -193,13 +193,24 @@ records, {scanned.get("target_records", 0)} target records, {scanned.get("offset
 {bar_chart("records", records_rows, ("source", "target", "missing", "duplicate", "mismatch", "reordered"))}
 {
         _table(
-            ("remote topic", "source", "target", "missing", "tail", "duplicates", "mismatches", "reordered"),
+            (
+                "remote topic",
+                "source",
+                "target",
+                "missing",
+                "head",
+                "tail",
+                "duplicates",
+                "mismatches",
+                "reordered",
+            ),
             [
                 (
                     f"{remote_topics.get(p['topic'], p['topic'])}-{p['partition']}",
                     p["source_count"],
                     p["target_count"],
                     p["missing"],
+                    p.get("missing_head", 0),
                     p["missing_tail"],
                     p["duplicates"],
                     p["mismatches"],

@@ -5,7 +5,9 @@ replication policy) by content (see :mod:`spark_analytics.copies`) and reports, 
 and target record counts, *missing* records (on the source, no copy on the target), *duplicates*
 (extra copies of a source record), *mismatches* (target records that copy no source record) and
 *reordered* copies (out of the source's order), plus a sample of the offending records. ``missing_tail`` counts the missing records that come after the last
-copied record of their partition: what a running mirror has not copied yet (or lost at the very end).
+copied record of their partition: what a running mirror has not copied yet (or lost at the very end);
+``missing_head`` those before the first copied record: what a mirror that started mid-stream never
+copied (or lost at the start). Both still count as missing.
 
 It is a point-in-time comparison of two reads taken a moment apart: audit a quiet topic, or accept the
 tail as lag (``ok(allow_lag=True)``). ``offset_buckets`` places the offending records along each
@@ -34,7 +36,16 @@ from spark_analytics.tables import format_table
 
 DEFAULT_SAMPLE = 10
 OFFSET_BUCKETS = 40
-COUNTS = ("source_count", "target_count", "missing", "missing_tail", "duplicates", "mismatches", "reordered")
+COUNTS = (
+    "source_count",
+    "target_count",
+    "missing",
+    "missing_head",
+    "missing_tail",
+    "duplicates",
+    "mismatches",
+    "reordered",
+)
 """The counted fields of :class:`PartitionReport`, in table order."""
 
 
@@ -52,6 +63,7 @@ class PartitionReport:
     duplicates: int
     mismatches: int
     reordered: int = 0
+    missing_head: int = 0
 
     @property
     def clean(self) -> bool:
@@ -120,6 +132,7 @@ class ReplicationAudit:
             "source",
             "target",
             "missing",
+            "head",
             "tail",
             "dups",
             "mismatch",
@@ -162,7 +175,9 @@ def audit_replication_frames(
             F.sum(F.size("source_offsets")).alias("source_count"),
             F.sum(F.size("target_offsets")).alias("target_count"),
         )
-        last_copied = paired.groupBy(*keys).agg(F.max("source_offset").alias("last_copied"))
+        last_copied = paired.groupBy(*keys).agg(
+            F.max("source_offset").alias("last_copied"), F.min("source_offset").alias("first_copied")
+        )
         kinds = (
             left.join(last_copied, keys, "left")
             .groupBy(*keys)
@@ -175,6 +190,11 @@ def audit_replication_frames(
                         1,
                     ).otherwise(0)
                 ).alias("missing_tail"),
+                F.sum(
+                    F.when(
+                        (F.col("kind") == copies.MISSING) & (F.col("offset") < F.col("first_copied")), 1
+                    ).otherwise(0)
+                ).alias("missing_head"),
                 F.sum(F.when(F.col("kind") == copies.DUPLICATE, 1).otherwise(0)).alias("duplicates"),
                 F.sum(F.when(F.col("kind") == copies.MISMATCH, 1).otherwise(0)).alias("mismatches"),
                 F.sum(F.when(F.col("kind") == copies.REORDERED, 1).otherwise(0)).alias("reordered"),
@@ -193,6 +213,7 @@ def audit_replication_frames(
                 duplicates=int(r["duplicates"]),
                 mismatches=int(r["mismatches"]),
                 reordered=int(r["reordered"]),
+                missing_head=int(r["missing_head"]),
             )
             for r in rows
         ]

@@ -341,3 +341,13 @@ def test_two_swapped_copies_are_one_reordered_record(spark: SparkSession) -> Non
     assert (sample.kind, sample.cluster, sample.offset, sample.key) == ("reordered", "target", 2, "'k3'")
     in_order = audit_replication_frames(source, frame(spark, copied), {"t": "A.t"})
     assert in_order.total("reordered") == 0 and in_order.ok()
+
+
+def test_a_target_that_started_mid_stream_misses_a_head(spark: SparkSession) -> None:
+    source = frame(spark, numbered(0, range(10)))
+    started_late = [(*r[:2], i, *r[3:]) for i, r in enumerate(numbered(0, range(10))[4:])]
+    audit = audit_replication_frames(source, frame(spark, started_late), {"t": "A.t"}, sample=0)
+    (partition,) = audit.partitions
+    assert (partition.missing, partition.missing_head, partition.missing_tail) == (4, 4, 0)
+    assert not audit.ok() and audit.to_json()["totals"]["missing_head"] == 4
+    assert "head" in audit.render().splitlines()[0]
