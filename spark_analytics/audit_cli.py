@@ -1,4 +1,9 @@
-"""``pyconnect audit replication|translation``: the Spark audits from the command line.
+"""``pyconnect audit``: the Spark audits from the command line.
+
+``pyconnect audit --config mm2.properties --flow A->B --out DIR`` (or ``--from-snapshot DIR``) runs both
+audits of a flow (:mod:`spark_analytics.flow_audit`), shows progress on stderr, prints the verdict and
+writes ``DIR/audit.json`` and ``DIR/audit.html``; ``--snapshot DIR`` keeps what was read as Parquet.
+``pyconnect audit replication|translation`` run one audit with explicit bootstrap servers and topics.
 
 Importing this module does not import pyspark (``pyconnect --help`` stays fast); :func:`run_audit`
 starts a local Spark session only once the arguments are valid.
@@ -85,10 +90,48 @@ def add_audit_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     audit = sub.add_parser(
         "audit",
         help="Spark audits of what MirrorMaker 2 replicated and how it translated offsets",
-        description="Audit a MirrorMaker 2 flow with Spark: records (replication) or checkpoints and "
-        "offset syncs (translation). Exit codes: 0 passed, 1 findings, 2 usage, 3 could not run.",
+        description="Audit a MirrorMaker 2 flow with Spark. Without AUDIT: both audits of one flow of "
+        "mm2.properties (--config, --flow) or of a snapshot (--from-snapshot), with JSON and HTML reports "
+        "in --out. With AUDIT: records (replication) or checkpoints and offset syncs (translation) of "
+        "explicit topics. Exit codes: 0 passed, 1 findings, 2 usage, 3 could not run.",
     )
-    kinds = audit.add_subparsers(dest="audit_command", metavar="AUDIT", required=True)
+    flow = audit.add_argument_group("flow audit (without AUDIT)")
+    flow.add_argument("--config", metavar="MM2_PROPERTIES", help="mm2.properties naming both clusters")
+    flow.add_argument("--flow", metavar="SOURCE->TARGET", help="the flow to audit, e.g. A->B")
+    flow.add_argument("--topics", metavar="REGEX", help="source topics to audit (default: the flow's topics)")
+    flow.add_argument(
+        "--groups", metavar="REGEX", help="groups whose checkpoints to audit (default: the flow's)"
+    )
+    flow.add_argument("--out", metavar="DIR", help="where audit.json and audit.html are written")
+    flow.add_argument("--snapshot", metavar="DIR", help="also keep what was read as Parquet in DIR")
+    flow.add_argument("--from-snapshot", metavar="DIR", help="audit a snapshot instead of the clusters")
+    flow.add_argument(
+        "--allow-lag", dest="flow_allow_lag", action="store_true", help="accept the not-yet-copied tail"
+    )
+    flow.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    flow.add_argument("--log-level", default="WARNING", help="root log level (default WARNING)")
+    flow.add_argument(
+        "--sample", dest="flow_sample", type=int, default=10, metavar="N", help="records shown (10)"
+    )
+    flow.add_argument(
+        "--master", dest="flow_master", default="local[2]", metavar="MASTER", help="Spark master (local[2])"
+    )
+    flow.add_argument(
+        "--driver-memory",
+        dest="flow_driver_memory",
+        default="512m",
+        metavar="SIZE",
+        help="driver heap (512m)",
+    )
+    flow.add_argument(
+        "--timeout",
+        dest="flow_timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="seconds per Kafka metadata call (30)",
+    )
+    kinds = audit.add_subparsers(dest="audit_command", metavar="AUDIT")
     replication = kinds.add_parser(
         "replication",
         help="missing, duplicated and mismatched records between source topics and their remote topics",
@@ -155,7 +198,11 @@ def remote_topics_from_args(args: argparse.Namespace, policy: ReplicationPolicy)
     return {t: policy.format_remote_topic(args.source_alias, t) for t in dict.fromkeys(topics)}
 
 
-def _run(args: argparse.Namespace, out: TextIO) -> int:
+def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if getattr(args, "audit_command", None) is None:
+        from spark_analytics.flow_cli import run_flow
+
+        return run_flow(args, out, err)
     policy = policy_from_args(args)
     remote_topics = remote_topics_from_args(args, policy)
     source_properties = parse_properties(args.source_property, "--source-property")
@@ -237,6 +284,14 @@ def error_line(exc: BaseException) -> str:
     return lines[0] if lines else type(exc).__name__
 
 
+def main(argv: Sequence[str] | None = None) -> int:
+    """``pyconnect audit ...`` without the rest of ``pyconnect`` (the entry of a submitted job)."""
+    parser = argparse.ArgumentParser(prog="pyconnect")
+    add_audit_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["audit", *(sys.argv[1:] if argv is None else argv)])
+    return run_audit(args)
+
+
 def run_audit(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Run the audit ``args`` describes; print the report to ``out`` and errors (one line) to ``err``."""
     out = out or sys.stdout
@@ -244,7 +299,7 @@ def run_audit(args: argparse.Namespace, out: TextIO | None = None, err: TextIO |
     for noisy in ("py4j", "pyspark"):
         logging.getLogger(noisy).setLevel(logging.ERROR)
     try:
-        return _run(args, out)
+        return _run(args, out, err)
     except (AuditUsageError, ConfigError) as exc:
         print(f"pyconnect audit: {error_line(exc)}", file=err)
         return EXIT_USAGE

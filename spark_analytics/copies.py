@@ -6,7 +6,8 @@ when those five agree. Records with equal content form a multiset: the k-th such
 partition (in offset order) is paired with the k-th of the target partition. What is left over is
 *missing* (source occurrences beyond the target's count) or *extra* on the target: a *duplicate* when
 the source holds that content at least once, a *mismatch* when it does not (a changed record, or one
-written by someone else).
+written by someone else). Pairs whose target order disagrees with the source order are *reordered*
+(:func:`reordered`).
 
 Contract: every function takes and returns DataFrames (lazy, no action). Inputs are frames with
 :data:`spark_analytics.kafka_frames.RECORD_COLUMNS` and a shared ``topic`` naming scheme (the source
@@ -17,7 +18,7 @@ one array, so millions of byte-identical records in a single partition would mak
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 MATCH_KEYS = ("topic", "partition", "digest")
@@ -82,6 +83,7 @@ def paired_offsets(matched: DataFrame) -> DataFrame:
 MISSING = "missing"
 DUPLICATE = "duplicate"
 MISMATCH = "mismatch"
+REORDERED = "reordered"
 
 
 def leftovers(matched: DataFrame) -> DataFrame:
@@ -100,3 +102,20 @@ def leftovers(matched: DataFrame) -> DataFrame:
         F.explode(extra).alias("offset"),
     )
     return missing_rows.unionByName(extra_rows)
+
+
+def reordered(paired: DataFrame) -> DataFrame:
+    """``topic, partition, kind, offset`` (kind :data:`REORDERED`, ``offset`` on the target): copies that
+    land before the copy of an earlier source record of their partition. MirrorMaker 2 keeps the order
+    of a partition, so each is a record out of place (two records swapped give one). Input:
+    :func:`paired_offsets`."""
+    earlier = (
+        Window.partitionBy("topic", "partition")
+        .orderBy("source_offset")
+        .rowsBetween(Window.unboundedPreceding, -1)
+    )
+    return (
+        paired.withColumn("earlier_max", F.max("target_offset").over(earlier))
+        .where(F.col("target_offset") < F.col("earlier_max"))
+        .select("topic", "partition", F.lit(REORDERED).alias("kind"), F.col("target_offset").alias("offset"))
+    )

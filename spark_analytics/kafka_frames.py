@@ -55,9 +55,10 @@ def client_properties(cluster: KafkaCluster) -> dict[str, str]:
     }
 
 
-def existing_topics(spark: SparkSession, cluster: KafkaCluster, topics: Sequence[str]) -> list[str]:
-    """Those of ``topics`` that exist on ``cluster``, asked with the Kafka admin client in Spark's JVM
-    (same client, same properties as the Kafka source). Raises on an unreachable cluster."""
+def list_topics(spark: SparkSession, cluster: KafkaCluster) -> set[str]:
+    """The topic names of ``cluster`` (internal ones left out, as the admin client does by default),
+    asked with the Kafka admin client in Spark's JVM (same client, same properties as the Kafka
+    source). Raises on an unreachable cluster."""
     jvm = spark.sparkContext._jvm
     assert jvm is not None
     props = jvm.java.util.Properties()
@@ -67,9 +68,14 @@ def existing_topics(spark: SparkSession, cluster: KafkaCluster, topics: Sequence
     try:
         timeout_ms = max(1000, int(cluster.timeout_s * 1000))
         names = admin.listTopics().names().get(timeout_ms, jvm.java.util.concurrent.TimeUnit.MILLISECONDS)
-        present = set(names)
+        return set(names)
     finally:
         admin.close()
+
+
+def existing_topics(spark: SparkSession, cluster: KafkaCluster, topics: Sequence[str]) -> list[str]:
+    """Those of ``topics`` that exist on ``cluster`` (:func:`list_topics`)."""
+    present = list_topics(spark, cluster)
     return [t for t in topics if t in present]
 
 

@@ -3,13 +3,17 @@
 :func:`audit_replication` compares a source topic with its remote topic on the target (named by the
 replication policy) by content (see :mod:`spark_analytics.copies`) and reports, per partition: source
 and target record counts, *missing* records (on the source, no copy on the target), *duplicates*
-(extra copies of a source record) and *mismatches* (target records that copy no source record), plus a
-sample of the offending records. ``missing_tail`` counts the missing records that come after the last
-copied record of their partition: what a running mirror has not copied yet (or lost at the very end).
+(extra copies of a source record), *mismatches* (target records that copy no source record) and
+*reordered* copies (out of the source's order), plus a sample of the offending records. ``missing_tail`` counts the missing records that come after the last
+copied record of their partition: what a running mirror has not copied yet (or lost at the very end);
+``missing_head`` those before the first copied record: what a mirror that started mid-stream never
+copied (or lost at the start). Both still count as missing.
 
 It is a point-in-time comparison of two reads taken a moment apart: audit a quiet topic, or accept the
-tail as lag (``ok(allow_lag=True)``). Duplicates are within MirrorMaker 2's at-least-once contract and
-never make the audit fail; missing records and mismatches do.
+tail as lag (``ok(allow_lag=True)``). ``offset_buckets`` places the offending records along each
+partition's offsets (:data:`OFFSET_BUCKETS` equal ranges, source offsets for missing records, target
+offsets for the others): a bounded summary for plots, whatever the number of records. Duplicates are within MirrorMaker 2's at-least-once contract and
+never make the audit fail; missing records, mismatches and reordered copies do.
 
 :func:`audit_replication_frames` holds the logic over DataFrames (tests feed it small frames);
 :func:`run_replication_audit` reads both clusters with Spark's Kafka source.
@@ -31,7 +35,17 @@ from spark_analytics.samples import SampledRecord, sample_records
 from spark_analytics.tables import format_table
 
 DEFAULT_SAMPLE = 10
-COUNTS = ("source_count", "target_count", "missing", "missing_tail", "duplicates", "mismatches")
+OFFSET_BUCKETS = 40
+COUNTS = (
+    "source_count",
+    "target_count",
+    "missing",
+    "missing_head",
+    "missing_tail",
+    "duplicates",
+    "mismatches",
+    "reordered",
+)
 """The counted fields of :class:`PartitionReport`, in table order."""
 
 
@@ -48,10 +62,26 @@ class PartitionReport:
     missing_tail: int
     duplicates: int
     mismatches: int
+    reordered: int = 0
+    missing_head: int = 0
 
     @property
     def clean(self) -> bool:
-        return self.missing == 0 and self.duplicates == 0 and self.mismatches == 0
+        return self.missing == 0 and self.duplicates == 0 and self.mismatches == 0 and self.reordered == 0
+
+
+@dataclass(frozen=True)
+class OffsetBucket:
+    """``count`` offending records of one ``kind`` with offsets in ``[first, last]`` of one partition."""
+
+    topic: str
+    partition: int
+    kind: str
+    bucket: int
+    width: int
+    first: int
+    last: int
+    count: int
 
 
 @dataclass(frozen=True)
@@ -62,6 +92,7 @@ class ReplicationAudit:
     remote_topics: dict[str, str]
     partitions: list[PartitionReport]
     samples: list[SampledRecord] = field(default_factory=list)
+    offset_buckets: list[OffsetBucket] = field(default_factory=list)
 
     def total(self, name: str) -> int:
         return sum(int(getattr(p, name)) for p in self.partitions)
@@ -73,9 +104,10 @@ class ReplicationAudit:
         return sorted(t for t in self.remote_topics if t not in seen)
 
     def ok(self, *, allow_lag: bool = False) -> bool:
-        """No mismatches and no missing records (``allow_lag``: except the not-yet-copied tail)."""
+        """No mismatches, no reordered copies and no missing records (``allow_lag``: except the
+        not-yet-copied tail)."""
         missing = self.total("missing") - (self.total("missing_tail") if allow_lag else 0)
-        return missing == 0 and self.total("mismatches") == 0
+        return missing == 0 and self.total("mismatches") == 0 and self.total("reordered") == 0
 
     def to_json(self) -> dict[str, Any]:
         totals = {name: self.total(name) for name in COUNTS}
@@ -87,11 +119,25 @@ class ReplicationAudit:
             "empty_topics": self.empty_topics,
             "partitions": [asdict(p) for p in self.partitions],
             "samples": [s.to_json() for s in self.samples],
+            "offset_bucket_count": OFFSET_BUCKETS,
+            "offset_buckets": [asdict(b) for b in self.offset_buckets],
         }
 
     def render(self) -> str:
         """A readable table of the partitions, the totals and the sample."""
-        header = ("topic", "remote topic", "part", "source", "target", "missing", "tail", "dups", "mismatch")
+        header = (
+            "topic",
+            "remote topic",
+            "part",
+            "source",
+            "target",
+            "missing",
+            "head",
+            "tail",
+            "dups",
+            "mismatch",
+            "reorder",
+        )
         rows = [
             (p.topic, p.remote_topic, p.partition, *(getattr(p, n) for n in COUNTS)) for p in self.partitions
         ]
@@ -123,13 +169,15 @@ def audit_replication_frames(
     matched = copies.match_copies(copies.digests(source), copies.digests(target)).cache()
     try:
         paired = copies.paired_offsets(matched)
-        left = copies.leftovers(matched)
+        left = copies.leftovers(matched).unionByName(copies.reordered(paired))
         keys = ["topic", "partition"]
         counts = matched.groupBy(*keys).agg(
             F.sum(F.size("source_offsets")).alias("source_count"),
             F.sum(F.size("target_offsets")).alias("target_count"),
         )
-        last_copied = paired.groupBy(*keys).agg(F.max("source_offset").alias("last_copied"))
+        last_copied = paired.groupBy(*keys).agg(
+            F.max("source_offset").alias("last_copied"), F.min("source_offset").alias("first_copied")
+        )
         kinds = (
             left.join(last_copied, keys, "left")
             .groupBy(*keys)
@@ -142,8 +190,14 @@ def audit_replication_frames(
                         1,
                     ).otherwise(0)
                 ).alias("missing_tail"),
+                F.sum(
+                    F.when(
+                        (F.col("kind") == copies.MISSING) & (F.col("offset") < F.col("first_copied")), 1
+                    ).otherwise(0)
+                ).alias("missing_head"),
                 F.sum(F.when(F.col("kind") == copies.DUPLICATE, 1).otherwise(0)).alias("duplicates"),
                 F.sum(F.when(F.col("kind") == copies.MISMATCH, 1).otherwise(0)).alias("mismatches"),
+                F.sum(F.when(F.col("kind") == copies.REORDERED, 1).otherwise(0)).alias("reordered"),
             )
         )
         rows = counts.join(kinds, keys, "left").fillna(0).orderBy(*keys).collect()
@@ -158,16 +212,51 @@ def audit_replication_frames(
                 missing_tail=int(r["missing_tail"]),
                 duplicates=int(r["duplicates"]),
                 mismatches=int(r["mismatches"]),
+                reordered=int(r["reordered"]),
+                missing_head=int(r["missing_head"]),
             )
             for r in rows
         ]
+        buckets = _offset_buckets(matched, left) if any(not r.clean for r in reports) else []
         samples: list[SampledRecord] = []
         if sample > 0 and any(not r.clean for r in reports):
             offending = left.orderBy("kind", "topic", "partition", "offset").limit(sample)
             samples = sample_records(offending, source, target, remote_topics)
     finally:
         matched.unpersist()
-    return ReplicationAudit(source_alias, dict(remote_topics), reports, samples)
+    return ReplicationAudit(source_alias, dict(remote_topics), reports, samples, buckets)
+
+
+def _offset_buckets(matched: DataFrame, left: DataFrame) -> list[OffsetBucket]:
+    keys = ["topic", "partition"]
+    top = F.greatest(
+        F.coalesce(F.max(F.array_max("source_offsets")), F.lit(-1)),
+        F.coalesce(F.max(F.array_max("target_offsets")), F.lit(-1)),
+    )
+    ranges = matched.groupBy(*keys).agg(
+        F.greatest(F.lit(1), F.ceil((top + 1) / F.lit(OFFSET_BUCKETS))).cast("bigint").alias("width")
+    )
+    rows = (
+        left.join(ranges, keys)
+        .withColumn("bucket", F.floor(F.col("offset") / F.col("width")).cast("bigint"))
+        .groupBy(*keys, "kind", "bucket", "width")
+        .agg(F.min("offset").alias("first"), F.max("offset").alias("last"), F.count("*").alias("n"))
+        .orderBy(*keys, "kind", "bucket")
+        .collect()
+    )
+    return [
+        OffsetBucket(
+            r["topic"],
+            int(r["partition"]),
+            r["kind"],
+            int(r["bucket"]),
+            int(r["width"]),
+            int(r["first"]),
+            int(r["last"]),
+            int(r["n"]),
+        )
+        for r in rows
+    ]
 
 
 def run_replication_audit(

@@ -10,6 +10,9 @@ Contract:
 - Everything binds to 127.0.0.1; the Spark UI and the console progress bar are off; shuffles use
   :data:`SHUFFLE_PARTITIONS` partitions; the driver heap is ``memory`` (default 512 MiB). Python UDFs
   run in workers started from this interpreter and need neither pandas nor pyarrow.
+- Under ``spark-submit`` (the driver of a submitted job, :mod:`spark_analytics.job_package`) it joins
+  the session ``spark-submit`` configured: master, jars and memory are ``spark-submit``'s, ``master``
+  and ``memory`` are ignored, and the JVM (``spark-submit``'s own) is left to end with the job.
 - Nested use joins: a :func:`local_spark` entered while another is active yields the same session
   (its arguments are ignored) and leaves it running; the outermost one stops it. One thread at a time.
 """
@@ -34,6 +37,12 @@ DEFAULT_MASTER = "local[2]"
 DEFAULT_MEMORY = "512m"
 _JVM_EXIT_TIMEOUT_S = 30
 _active: SparkSession | None = None
+_SQL_CONF = {
+    "spark.sql.shuffle.partitions": str(SHUFFLE_PARTITIONS),
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.execution.pythonUDF.arrow.enabled": "false",
+    "spark.sql.execution.arrow.pyspark.enabled": "false",
+}
 
 _LOG4J2 = """\
 rootLogger.level = warn
@@ -52,7 +61,13 @@ logger.sparkkafka.level = error
 """
 
 
-def _log_config() -> Path:
+def submitted() -> bool:
+    """True in the driver of a ``spark-submit`` job (the JVM was started by ``spark-submit``)."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+def log_config() -> Path:
+    """The quiet log4j2 configuration the sessions use (written to the cache on first use)."""
     path = cache_root() / "spark-log4j2.properties"
     if not path.exists() or path.read_text() != _LOG4J2:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -96,13 +111,25 @@ def local_spark(
     if _active is not None:
         yield _active
         return
+    if submitted():
+        from pyspark.sql import SparkSession
+
+        joined = SparkSession.builder.appName(app_name).getOrCreate()
+        for name, value in _SQL_CONF.items():
+            joined.conf.set(name, value)
+        _active = joined
+        try:
+            yield joined
+        finally:
+            _active = None
+        return
     jars = ensure_kafka_source_jars()
     os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
 
-    log_config = f"-Dlog4j2.configurationFile={_log_config().as_uri()}"
+    log_option = f"-Dlog4j2.configurationFile={log_config().as_uri()}"
     builder = (
         SparkSession.builder.master(master)
         .appName(app_name)
@@ -110,16 +137,14 @@ def local_spark(
         .config("spark.driver.memory", memory)
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.driver.extraJavaOptions", log_config)
+        .config("spark.driver.extraJavaOptions", log_option)
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", str(SHUFFLE_PARTITIONS))
         .config("spark.default.parallelism", "2")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.execution.pythonUDF.arrow.enabled", "false")
-        .config("spark.sql.execution.arrow.pyspark.enabled", "false")
         .config("spark.python.worker.reuse", "true")
     )
+    for name, value in _SQL_CONF.items():
+        builder = builder.config(name, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     _active = spark

@@ -326,3 +326,28 @@ def test_a_duplicated_run_is_judged_by_its_first_copy(spark: SparkSession) -> No
     }
     assert audit.checkpoints == 5 and audit.violations == 2 and not audit.ok()
     assert {v.group for v in audit.violation_samples} == {"later-copy", "java"}
+
+
+def test_two_swapped_copies_are_one_reordered_record(spark: SparkSession) -> None:
+    source = frame(spark, numbered(0, range(6)))
+    copied = numbered(0, range(6))
+    swapped = [copied[0], copied[1], copied[3], copied[2], copied[4], copied[5]]
+    target = frame(spark, [(*r[:2], i, *r[3:]) for i, r in enumerate(swapped)])
+    audit = audit_replication_frames(source, target, {"t": "A.t"}, sample=10)
+    assert counts(audit) == {0: (6, 6, 0, 0, 0, 0)}
+    assert audit.total("reordered") == 1 and not audit.ok()
+    (sample,) = audit.samples
+    # k3's copy (target 2) lands before k2's (target 3): k3 is the one out of place.
+    assert (sample.kind, sample.cluster, sample.offset, sample.key) == ("reordered", "target", 2, "'k3'")
+    in_order = audit_replication_frames(source, frame(spark, copied), {"t": "A.t"})
+    assert in_order.total("reordered") == 0 and in_order.ok()
+
+
+def test_a_target_that_started_mid_stream_misses_a_head(spark: SparkSession) -> None:
+    source = frame(spark, numbered(0, range(10)))
+    started_late = [(*r[:2], i, *r[3:]) for i, r in enumerate(numbered(0, range(10))[4:])]
+    audit = audit_replication_frames(source, frame(spark, started_late), {"t": "A.t"}, sample=0)
+    (partition,) = audit.partitions
+    assert (partition.missing, partition.missing_head, partition.missing_tail) == (4, 4, 0)
+    assert not audit.ok() and audit.to_json()["totals"]["missing_head"] == 4
+    assert "head" in audit.render().splitlines()[0]
