@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import subprocess
 import sys
 import threading
@@ -32,19 +31,11 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import NewTopic
 
 from pyconnect.testing.backends import ClusterHandle
+from tests.headless_browser import chromium, headless
 from tests.integration.fleet import fleet, python_workers, running_tasks, wait_for
 from tests.integration.test_mirror_source import _admin, mirror_config
 
 pytestmark = pytest.mark.kafka
-
-CHROMIUM = "chromium"
-
-
-def chromium() -> str:
-    path = shutil.which(CHROMIUM)
-    if path is None:
-        pytest.fail("chromium is not installed: apt-get install -y chromium", pytrace=False)
-    return path
 
 
 async def create_topics(bootstrap: str, *topics: str) -> None:
@@ -152,16 +143,11 @@ def cli_status(url: str) -> tuple[int, str]:
 
 def render_page(url: str, out: Path) -> str:
     """The page's DOM after its script ran, and a screenshot at ``out``."""
-    binary = chromium()
-    common = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=8000"]
-    shot = subprocess.run(
-        [*common, f"--screenshot={out}", "--window-size=1280,1000", url],
-        capture_output=True,
-        text=True,
-        timeout=90,
-    )
+    profile = out.parent / "chromium-profile"
+    budget = "--virtual-time-budget=8000"
+    shot = headless(url, profile, budget, f"--screenshot={out}", "--window-size=1280,1000")
     assert out.exists() and out.stat().st_size > 0, shot.stderr[-2000:]
-    dom = subprocess.run([*common, "--dump-dom", url], capture_output=True, text=True, timeout=90)
+    dom = headless(url, profile, budget, "--dump-dom")
     assert dom.returncode == 0, dom.stderr[-2000:]
     return dom.stdout
 

@@ -14,7 +14,6 @@ import contextlib
 import functools
 import io
 import json
-import shutil
 import subprocess
 import sys
 import time
@@ -33,6 +32,7 @@ from pyconnect.testing.backends import ClusterHandle
 from spark_analytics.job_package import build_package, submit_command
 from spark_analytics.session import log_config
 from spark_analytics.standalone import StandaloneCluster, loopback_env, spark_script, standalone_cluster
+from tests.headless_browser import headless
 from tests.integration.fleet import fleet, python_workers, running_tasks, wait_for
 from tests.integration.mirror_helpers import CHECKPOINTS_TOPIC, latest_checkpoints
 from tests.integration.test_mirror_checkpoint import COMMITTED, commit_group, flow
@@ -43,7 +43,6 @@ pytestmark = [pytest.mark.kafka, pytest.mark.timeout(900)]
 
 RECORDS = 160
 SUBMIT_TIMEOUT_S = 600
-CHROMIUM_TIMEOUT_S = 60
 ARTIFACTS = Path(__file__).resolve().parents[2] / "build" / "artifacts"
 
 
@@ -214,34 +213,6 @@ def test_the_flow_audit_on_a_standalone_cluster_gives_the_local_verdict(
     )
 
 
-def _chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found is None:
-        pytest.fail("chromium is not installed: apt-get install -y chromium", pytrace=False)
-    return found
-
-
-def _headless(chromium: str, page: Path, *flags: str) -> subprocess.CompletedProcess[str]:
-    """Headless Chromium on a file: URL, no network, its own profile in the page's folder."""
-    profile = page.parent / "chromium-profile"
-    return subprocess.run(
-        [
-            chromium,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--no-first-run",
-            f"--user-data-dir={profile}",
-            *flags,
-            page.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=CHROMIUM_TIMEOUT_S,
-    )
-
-
 def test_the_flow_command_passes_a_faithful_mirror_with_reports_and_a_snapshot(
     mirrored: Mirrored, local_run: LocalRun, tmp_path: Path
 ) -> None:
@@ -280,16 +251,16 @@ def test_the_flow_command_passes_a_faithful_mirror_with_reports_and_a_snapshot(
         assert again[part] == report[part], part
 
     # The HTML report opens in a browser and shows its plots.
-    chromium = _chromium()
     page = out / "audit.html"
-    dom = _headless(chromium, page, "--dump-dom")
+    profile = out / "chromium-profile"
+    dom = headless(page.as_uri(), profile, "--dump-dom")
     assert dom.returncode == 0, dom.stderr[-2000:]
     for plot in ("records", "lag-slack", "rereads"):
         assert f'data-plot="{plot}"' in dom.stdout and "<svg" in dom.stdout, plot
     assert "flow A-&gt;B: PASS" in dom.stdout
     shot = ARTIFACTS / "audit-report.png"
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    taken = _headless(chromium, page, f"--screenshot={shot}", "--window-size=1200,1600")
+    taken = headless(page.as_uri(), profile, f"--screenshot={shot}", "--window-size=1200,1600")
     assert taken.returncode == 0 and shot.stat().st_size > 10_000, taken.stderr[-2000:]
 
 
