@@ -140,7 +140,9 @@ class PluginCalls:
         work = self._submit(owner, method, fn, args)
         waiter = asyncio.wrap_future(work.future)
         try:
-            done, _ = await asyncio.wait({waiter}, timeout=None if deadline is None else deadline - loop.time())
+            done, _ = await asyncio.wait(
+                {waiter}, timeout=None if deadline is None else deadline - loop.time()
+            )
         except asyncio.CancelledError:
             waiter.cancel()
             self._give_up(work, None if routine_cancel else "its caller was cancelled")
@@ -156,7 +158,12 @@ class PluginCalls:
         return result
 
     async def _await(
-        self, owner: str, method: str, awaitable: Awaitable[Any], deadline: float | None, timeout: float | None
+        self,
+        owner: str,
+        method: str,
+        awaitable: Awaitable[Any],
+        deadline: float | None,
+        timeout: float | None,
     ) -> Any:
         if deadline is None:
             return await awaitable

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from pyconnect.worker.plugin_calls import IDLE_THREAD_NAME, PluginCallTimeout, PluginCalls
+from pyconnect.worker.plugin_calls import IDLE_THREAD_NAME, PluginCalls, PluginCallTimeout
 
 
 @pytest.fixture
