@@ -394,10 +394,13 @@ class Herder(AbstractHerder):
             case fx.Sleep(seconds=seconds):
                 await asyncio.sleep(seconds)
             case fx.StartConnector(connector=name, config=config, target=target):
-                ok = await self.worker.start_connector(
-                    name, self._resolved(config), target, self._request_reconfiguration
+                await self.worker.start_connector(
+                    name,
+                    self._resolved(config),
+                    target,
+                    self._request_reconfiguration,
+                    on_started=lambda ok, name=name, target=target: self._connector_started(name, ok, target),
                 )
-                core.connector_started(name, ok, target, self._clock())
             case fx.StopConnector(connector=name):
                 await self.worker.stop_connector(name)
             case fx.SetTargetState(connector=name, target=target):
@@ -414,7 +417,7 @@ class Herder(AbstractHerder):
                 self.status_store.delete_topic(name, topic)
             case fx.GenerateTaskConfigs(connector=name, max_tasks=max_tasks):
                 try:
-                    configs = self.worker.connector_task_configs(name, max_tasks)
+                    configs = await self.worker.connector_task_configs(name, max_tasks)
                 except Exception as exc:
                     core.reconfiguration_failed(name, exc, self._clock())
                     return
@@ -440,6 +443,11 @@ class Herder(AbstractHerder):
                 self._configure_in_background()
             case fx.RunRequests():
                 await self._run_requests()
+
+    def _connector_started(self, name: str, ok: bool, target: TargetState) -> None:
+        """A connector's start ended (maybe in the background, after the step that began it)."""
+        self.core.connector_started(name, ok, target, self._clock())
+        self._wake()
 
     def _request_reconfiguration(self, name: str) -> None:
         self.core.reconfiguration_requested(name, self._clock())
@@ -605,7 +613,7 @@ class Herder(AbstractHerder):
         for effect in effects:
             match effect:
                 case fx.ValidateConnectorConfig(connector=name, config=config):
-                    self._validate(name, config)
+                    await self._validate(name, config)
                 case fx.WriteConnectorConfig(connector=name, config=config, initial_state=state):
                     await self._write(self.config_store.put_connector_config(name, dict(config), state))
                 case fx.RemoveConnectorConfig(connector=name):
@@ -740,7 +748,7 @@ class Herder(AbstractHerder):
         allow_replace: bool,
         initial_state: TargetState | None = None,
     ) -> tuple[bool, ConnectorInfo]:
-        self._validate(name, config)
+        await self._validate(name, config)
         created = await self._submit(rq.PutConnectorConfig(name, dict(config), allow_replace, initial_state))
         return bool(created), await self.connector_info(name)
 

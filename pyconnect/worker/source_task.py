@@ -38,6 +38,13 @@ Contract:
   acknowledged or skipped partition batch records its written records (``source-record-write-*``) and
   the records still in flight (``source-record-active-count*``); each offset commit its duration and
   outcome (a commit with nothing to write is a success, as in Java).
+- The plugin's ``start``/``poll``/``commit``/``commit_record``/``stop`` go through
+  :class:`~pyconnect.worker.plugin_calls.PluginCalls`: coroutine methods run on the loop as they are
+  (no thread hop), plain ones on a plugin thread, so a task that blocks never blocks the loop. A plain
+  ``poll`` costs one thread hop per batch; the ``commit_record`` calls of one batch share one hop.
+  ``stop()`` is bounded by ``stop_timeout_s`` (an overrun is abandoned and logged). A plain ``poll``
+  still running when the task stops is left to return on its thread (its records are dropped, never
+  sent), as a Java task's ``stop`` runs while its ``poll`` may still block.
 - ``stop()`` asks the loop to end (a blocking ``poll`` is cancelled); ``wait_stopped(timeout)``
   waits for a clean end and otherwise cancels the loop: then no UNASSIGNED is reported and the final
   commit may be skipped, as in Java; the same when ``wait_stopped`` itself is cancelled. Either way
@@ -53,7 +60,7 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from pyconnect.api.source import RecordMetadata, SourceRecord, SourceTask, SourceTaskContext
@@ -66,6 +73,7 @@ from pyconnect.protocol.internal_records import State, TargetState
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.transforms.chain import TransformationChain
 from pyconnect.worker.failure_trace import failure_trace
+from pyconnect.worker.plugin_calls import PluginCalls, PluginCallTimeout, is_coroutine_method
 from pyconnect.worker.status import StatusReporter
 from pyconnect.worker.submitted_records import SubmittedRecord, SubmittedRecords
 
@@ -104,9 +112,19 @@ class WorkerSourceTask:
         task_metrics: TaskMetrics | None = None,
         cluster: str = "the worker's Kafka cluster",
         transformations: TransformationChain | None = None,
+        calls: PluginCalls | None = None,
+        stop_timeout_s: float = 5.0,
     ) -> None:
         self.id = task_id
         self.task = task
+        self._calls = calls if calls is not None else PluginCalls()
+        self._stop_timeout_s = stop_timeout_s
+        owner = f"{task_id.connector}-{task_id.task}"
+        self._owner = owner
+        self._start_plugin = self._calls.bind(owner, "start", task.start)
+        self._poll_plugin = self._calls.bind(owner, "poll", task.poll, routine_cancel=True)
+        self._commit_plugin = self._calls.bind(owner, "commit", task.commit)
+        self._commit_record_async = is_coroutine_method(task.commit_record)
         self._config = dict(task_config)
         self._context = context
         self._producer = producer
@@ -201,7 +219,7 @@ class WorkerSourceTask:
                 return
             self.task.initialize(self._context)
             self._plugin_started = True
-            await self.task.start(self._config)
+            await self._start_plugin(self._config)
             started = True
             self._reporter.report(self.id, State.RUNNING, version=self._version())
             committer = asyncio.create_task(
@@ -256,7 +274,9 @@ class WorkerSourceTask:
             return
         self._plugin_started = False
         try:
-            await self.task.stop()
+            await self._calls.call(self._owner, "stop", self.task.stop, timeout=self._stop_timeout_s)
+        except PluginCallTimeout as exc:
+            log.error("Task %s: %s", self.id, exc)
         except Exception:
             log.exception("Task %s: stop() failed", self.id)
 
@@ -301,7 +321,7 @@ class WorkerSourceTask:
 
     async def _poll(self) -> list[SourceRecord] | None:
         started = time.monotonic()
-        poll = asyncio.ensure_future(self.task.poll())
+        poll = asyncio.ensure_future(self._poll_plugin())
         stopped = asyncio.ensure_future(self._state_changed.wait())
         try:
             await asyncio.wait({poll, stopped}, return_when=asyncio.FIRST_COMPLETED)
@@ -375,8 +395,7 @@ class WorkerSourceTask:
             if self._metrics is not None:
                 self._metrics.record_write(len(dropped), len(dropped))
             if self._hooks_commit_record:
-                for record in dropped:
-                    await self._commit_dropped(record)
+                await self._commit_records([(record, None) for record in dropped])
         if not transformed:
             return
         try:
@@ -388,11 +407,25 @@ class WorkerSourceTask:
             return
         await self._send(outgoing, originals, tracked)
 
-    async def _commit_dropped(self, record: SourceRecord) -> None:
-        try:
-            await self.task.commit_record(record, None)
-        except Exception:
-            log.exception("Task %s: commit_record() failed", self.id)
+    async def _commit_records(self, acked: Sequence[tuple[SourceRecord, RecordMetadata | None]]) -> None:
+        """``commit_record`` for each pair, in order; a plain method gets one thread hop for all."""
+        if self._commit_record_async:
+            for record, metadata in acked:
+                try:
+                    await self.task.commit_record(record, metadata)
+                except Exception:
+                    log.exception("Task %s: commit_record() failed", self.id)
+            return
+        await self._calls.call(self._owner, "commit_record", self._commit_records_plain, acked)
+
+    def _commit_records_plain(self, acked: Sequence[tuple[SourceRecord, RecordMetadata | None]]) -> None:
+        """On a plugin thread: a plain ``commit_record`` for each pair."""
+        commit_record: Any = self.task.commit_record
+        for record, metadata in acked:
+            try:
+                commit_record(record, metadata)
+            except Exception:
+                log.exception("Task %s: commit_record() failed", self.id)
 
     async def _dispatch_one_by_one(
         self,
@@ -422,7 +455,7 @@ class WorkerSourceTask:
                 if submitted is not None:
                     submitted[index].ack()
                 if self._hooks_commit_record:
-                    await self._commit_dropped(originals[index])
+                    await self._commit_records([(originals[index], None)])
                 continue
             outgoing.append(out)
             kept.append(originals[index])
@@ -551,13 +584,9 @@ class WorkerSourceTask:
             ]
             self._hooks.spawn(self._commit_record_hooks(acked), name=f"commit-record-{self.id}")
 
-    async def _commit_record_hooks(self, acked: list[tuple[SourceRecord, RecordMetadata]]) -> None:
+    async def _commit_record_hooks(self, acked: Sequence[tuple[SourceRecord, RecordMetadata | None]]) -> None:
         """``commit_record`` for one acknowledged batch, in order, from one task (not one per record)."""
-        for record, metadata in acked:
-            try:
-                await self.task.commit_record(record, metadata)
-            except Exception:
-                log.exception("Task %s: commit_record() failed", self.id)
+        await self._commit_records(acked)
 
     async def _commit_loop(self) -> None:
         while True:
@@ -613,7 +642,7 @@ class WorkerSourceTask:
                 return
         self._record_commit(started, True)
         try:
-            await self.task.commit()
+            await self._commit_plugin()
         except Exception:
             log.exception("Task %s: commit() failed", self.id)
 
