@@ -51,7 +51,7 @@ class PluginCallTimeout(ConnectError):
 
     def __init__(self, owner: str, method: str, timeout: float) -> None:
         super().__init__(
-            f"{owner}: {method}() did not return within {timeout:g} s; the call was abandoned "
+            f"{owner}: {method}() did not return within {timeout:.3g} s; the call was abandoned "
             "(a plain method keeps running on its thread until it returns)"
         )
         self.owner = owner
@@ -149,7 +149,7 @@ class PluginCalls:
             raise
         if not done:
             waiter.cancel()
-            self._give_up(work, f"it did not return within {timeout:g} s")
+            self._give_up(work, f"it did not return within {timeout:.3g} s")
             assert timeout is not None
             raise PluginCallTimeout(owner, method, timeout)
         result = waiter.result()
@@ -171,7 +171,7 @@ class PluginCalls:
         try:
             return await asyncio.wait_for(awaitable, remaining)
         except TimeoutError:
-            log.warning("%s: %s() did not return within %g s; cancelled it", owner, method, timeout)
+            log.warning("%s: %s() did not return within %.3g s; cancelled it", owner, method, timeout)
             raise PluginCallTimeout(owner, method, timeout or 0.0) from None
 
     def _submit(self, owner: str, method: str, fn: Callable[..., Any], args: tuple[Any, ...]) -> _Work:
