@@ -28,7 +28,7 @@ from pyconnect.herder.loggers import LOGGERS
 from pyconnect.protocol.javahash import default_hash_order, hash_order, java_string_hash
 from pyconnect.transforms.config import enrich, validate_enriched
 from pyconnect.worker.maybe_await import maybe_await
-from pyconnect.worker.plugin_calls import PluginCallTimeout
+from pyconnect.worker.plugin_calls import PluginCallsClosed, PluginCallTimeout
 from pyconnect.worker.plugins import PluginType
 
 log = logging.getLogger(__name__)
@@ -47,7 +47,8 @@ class _InvalidConnectorRequest(ConnectError):
 
 
 class ValidationTimedOut(ConnectError):
-    """A connector's ``config`` or ``validate`` overran the validation bound (500, Java's wording)."""
+    """A connector's ``config`` or ``validate`` did not answer: it overran the validation bound (500,
+    Java's wording), or the worker shut down meanwhile."""
 
 
 def _normalized_plugin(name: str) -> str:
@@ -106,6 +107,8 @@ class AbstractHerder:
             )
         except PluginCallTimeout:
             raise ValidationTimedOut(f"Request timed out. {Stage(stage, started_ms).summarize()}") from None
+        except PluginCallsClosed:
+            raise ValidationTimedOut("Request interrupted: the worker is shutting down") from None
 
     async def _config_infos(self, config: Mapping[str, str | None]) -> dict[str, Any]:
         """``AbstractHerder.validateConnectorConfig``: framework keys (enriched with the per-alias

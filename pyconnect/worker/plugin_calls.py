@@ -20,7 +20,9 @@ Contract:
 - At most ``max_threads`` threads run calls that are not abandoned; more calls queue. Idle threads
   end after ``idle_s``. Every thread is a daemon thread: an abandoned call never keeps the worker
   process from exiting. ``close()`` ends the idle threads and refuses new calls; it does not wait for
-  busy ones.
+  busy ones: their callers get :class:`PluginCallsClosed` at once (a REST request waiting on a
+  validation answers instead of holding up the REST server's shutdown) and the calls count as
+  abandoned.
 - Exceptions from the plugin method propagate to the caller unchanged.
 """
 
@@ -59,6 +61,10 @@ class PluginCallTimeout(ConnectError):
         self.timeout = timeout
 
 
+class PluginCallsClosed(ConnectError):
+    """The worker is shutting down: the call was refused, or abandoned while it ran."""
+
+
 @dataclass(eq=False)
 class _Work:
     owner: str
@@ -90,6 +96,7 @@ class PluginCalls:
         self._idle = 0
         self._abandoned = 0
         self._closed = False
+        self._running: set[_Work] = set()
         self.abandoned_total = 0
         """Every call abandoned so far (its thread may have returned since)."""
 
@@ -178,7 +185,7 @@ class PluginCalls:
         work = _Work(owner, method, fn, args)
         with self._lock:
             if self._closed:
-                raise ConnectError(f"{owner}: cannot call {method}(): the worker is shutting down")
+                raise PluginCallsClosed(f"{owner}: cannot call {method}(): the worker is shutting down")
             if self._idle > 0:
                 self._idle -= 1
             elif self._threads - self._abandoned < self._max_threads:
@@ -224,16 +231,21 @@ class PluginCalls:
                 with self._lock:
                     self._threads -= 1
                 return
-            if work.future.set_running_or_notify_cancel():
+            with self._lock:
+                runs = work.future.set_running_or_notify_cancel()
+                if runs:
+                    self._running.add(work)
+            if runs:
                 thread.name = f"plugin-{work.owner}"
                 try:
                     result = work.fn(*work.args)
                 except BaseException as exc:
-                    work.future.set_exception(exc)
+                    self._settle(work, None, exc)
                 else:
-                    work.future.set_result(result)
+                    self._settle(work, result, None)
                 thread.name = IDLE_THREAD_NAME
             with self._lock:
+                self._running.discard(work)
                 if work.abandoned:
                     self._abandoned -= 1
                     log.info("%s: abandoned %s() call returned at last", work.owner, work.method)
@@ -243,12 +255,32 @@ class PluginCalls:
                 self._idle += 1
             del work
 
+    def _settle(self, work: _Work, result: Any, error: BaseException | None) -> None:
+        """On the plugin thread: the outcome, unless ``close`` already answered the caller."""
+        with self._lock:
+            if work.future.done():
+                return
+            if error is not None:
+                work.future.set_exception(error)
+            else:
+                work.future.set_result(result)
+
     def close(self) -> None:
-        """Refuse new calls and end the idle threads; busy ones end when their method returns."""
+        """Refuse new calls, end the idle threads and answer the callers of running calls (see the
+        module docstring); busy threads end when their method returns."""
         with self._lock:
             if self._closed:
                 return
             self._closed = True
             idle, self._idle = self._idle, 0
+            running = [work for work in self._running if not work.future.done()]
+            for work in running:
+                if not work.abandoned:
+                    work.abandoned = True
+                    self._abandoned += 1
+                    self.abandoned_total += 1
+                work.future.set_exception(
+                    PluginCallsClosed(f"{work.owner}: {work.method}() abandoned: the worker is shutting down")
+                )
         for _ in range(idle):
             self._queue.put(None)

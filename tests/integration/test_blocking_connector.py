@@ -84,7 +84,10 @@ def assert_worker_responsive(
 
 def run_normal_connector(worker: PyconnectWorker, bootstrap: str, topic: str) -> None:
     """Java's ``verifyNormalConnector``: the healthy connector runs and its task writes records."""
-    code, body = quick(worker, "POST", "/connectors", {"name": NORMAL, "config": verifiable(topic, 1)})
+    # A write waits for the herder's loop, which waits (as Java's) up to 5 s for a stop or task_configs.
+    code, body = worker.rest(
+        "POST", "/connectors", {"name": NORMAL, "config": verifiable(topic, 1)}, timeout=30
+    )
     assert code == 201, (code, body)
     wait_for("the healthy connector running", lambda: running_tasks(worker, NORMAL, 1), 60)
     assert asyncio.run(records_written(bootstrap, topic, NORMAL_RECORDS, 60.0)) >= NORMAL_RECORDS
@@ -111,7 +114,12 @@ async def records_written(bootstrap: str, topic: str, at_least: int, timeout: fl
 def post_aside(worker: PyconnectWorker, config: dict[str, str]) -> None:
     """A create whose answer the test does not wait for (the client gives up after 10 s)."""
     try:
-        http_json("POST", f"{worker.rest_url}/connectors", {"name": BLOCKING, "config": config}, timeout=10)
+        http_json(
+            "POST",
+            worker.rest_url.rstrip("/") + "/connectors",
+            {"name": BLOCKING, "config": config},
+            timeout=10,
+        )
     except OSError:
         pass
 

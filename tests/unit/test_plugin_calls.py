@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from pyconnect.worker.plugin_calls import PluginCalls, PluginCallTimeout
+from pyconnect.worker.plugin_calls import PluginCalls, PluginCallsClosed, PluginCallTimeout
 
 
 @pytest.fixture
@@ -159,6 +159,21 @@ async def test_close_refuses_new_calls_and_ends_idle_threads(calls: PluginCalls)
     await asyncio.to_thread(wait_until, lambda: calls.threads == 0)
     with pytest.raises(Exception, match="shutting down"):
         await calls.call("c", "config", lambda: None)
+
+
+async def test_close_answers_the_callers_of_running_calls_at_once(
+    calls: PluginCalls, release: threading.Event
+) -> None:
+    pending = asyncio.ensure_future(calls.call("c", "validate", release.wait, 30))
+    await asyncio.to_thread(wait_until, lambda: calls.threads == 1)
+    await asyncio.sleep(0.01)
+    calls.close()
+    with pytest.raises(PluginCallsClosed, match=r"c: validate\(\) abandoned: the worker is shutting down"):
+        await asyncio.wait_for(pending, 1.0)
+    assert calls.abandoned == 1
+    release.set()
+    await asyncio.to_thread(wait_until, lambda: calls.threads == 0)
+    assert calls.abandoned == 0
 
 
 def test_max_threads_must_be_positive() -> None:
