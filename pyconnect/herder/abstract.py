@@ -27,7 +27,6 @@ from pyconnect.herder.health import Stage
 from pyconnect.herder.loggers import LOGGERS
 from pyconnect.protocol.javahash import default_hash_order, hash_order, java_string_hash
 from pyconnect.transforms.config import enrich, validate_enriched
-from pyconnect.worker.maybe_await import maybe_await
 from pyconnect.worker.plugin_calls import PluginCallsClosed, PluginCallTimeout
 from pyconnect.worker.plugins import PluginType
 
@@ -224,7 +223,16 @@ class AbstractHerder:
         handled = False
         if alter is not None:
             try:
-                handled = bool(await maybe_await(alter(self._resolved(config), list(pairs))))
+                handled = bool(
+                    await self.worker.plugin_calls.call(
+                        name,
+                        "alter_offsets",
+                        alter,
+                        self._resolved(config),
+                        list(pairs),
+                        timeout=self.validation_timeout_s,
+                    )
+                )
             except ConnectError:
                 raise
             except Exception as exc:
