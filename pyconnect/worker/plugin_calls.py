@@ -147,19 +147,20 @@ class PluginCalls:
         work = self._submit(owner, method, fn, args)
         waiter = asyncio.wrap_future(work.future)
         try:
-            done, _ = await asyncio.wait(
-                {waiter}, timeout=None if deadline is None else deadline - loop.time()
-            )
+            if deadline is None:
+                result = await waiter  # the hot path (a plain poll): no timer, no extra future
+            else:
+                done, _ = await asyncio.wait({waiter}, timeout=deadline - loop.time())
+                if not done:
+                    waiter.cancel()
+                    self._give_up(work, f"it did not return within {timeout:.3g} s")
+                    assert timeout is not None
+                    raise PluginCallTimeout(owner, method, timeout)
+                result = waiter.result()
         except asyncio.CancelledError:
             waiter.cancel()
             self._give_up(work, None if routine_cancel else "its caller was cancelled")
             raise
-        if not done:
-            waiter.cancel()
-            self._give_up(work, f"it did not return within {timeout:.3g} s")
-            assert timeout is not None
-            raise PluginCallTimeout(owner, method, timeout)
-        result = waiter.result()
         if inspect.isawaitable(result):
             return await self._await(owner, method, result, deadline, timeout)
         return result
