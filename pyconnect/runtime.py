@@ -39,7 +39,13 @@ from pyconnect.kafka.clients import create_admin
 from pyconnect.kafka.group_member import ConnectGroupMember
 from pyconnect.kafka.topics import kafka_cluster_id
 from pyconnect.metrics.connect import ConnectMetrics
-from pyconnect.metrics.process import EventLoopLag, event_loop_samples, process_samples
+from pyconnect.metrics.process import (
+    EventLoopLag,
+    PluginThreads,
+    event_loop_samples,
+    plugin_call_samples,
+    process_samples,
+)
 from pyconnect.metrics.prometheus import PrometheusExposition
 from pyconnect.metrics.registry import MetricsHub
 from pyconnect.protocol.internal_records import TargetState
@@ -87,6 +93,10 @@ class WorkerMetricsEndpoint:
             collectors=(process_samples, event_loop_samples, self.event_loop_lag.samples),
         )
         rest.serve_metrics(self.exposition.render)
+
+    def watch_plugin_calls(self, calls: PluginThreads) -> None:
+        """Serve the plugin-thread series of the worker's ``PluginCalls`` (beyond Java)."""
+        self.exposition.add_collector(lambda: plugin_call_samples(calls))
 
     def start(self) -> None:
         self.event_loop_lag.start()
@@ -245,6 +255,7 @@ class DistributedRuntime:
                 metrics=self.metrics.hub,
             )
             herder = await self._member.start()
+            self.metrics.watch_plugin_calls(herder.worker.plugin_calls)
             self.rest.attach(herder)
             log.info(
                 "Worker %s started (Kafka cluster %s, group %s)",
@@ -313,6 +324,7 @@ class StandaloneRuntime:
             )
             self.herder = standalone_herder(self.config, worker=worker, kafka_cluster_id=cluster_id)
             await self.herder.start()
+            self.metrics.watch_plugin_calls(worker.plugin_calls)
             self.rest.attach(self.herder)
             log.info("Standalone worker %s started (Kafka cluster %s)", worker_id, cluster_id)
         except BaseException:

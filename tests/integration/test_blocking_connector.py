@@ -16,9 +16,11 @@ Each case releases the blocked threads when it ends (``<block.dir>/release``).
 from __future__ import annotations
 
 import asyncio
+import re
 import signal
 import threading
 import time
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -109,6 +111,15 @@ async def records_written(bootstrap: str, topic: str, at_least: int, timeout: fl
     finally:
         await consumer.stop()
     return seen
+
+
+def abandoned_threads(worker: PyconnectWorker) -> float:
+    """``pyconnect_plugin_threads_abandoned`` from the worker's ``GET /metrics``."""
+    with urllib.request.urlopen(worker.rest_url.rstrip("/") + "/metrics", timeout=QUICK_S) as response:
+        text = response.read().decode()
+    found = re.search(r"^pyconnect_plugin_threads_abandoned (\S+)$", text, re.MULTILINE)
+    assert found is not None, "no pyconnect_plugin_threads_abandoned series"
+    return float(found.group(1))
 
 
 def post_aside(worker: PyconnectWorker, config: dict[str, str]) -> None:

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from pyconnect.metrics.process import plugin_call_samples
+from pyconnect.metrics.prometheus import COUNTER, GAUGE
 from pyconnect.worker.plugin_calls import PluginCalls, PluginCallsClosed, PluginCallTimeout
 
 
@@ -174,6 +176,24 @@ async def test_close_answers_the_callers_of_running_calls_at_once(
     release.set()
     await asyncio.to_thread(wait_until, lambda: calls.threads == 0)
     assert calls.abandoned == 0
+
+
+async def test_the_metrics_say_how_many_threads_were_abandoned(
+    calls: PluginCalls, release: threading.Event
+) -> None:
+    with pytest.raises(PluginCallTimeout):
+        await calls.call("c", "stop", release.wait, 30, timeout=0.02)
+    values = {sample.name: (sample.value, sample.type) for sample in plugin_call_samples(calls)}
+    assert values == {
+        "pyconnect_plugin_threads": (1.0, GAUGE),
+        "pyconnect_plugin_threads_abandoned": (1.0, GAUGE),
+        "pyconnect_plugin_calls_abandoned_total": (1.0, COUNTER),
+    }
+    release.set()
+    await asyncio.to_thread(wait_until, lambda: calls.abandoned == 0)
+    values = {sample.name: sample.value for sample in plugin_call_samples(calls)}
+    assert values["pyconnect_plugin_threads_abandoned"] == 0.0
+    assert values["pyconnect_plugin_calls_abandoned_total"] == 1.0
 
 
 def test_max_threads_must_be_positive() -> None:
