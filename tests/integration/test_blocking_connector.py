@@ -8,7 +8,8 @@ its ``block`` config names (Java's names). While it blocks:
   is still its group's leader after more than a session timeout (its heartbeats went on);
 - a second, healthy connector (VerifiableSource) is created, runs and writes records;
 - the blocked connector can be restarted and deleted (delete answers; it is gone from the list);
-- the worker stops on SIGTERM within a bound although a plugin thread is still blocked.
+- the worker stops on SIGTERM within a bound although a plugin thread is still blocked, and a worker
+  restarted with a connector that blocks in ``start`` or ``stop`` runs it and the healthy one again.
 
 Each case releases the blocked threads when it ends (``<block.dir>/release``).
 """
@@ -167,6 +168,58 @@ CASES = [
 ]
 
 
+def blocking_worker(bootstrap: str, tmp_path: Path, group: str) -> PyconnectWorker:
+    return PyconnectWorker(
+        bootstrap,
+        tmp_path / "worker",
+        group_id=group,
+        extra=dict(FAST_GROUP),
+        die_with_parent=True,
+        python_path=PYTHON_PATH,
+    )
+
+
+@pytest.mark.parametrize("point", ["Connector::start", "Connector::stop"])
+def test_a_worker_restarts_with_a_blocking_connector(
+    point: str, cluster_a: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
+) -> None:
+    """Java's ``testWorkerRestartWithBlockInConnectorStart``/``...Stop``: the worker stops (on SIGTERM,
+    within a bound) while the connector blocks in ``start``, or blocks in ``stop`` during the shutdown;
+    restarted, it runs the connector again (blocking again in ``start``) and the healthy connector."""
+    bootstrap = cluster_a.bootstrap_servers
+    block_dir = tmp_path / "block"
+    block_dir.mkdir()
+    worker = blocking_worker(bootstrap, tmp_path, unique("restart"))
+    topic = unique("normal")
+    try:
+        worker.start()
+        worker.wait_ready()
+        config = blocking_config(point, block_dir)
+        code, body = quick(worker, "POST", "/connectors", {"name": BLOCKING, "config": config})
+        assert code == 201, (code, body)
+        if point == "Connector::start":
+            wait_for("a block in start", lambda: times_blocked(block_dir, point) == 1, 60)
+        else:
+            wait_for("the blocking connector running", lambda: running_tasks(worker, BLOCKING, 1), 60)
+        run_normal_connector(worker, bootstrap, topic)
+
+        stop_worker_within_bound(worker)
+        if point == "Connector::stop":
+            assert times_blocked(block_dir, point) == 1  # its stop blocked during the shutdown
+        worker.start()
+        worker.wait_ready()
+        if point == "Connector::start":
+            wait_for("a block in start again", lambda: times_blocked(block_dir, point) == 2, 60)
+        else:
+            wait_for("the blocking connector running again", lambda: running_tasks(worker, BLOCKING, 1), 60)
+        wait_for("the healthy connector running again", lambda: running_tasks(worker, NORMAL, 1), 60)
+        assert asyncio.run(records_written(bootstrap, topic, 2 * NORMAL_RECORDS, 60.0)) >= 2 * NORMAL_RECORDS
+        stop_worker_within_bound(worker)
+    finally:
+        worker.stop(timeout=STOP_BOUND_S)
+        (block_dir / RELEASE_FILE).touch()
+
+
 @pytest.mark.parametrize("point", CASES)
 def test_a_blocking_plugin_never_freezes_the_worker(
     point: str, cluster_a: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
@@ -175,14 +228,7 @@ def test_a_blocking_plugin_never_freezes_the_worker(
     group = unique("blocking")
     block_dir = tmp_path / "block"
     block_dir.mkdir()
-    worker = PyconnectWorker(
-        bootstrap,
-        tmp_path / "worker",
-        group_id=group,
-        extra=dict(FAST_GROUP),
-        die_with_parent=True,
-        python_path=PYTHON_PATH,
-    )
+    worker = blocking_worker(bootstrap, tmp_path, group)
     config = blocking_config(point, block_dir)
     creating: threading.Thread | None = None
     try:
