@@ -40,7 +40,9 @@ T = TypeVar("T")
 
 
 async def maybe_await(result: T | Awaitable[T]) -> T:
-    """``result``, awaited first if it is awaitable: how the runtime calls ``start``/``stop``."""
+    """``result``, awaited first if it is awaitable: for code that calls a plugin method that may be
+    plain or a coroutine (the runtime itself calls plugin methods through
+    :mod:`pyconnect.worker.plugin_calls`)."""
     if inspect.isawaitable(result):
         return await result
     return result
