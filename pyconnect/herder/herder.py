@@ -758,6 +758,12 @@ class Herder(AbstractHerder):
             raise BadRequestError(
                 f"Connector name configuration ({patch['name']}) doesn't match connector name in the URL ({name})"
             )
+        current = self.config_store.snapshot().connector_configs.get(name)
+        if current is not None:
+            # Validated here first, so that a connector whose validate blocks holds up this request,
+            # not the herder's loop (which validates the merge again, against the config it writes over).
+            stored = {k: v for k, v in current.items() if v is not None}
+            await self._validate(name, rq.patched(stored, patch))
         await self._submit(rq.PatchConnectorConfig(name, dict(patch)))
         return await self.connector_info(name)
 

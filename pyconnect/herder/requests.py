@@ -170,12 +170,7 @@ def request_effects(
             return [WriteConnectorConfig(name, dict(config), None if exists else state), Reply(not exists)]
         case PatchConnectorConfig(name=name, patch=patch):
             core.require_leader()
-            merged = dict(known_config(snapshot, name))
-            for key, value in patch.items():
-                if value is None:
-                    merged.pop(key, None)
-                else:
-                    merged[key] = value
+            merged = patched(known_config(snapshot, name), patch)
             return [
                 ValidateConnectorConfig(name, merged),
                 WriteConnectorConfig(name, merged, None),
@@ -231,6 +226,17 @@ def request_effects(
                 )
             return [ModifyConnectorOffsets(name, config, offsets)]
     raise ConnectError(f"Unknown request {request!r}")
+
+
+def patched(config: Mapping[str, str], patch: Mapping[str, str | None]) -> dict[str, str]:
+    """KIP-477: ``config`` with ``patch`` merged in (a ``None`` value removes the key)."""
+    merged = dict(config)
+    for key, value in patch.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = value
+    return merged
 
 
 def known_config(

@@ -223,7 +223,7 @@ BLOCKING_CLASS = "org.example.BlockingConnector"
 
 @pytest.fixture
 async def herder() -> AsyncIterator[Herder]:
-    herder = await scripted_herder()
+    herder = await scripted_herder(serving=True)
     herder.worker.plugins = PluginRegistry(
         [PluginDesc(BLOCKING_CLASS, PluginType.SOURCE, "1.0", BlockingConnector)]
     )
@@ -248,3 +248,19 @@ async def test_a_validation_that_blocks_answers_500_with_javas_staged_message(he
     healthy = {"connector.class": BLOCKING_CLASS, "tasks.max": "1", "name": "b"}
     infos = await herder.validate_connector_config("BlockingConnector", healthy)
     assert infos["error_count"] == 0, [c["value"] for c in infos["configs"] if c["value"]["errors"]]
+
+
+async def test_a_patch_whose_validation_blocks_holds_up_that_request_not_the_loop(herder: Herder) -> None:
+    base = {"connector.class": BLOCKING_CLASS, "tasks.max": "1"}
+    await herder.put_connector_config("b", {"name": "b", **base}, allow_replace=False)
+    herder.validation_timeout_s = 2.0
+    patching = asyncio.ensure_future(herder.patch_connector_config("b", {"block": "validate"}))
+    await asyncio.sleep(0.05)
+    created, _ = await asyncio.wait_for(
+        herder.put_connector_config("other", {"name": "other", **base}, allow_replace=False), 1.0
+    )
+    assert created and not patching.done()
+    assert (await herder.health_check()).http_status == 200
+    with pytest.raises(ValidationTimedOut, match="performing multi-property validation"):
+        await patching
+    assert "block" not in herder.config_store.snapshot().connector_configs["b"]
