@@ -60,6 +60,7 @@ cluster properties (:func:`mm2_client_config`).
 from __future__ import annotations
 
 import importlib.util
+import logging
 import re
 import ssl
 from collections.abc import Callable, Mapping
@@ -70,6 +71,8 @@ from pyconnect.config.tls import TlsConfigError, client_ssl_context
 
 if TYPE_CHECKING:
     from pyconnect.config.worker import WorkerConfig
+
+log = logging.getLogger(__name__)
 
 LONG_MAX = 2**63 - 1
 INT_MAX = 2**31 - 1
@@ -376,6 +379,59 @@ def task_producer_config(
     result.update(worker.with_prefix("producer."))
     result.update(metrics_context(worker, cluster_id))
     result.update(overrides or {})
+    return result
+
+
+def task_transactional_id(group_id: str, connector: str, task: int) -> str:
+    """Java's ``Worker.taskTransactionalId``: ``<group.id>-<connector>-<task>`` (KIP-618)."""
+    return f"{group_id}-{connector}-{task}"
+
+
+def ensure_property(
+    props: dict[str, Any], key: str, expected: str, justification: str, *, case_sensitive: bool
+) -> None:
+    """Java ``ConnectUtils.ensureProperty``: set ``key`` to ``expected``, warning (Java's words) when
+    that replaces a different value."""
+    if key in props:
+        value = str(props[key])
+        if value == expected or (not case_sensitive and value.lower() == expected.lower()):
+            return
+        log.warning(
+            "The value '%s' for the '%s' property will be ignored as it cannot be overridden %s. "
+            "The value '%s' will be used instead.",
+            value,
+            key,
+            justification,
+            expected,
+        )
+    props[key] = expected
+
+
+def exactly_once_task_producer_config(
+    worker: WorkerConfig,
+    connector: str,
+    task: int,
+    cluster_id: str,
+    overrides: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """An exactly-once source task's producer (Java ``Worker.exactlyOnceSourceTaskProducerConfigs``):
+    :func:`task_producer_config`, then idempotence and ``transactional.id`` forced; a user's
+    conflicting value is replaced with a warning (Java ``ConnectUtils.ensureProperty``)."""
+    result = task_producer_config(worker, f"connector-producer-{connector}-{task}", cluster_id, overrides)
+    if (
+        "enable.idempotence" not in (overrides or {})
+        and "producer.enable.idempotence" not in worker.originals
+    ):
+        del result["enable.idempotence"]  # Connect's own "false" default, not the user's choice
+    justification = "for connectors when exactly-once source support is enabled"
+    ensure_property(result, "enable.idempotence", "true", justification, case_sensitive=False)
+    ensure_property(
+        result,
+        "transactional.id",
+        task_transactional_id(worker.group_id or "", connector, task),
+        justification,
+        case_sensitive=True,
+    )
     return result
 
 

@@ -134,6 +134,8 @@ class AbstractHerder:
             owner, "config", connector.config, stage=CONFIG_STAGE, deadline=deadline
         )
         framework_values = validate_enriched(plugins, framework, present)
+        if kind == PluginType.SOURCE:
+            self._validate_source_connector(connector, present, framework_values)
         own_values = await self._plugin_call(
             owner, "validate", connector.validate, present, stage=VALIDATE_STAGE, deadline=deadline
         )
@@ -157,6 +159,12 @@ class AbstractHerder:
         merged["groups"] += [g for g in extra["groups"] if g not in merged["groups"]]
         merged["configs"] += extra["configs"]
         return merged
+
+    def _validate_source_connector(
+        self, connector: Any, config: Mapping[str, str], validated: Mapping[str, ConfigValue]
+    ) -> None:
+        """Java's ``validateSourceConnectorConfig`` extras: none here; the distributed herder adds the
+        exactly-once preflight checks."""
 
     async def _check_connector_config(self, config: Mapping[str, str | None]) -> None:
         """Create/update: Java's 400 listing every validation error."""

@@ -35,6 +35,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from pyconnect.concurrency import together
+from pyconnect.config.definition import ConfigValue
 from pyconnect.errors import (
     BadRequestError,
     ConnectError,
@@ -54,6 +55,7 @@ from pyconnect.herder.entities import (
     TaskInfo,
     TaskState,
 )
+from pyconnect.herder.exactly_once_validation import check_source_exactly_once
 from pyconnect.herder.health import (
     HEALTH_CHECK_TIMEOUT_S,
     TickRecorder,
@@ -155,6 +157,15 @@ class Herder(AbstractHerder):
         self._publishing: dict[str, asyncio.Task[None]] = {}
         self._configuring: asyncio.Task[None] | None = None
         self._connector_types: dict[str, ConnectorType] = {}
+
+    def _validate_source_connector(
+        self, connector: Any, config: Mapping[str, str], validated: Mapping[str, ConfigValue]
+    ) -> None:
+        """KIP-618 preflight checks of ``exactly.once.support`` and ``transaction.boundary``
+        (:mod:`pyconnect.herder.exactly_once_validation`)."""
+        check_source_exactly_once(
+            connector, config, validated, worker_exactly_once=self.config.exactly_once_source_enabled
+        )
 
     # -- identity and readiness ----------------------------------------------------------------
 

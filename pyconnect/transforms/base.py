@@ -115,6 +115,28 @@ def java_class_name(value: object) -> str:
     return type(value).__name__
 
 
+def schemaless_type(value: Any) -> Type | None:
+    """The Connect type of a schemaless value (Java's ``ConnectSchema.schemaType`` by class); None for
+    a value no Connect type describes."""
+    if isinstance(value, bool):
+        return Type.BOOLEAN
+    if isinstance(value, int):
+        return Type.INT64
+    if isinstance(value, float):
+        return Type.FLOAT64
+    if isinstance(value, str):
+        return Type.STRING
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return Type.BYTES
+    if isinstance(value, (list, tuple)):
+        return Type.ARRAY
+    if isinstance(value, Mapping):
+        return Type.MAP
+    if isinstance(value, Struct):
+        return Type.STRUCT
+    return None
+
+
 def require_schema(schema: Schema | None, purpose: str) -> Schema:
     if schema is None:
         raise DataError(f"Schema required for [{purpose}]")

@@ -31,6 +31,7 @@ from pyconnect.transforms.base import (
     field_value,
     require_map,
     require_struct,
+    schemaless_type,
 )
 
 _INPUT_TYPES = (
@@ -92,26 +93,6 @@ def _check_spec(name: str, value: object) -> None:
     if not value:
         raise ConfigError("Must specify at least one field to cast.")
     parse_cast_spec(list(value))  # type: ignore[call-overload]
-
-
-def _schemaless_type(value: Any) -> Type | None:
-    if isinstance(value, bool):
-        return Type.BOOLEAN
-    if isinstance(value, int):
-        return Type.INT64
-    if isinstance(value, float):
-        return Type.FLOAT64
-    if isinstance(value, str):
-        return Type.STRING
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return Type.BYTES
-    if isinstance(value, (list, tuple)):
-        return Type.ARRAY
-    if isinstance(value, Mapping):
-        return Type.MAP
-    if isinstance(value, Struct):
-        return Type.STRUCT
-    return None
 
 
 def _wrap(number: int, bits: int) -> int:
@@ -192,7 +173,7 @@ def cast_value(schema: Schema | None, value: Any, target: Type) -> Any:
     """``Cast.castValueToType``: ``value`` (described by ``schema``, or by its Python type) as ``target``."""
     if value is None:
         return None
-    inferred = schema.type if schema is not None else _schemaless_type(value)
+    inferred = schema.type if schema is not None else schemaless_type(value)
     if inferred is None:
         raise DataError(
             f"Cast transformation was passed a value of type {type(value)} which is not supported by "

@@ -30,6 +30,7 @@ from pyconnect.transforms.base import (
     field_value,
     require_map,
     require_struct,
+    schemaless_type,
 )
 
 # --------------------------------------------------------------------------------------------------
@@ -56,20 +57,6 @@ _JAVA_CLASS = {
     Type.STRING: "class java.lang.String",
     Type.BYTES: "class [B",
 }
-
-
-def _schemaless_type(value: Any) -> Type | None:
-    if isinstance(value, bool):
-        return Type.BOOLEAN
-    if isinstance(value, int):
-        return Type.INT64
-    if isinstance(value, float):
-        return Type.FLOAT64
-    if isinstance(value, str):
-        return Type.STRING
-    if isinstance(value, (bytes, bytearray)):
-        return Type.BYTES
-    return None
 
 
 class MaskField(KeyOrValue):
@@ -115,7 +102,7 @@ class MaskField(KeyOrValue):
         if value is None:
             return None
         logical = schema.name if schema is not None else None
-        kind = schema.type if schema is not None else _schemaless_type(value)
+        kind = schema.type if schema is not None else schemaless_type(value)
         if self._replacement is not None:
             return self._custom(value, kind, logical)
         if logical == Decimal.LOGICAL_NAME or isinstance(value, decimal.Decimal):

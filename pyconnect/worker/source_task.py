@@ -38,6 +38,16 @@ Contract:
   acknowledged or skipped partition batch records its written records (``source-record-write-*``) and
   the records still in flight (``source-record-active-count*``); each offset commit its duration and
   outcome (a commit with nothing to write is a success, as in Java).
+- Exactly-once (KIP-618, ``transactions`` given; the worker has ``exactly.once.source.support=enabled``):
+  the task's transactional producer is initialised before the plugin starts (fencing an older
+  instance of the task). Records go through it; the offsets of records the producer accepted are
+  written to the offsets topic in the same transaction (serialized by ``encode_offsets``), which is
+  committed at each transaction boundary: after every dispatched ``poll()`` batch (``poll``, the
+  default), or at the first batch end ``transaction_interval_s`` after the last commit (``interval``);
+  also before pausing and on a clean stop. The periodic committer and ``may_commit()`` are not used for
+  commits (the producer fence is the guard). A failed commit fails the task; a failed task abandons its
+  open transaction. ``commit_record`` hooks of sent records and ``task.commit()`` run after the
+  transaction commits.
 - The plugin's ``start``/``poll``/``commit``/``commit_record``/``stop`` go through
   :class:`~pyconnect.worker.plugin_calls.PluginCalls`: coroutine methods run on the loop as they are
   (no thread hop), plain ones on a plugin thread, so a task that blocks never blocks the loop. A plain
@@ -68,6 +78,7 @@ from pyconnect.concurrency import TaskSet, cancel_and_wait
 from pyconnect.errors import RetriableError
 from pyconnect.kafka.access import access_error
 from pyconnect.kafka.batch_sender import BatchSender, OutgoingRecord, SentBatch
+from pyconnect.kafka.task_transactions import TaskTransactions
 from pyconnect.metrics.connect import SourceTaskMetrics, TaskMetrics
 from pyconnect.protocol.internal_records import State, TargetState
 from pyconnect.protocol.task_id import ConnectorTaskId
@@ -75,7 +86,7 @@ from pyconnect.transforms.chain import TransformationChain
 from pyconnect.worker.failure_trace import failure_trace
 from pyconnect.worker.plugin_calls import PluginCalls, PluginCallTimeout, is_coroutine_method
 from pyconnect.worker.status import StatusReporter
-from pyconnect.worker.submitted_records import SubmittedRecord, SubmittedRecords
+from pyconnect.worker.submitted_records import SubmittedRecord, SubmittedRecords, partition_key
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +96,10 @@ FENCE_RECHECK_S = 0.1
 OffsetWriter = Callable[
     [dict[str, tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]]], Awaitable[None]
 ]
+OffsetEncoder = Callable[
+    [list[tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]]], list[tuple[bytes, bytes | None]]
+]
+"""Serializes ``(source partition, source offset)`` pairs into offsets-topic records (key, value)."""
 
 
 class WorkerSourceTask:
@@ -112,6 +127,9 @@ class WorkerSourceTask:
         task_metrics: TaskMetrics | None = None,
         cluster: str = "the worker's Kafka cluster",
         transformations: TransformationChain | None = None,
+        transactions: TaskTransactions | None = None,
+        encode_offsets: OffsetEncoder | None = None,
+        transaction_interval_s: float | None = None,
         calls: PluginCalls | None = None,
         stop_timeout_s: float = 5.0,
     ) -> None:
@@ -147,6 +165,12 @@ class WorkerSourceTask:
         self._task_metrics = task_metrics
         self._cluster = cluster
         self._transformations = transformations if transformations else None
+        self._transactions = transactions
+        self._encode_offsets = encode_offsets
+        self._txn_interval_s = transaction_interval_s
+        self._last_txn_commit = 0.0
+        self._txn_offsets: dict[str, tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]] = {}
+        self._after_commit: list[Callable[[], object]] = []
         self._submitted = SubmittedRecords()
         self._unflushed: dict[str, tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]] = {}
         self._stopping = asyncio.Event()
@@ -217,16 +241,25 @@ class WorkerSourceTask:
                 # Stopped before it began (as Java's WorkerTask: closed, and reported as shut down).
                 await self._finish(started, failed)
                 return
+            if self._transactions is not None:
+                await self._transactions.initialize()
+                if self._stopping.is_set():
+                    await self._finish(started, failed)
+                    return
             self.task.initialize(self._context)
             self._plugin_started = True
             await self._start_plugin(self._config)
             started = True
             self._reporter.report(self.id, State.RUNNING, version=self._version())
-            committer = asyncio.create_task(
-                self._commit_loop(), name=f"offset-commit-{self.id.connector}-{self.id.task}"
-            )
+            if self._transactions is None:
+                committer = asyncio.create_task(
+                    self._commit_loop(), name=f"offset-commit-{self.id.connector}-{self.id.task}"
+                )
+            self._last_txn_commit = time.monotonic()
             while not self._stopping.is_set():
                 if self._target != TargetState.STARTED:
+                    if self._transactions is not None:
+                        await self._commit_transaction()  # no transaction hangs open while paused
                     if await self._wait_while_paused():
                         break
                     self._reporter.report(self.id, State.RUNNING, version=self._version())
@@ -238,6 +271,8 @@ class WorkerSourceTask:
                     if await self._wait_while_fenced():
                         break  # dropped unsent: never acknowledged, never committed
                     await self._dispatch(records)
+                    if self._transactions is not None and self._transaction_boundary():
+                        await self._commit_transaction()
         except asyncio.CancelledError:
             raise
         except Exception as raised:
@@ -252,7 +287,16 @@ class WorkerSourceTask:
         await self._finish(started, failed)
 
     async def _finish(self, started: bool, failed: bool) -> None:
-        if started:
+        if started and self._transactions is not None:
+            if not failed:  # a failed task abandons its open transaction (Java)
+                try:
+                    await self._commit_transaction()
+                except Exception as exc:
+                    failed = True
+                    log.error("Task %s failed: %s", self.id, exc)
+                    self._reporter.report(self.id, State.FAILED, failure_trace(exc), self._version())
+            await self._hooks.close(grace_s=self._flush_timeout_s)
+        elif started:
             await self._submitted.wait_all_acked(self._flush_timeout_s)
             await self._hooks.close(grace_s=self._flush_timeout_s)
             await self._commit_offsets(final=True)
@@ -395,7 +439,7 @@ class WorkerSourceTask:
             if self._metrics is not None:
                 self._metrics.record_write(len(dropped), len(dropped))
             if self._hooks_commit_record:
-                await self._commit_records([(record, None) for record in dropped])
+                await self._records_dropped(dropped)
         if not transformed:
             return
         try:
@@ -406,6 +450,17 @@ class WorkerSourceTask:
             await self._dispatch_one_by_one(transformed, originals, tracked)
             return
         await self._send(outgoing, originals, tracked)
+
+    async def _records_dropped(self, records: Sequence[SourceRecord]) -> None:
+        """``commit_record(record, None)`` for each, now, or with exactly-once once the transaction
+        commits."""
+        pairs: list[tuple[SourceRecord, RecordMetadata | None]] = [(record, None) for record in records]
+        if self._transactions is None:
+            await self._commit_records(pairs)
+            return
+        self._after_commit.append(
+            lambda: self._hooks.spawn(self._commit_records(pairs), name=f"commit-record-{self.id}")
+        )
 
     async def _commit_records(self, acked: Sequence[tuple[SourceRecord, RecordMetadata | None]]) -> None:
         """``commit_record`` for each pair, in order; a plain method gets one thread hop for all."""
@@ -455,7 +510,7 @@ class WorkerSourceTask:
                 if submitted is not None:
                     submitted[index].ack()
                 if self._hooks_commit_record:
-                    await self._commit_records([(originals[index], None)])
+                    await self._records_dropped([originals[index]])
                 continue
             outgoing.append(out)
             kept.append(originals[index])
@@ -473,7 +528,14 @@ class WorkerSourceTask:
     ) -> None:
         if not outgoing:
             return
-        for batch in await self._sender.send(outgoing):
+        if self._transactions is not None:
+            batches = await self._transactions.send(outgoing)
+            offsets = self._txn_offsets
+            for entry in tracked:  # offsets of records the producer accepted (Java's recordDispatched)
+                offsets[partition_key(entry.partition)] = (entry.partition, entry.offset)
+        else:
+            batches = await self._sender.send(outgoing)
+        for batch in batches:
             batch.future.add_done_callback(
                 functools.partial(self._on_batch_done, batch=batch, kept=kept, tracked=tracked)
             )
@@ -567,6 +629,14 @@ class WorkerSourceTask:
                 self._on_topic(self.id, batch.topic)
             except Exception:
                 log.exception("Task %s: recording active topic %s failed", self.id, batch.topic)
+        if not (self._hooks_commit_batch or self._hooks_commit_record):
+            return
+        if self._transactions is not None:  # hooks run once the transaction has committed
+            self._after_commit.append(functools.partial(self._batch_hooks, batch, kept, meta))
+        else:
+            self._batch_hooks(batch, kept, meta)
+
+    def _batch_hooks(self, batch: SentBatch, kept: list[SourceRecord], meta: Any) -> None:
         if self._hooks_commit_batch:
             try:
                 self.task.commit_record_batch(
@@ -587,6 +657,46 @@ class WorkerSourceTask:
     async def _commit_record_hooks(self, acked: Sequence[tuple[SourceRecord, RecordMetadata | None]]) -> None:
         """``commit_record`` for one acknowledged batch, in order, from one task (not one per record)."""
         await self._commit_records(acked)
+
+    def _transaction_boundary(self) -> bool:
+        """Whether the batch just dispatched ends the transaction: always for ``poll``; for
+        ``interval``, the first batch end at least ``transaction_interval_s`` after the last commit."""
+        if self._txn_interval_s is None:
+            return True
+        now = time.monotonic()
+        if now >= self._last_txn_commit + self._txn_interval_s:
+            self._last_txn_commit = now
+            return True
+        return False
+
+    async def _commit_transaction(self) -> None:
+        """Exactly-once commit (Java ``ExactlyOnceWorkerSourceTask.commitTransaction``): the offsets of
+        the records dispatched since the last commit go to the offsets topic in the open transaction,
+        which is then committed; ``commit_record`` hooks and ``task.commit()`` follow. Failures raise
+        (the caller fails the task); nothing of the transaction is then visible to ``read_committed``."""
+        transactions = self._transactions
+        assert transactions is not None
+        started = time.monotonic()
+        offsets, self._txn_offsets = self._txn_offsets, {}
+        hooks, self._after_commit = self._after_commit, []
+        if offsets or transactions.open:
+            try:
+                encode = self._encode_offsets
+                records = encode(list(offsets.values())) if encode is not None and offsets else []
+                await transactions.commit(records)
+            except Exception as exc:
+                self.last_commit_error = exc
+                self._record_commit(started, False)
+                raise
+            self.commits += 1
+            self.last_commit_error = None
+        self._record_commit(started, True)
+        for hook in hooks:
+            hook()
+        try:
+            await self.task.commit()
+        except Exception:
+            log.exception("Task %s: commit() failed", self.id)
 
     async def _commit_loop(self) -> None:
         while True:

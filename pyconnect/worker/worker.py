@@ -9,6 +9,11 @@ Contract:
   defaults, then the connector's ``producer.override.*`` when ``connector.client.config.override.policy``
   allows them (``All``, the Kafka 4 default; ``None`` forbids any; ``Principal`` only SASL JAAS).
   Converters come from the connector config, else the worker's.
+- With ``exactly.once.source.support=enabled`` a source task's producer is transactional
+  (``transactional.id=<group.id>-<connector>-<task>``, idempotent; Java's
+  ``exactlyOnceSourceTaskProducerConfigs``) and the task writes records and offsets in transactions
+  (:mod:`pyconnect.kafka.task_transactions`) at the connector's ``transaction.boundary`` (``poll`` or
+  ``interval``; ``connector`` fails the task: not supported yet).
 - ``stop_tasks`` signals every task first, then waits for them with one shared deadline of
   ``task.shutdown.graceful.timeout.ms``; tasks that miss it are cancelled (spec §6.1).
 - Plugin code is called through the worker's :class:`~pyconnect.worker.plugin_calls.PluginCalls`
@@ -37,11 +42,16 @@ from typing import Any
 
 from pyconnect import COMPATIBLE_KAFKA_VERSION, __version__
 from pyconnect.api.source import SourceTaskContext
-from pyconnect.config.client_configs import client_overrides, ignored_keys
+from pyconnect.config.client_configs import (
+    client_overrides,
+    exactly_once_task_producer_config,
+    ignored_keys,
+)
 from pyconnect.config.worker import WorkerConfig
-from pyconnect.errors import ConnectError
+from pyconnect.errors import ConnectError, DataError
 from pyconnect.kafka.access import cluster_label, start_client
 from pyconnect.kafka.clients import create_producer
+from pyconnect.kafka.task_transactions import TaskTransactions
 from pyconnect.metrics.connect import (
     ConnectMetrics,
     ConnectorMetrics,
@@ -52,7 +62,12 @@ from pyconnect.metrics.connect import (
 )
 from pyconnect.metrics.registry import MetricsHub
 from pyconnect.metrics.stats import MetricConfig
-from pyconnect.protocol.internal_records import State, TargetState
+from pyconnect.protocol.internal_records import (
+    InternalRecordError,
+    State,
+    TargetState,
+    encode_offset_value,
+)
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.transforms.chain import TransformationChain
 from pyconnect.transforms.config import transformation_chain
@@ -65,10 +80,9 @@ from pyconnect.worker.worker_connector import WorkerConnector, java_class_name
 
 log = logging.getLogger(__name__)
 
-EXACTLY_ONCE_TASKS_UNSUPPORTED = (
-    "Exactly-once source tasks (exactly.once.source.support=enabled) are not supported by this worker yet: "
-    "it would run them at least once. Set exactly.once.source.support=preparing on every worker to run "
-    "source tasks at least once with the leader's transactional config-topic writes"
+CONNECTOR_BOUNDARY_UNSUPPORTED = (
+    "Connector-defined transaction boundaries (transaction.boundary=connector) are not supported by this "
+    "worker yet; use transaction.boundary=poll or interval"
 )
 
 
@@ -282,8 +296,10 @@ class Worker:
         transformations = TransformationChain()
         try:
             connector_class = self.plugins.resolve_connector(connector_config["connector.class"])
-            if self.config.exactly_once_source_enabled:
-                raise ConnectError(EXACTLY_ONCE_TASKS_UNSUPPORTED)
+            exactly_once = self.config.exactly_once_source_enabled
+            boundary = str(connector_config.get("transaction.boundary") or "poll").strip().lower()
+            if exactly_once and boundary == "connector":
+                raise ConnectError(CONNECTOR_BOUNDARY_UNSUPPORTED)
             task = connector_class().task_class()()
             transformations = transformation_chain(self.plugins, connector_config)
             key_converter = self.converter(connector_config, "key.converter", True)
@@ -293,7 +309,13 @@ class Worker:
             overrides = client_overrides(
                 connector_config, self.config.connector_client_config_override_policy
             )
-            producer_config = self.config.producer_configs(client_id, self.kafka_cluster_id, overrides)
+            producer_config = (
+                exactly_once_task_producer_config(
+                    self.config, task_id.connector, task_id.task, self.kafka_cluster_id, overrides
+                )
+                if exactly_once
+                else self.config.producer_configs(client_id, self.kafka_cluster_id, overrides)
+            )
             dropped = [
                 k
                 for k in ignored_keys(producer_config, "producer")
@@ -322,6 +344,28 @@ class Worker:
             offsets: dict[str, tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]],
         ) -> None:
             await self.offset_store.set(task_id.connector, [(p, o) for p, o in offsets.values()])
+
+        transactions = None
+        interval_s = None
+        if exactly_once:
+            transactions = TaskTransactions(producer, self.config.offset_storage_topic, str(task_id))
+            if boundary == "interval":
+                interval_ms = connector_config.get("transaction.boundary.interval.ms")
+                interval_s = (
+                    int(interval_ms) if interval_ms is not None else self.config.offset_flush_interval_ms
+                ) / 1000
+
+        def encode_offsets(
+            pairs: list[tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]],
+        ) -> list[tuple[bytes, bytes | None]]:
+            try:
+                return [
+                    (self.offset_store.key_bytes(task_id.connector, p), encode_offset_value(o))
+                    for p, o in pairs
+                    if p is not None
+                ]
+            except InternalRecordError as exc:
+                raise DataError(str(exc)) from None
 
         def may_commit() -> bool:
             permit = self.offset_commit_permit
@@ -362,6 +406,9 @@ class Worker:
             task_metrics=task_metrics,
             cluster=cluster,
             transformations=transformations,
+            transactions=transactions,
+            encode_offsets=encode_offsets,
+            transaction_interval_s=interval_s,
             calls=self.plugin_calls,
             stop_timeout_s=int(self._setting("task.shutdown.graceful.timeout.ms")) / 1000,
         )

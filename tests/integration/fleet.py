@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from aiokafka import AIOKafkaConsumer
 
 from pyconnect.testing.connect_worker import ConnectWorkerProcess
+from pyconnect.testing.kafka import KafkaCluster, start_clusters, stop_clusters
 from pyconnect.testing.worker_process import PyconnectWorker
 
 T = TypeVar("T")
@@ -43,6 +44,17 @@ def wait_for(what: str, probe: Callable[[], T | None], timeout: float, interval:
             return last
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what} (last: {last!r})")
+
+
+@contextmanager
+def own_cluster(base: Path, alias: str, brokers: int) -> Iterator[KafkaCluster]:
+    """A cluster of the caller's own, started fresh under ``base`` (one a test may stop, kill or
+    restart without disturbing the shared clusters A and B), stopped at the end."""
+    clusters = start_clusters([alias], base, brokers=brokers, die_with_parent=True)
+    try:
+        yield clusters[alias]
+    finally:
+        stop_clusters(clusters.values(), timeout=15)
 
 
 @contextmanager
@@ -123,3 +135,38 @@ def gaps_and_duplicates(seqnos: list[int]) -> tuple[int, int]:
 
 def read_seqnos_sync(bootstrap: str, topic: str) -> dict[int, list[int]]:
     return asyncio.run(read_seqnos(bootstrap, topic))
+
+
+TopicRecord = tuple[int, int, bytes | None, bytes | None]
+
+
+async def read_topic(
+    bootstrap: str,
+    topic: str,
+    isolation: str = "read_committed",
+    max_s: float = 30.0,
+    *,
+    idle_reads: int = 3,
+    poll_ms: int = 1000,
+) -> list[TopicRecord]:
+    """The records of ``topic`` as (partition, offset, key, value), read from the beginning until
+    ``idle_reads`` empty polls of ``poll_ms`` in a row, or for at most ``max_s`` seconds."""
+    consumer = AIOKafkaConsumer(
+        topic,
+        bootstrap_servers=bootstrap,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        isolation_level=isolation,
+    )
+    await consumer.start()
+    records: list[TopicRecord] = []
+    try:
+        idle = 0
+        deadline = time.monotonic() + max_s
+        while idle < idle_reads and time.monotonic() < deadline:
+            got = await consumer.getmany(timeout_ms=poll_ms)
+            idle = 0 if got else idle + 1
+            records += [(r.partition, r.offset, r.key, r.value) for batch in got.values() for r in batch]
+    finally:
+        await consumer.stop()
+    return records

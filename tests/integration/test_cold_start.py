@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from pyconnect.testing.kafka import KafkaCluster, start_clusters, stop_clusters
-from tests.integration.fleet import fleet, python_workers, running_tasks, verifiable, wait_for
+from pyconnect.testing.kafka import KafkaCluster
+from tests.integration.fleet import fleet, own_cluster, python_workers, running_tasks, verifiable, wait_for
 
 pytestmark = pytest.mark.kafka
 
@@ -24,11 +24,8 @@ WORKERS = 3
 @pytest.fixture(scope="module")
 def fresh_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
     """A new three-node cluster: a topic created through one node reaches the others' metadata later."""
-    clusters = start_clusters(["F"], tmp_path_factory.mktemp("fresh"), brokers=3, die_with_parent=True)
-    try:
-        yield clusters["F"]
-    finally:
-        stop_clusters(clusters.values(), timeout=15)
+    with own_cluster(tmp_path_factory.mktemp("fresh"), "F", brokers=3) as cluster:
+        yield cluster
 
 
 @pytest.mark.parametrize("round_", range(ROUNDS))

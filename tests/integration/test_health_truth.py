@@ -22,9 +22,10 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from pyconnect.herder.health import HEALTHY_MESSAGE
+from pyconnect.kafka.group_member import describe_group
 from pyconnect.testing.backends import ClusterHandle
 from pyconnect.testing.connect_worker import ConnectWorkerProcess, group_leader_url
-from tests.integration.fleet import fleet, python_workers, verifiable, wait_for
+from tests.integration.fleet import fleet, python_workers, running_tasks, verifiable, wait_for
 
 pytestmark = pytest.mark.kafka
 
@@ -38,6 +39,11 @@ async def set_topic_config(bootstrap: str, topic: str, key: str, value: str) -> 
         await admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, topic, {key: value})])
     finally:
         await admin.close()
+
+
+def group_state(bootstrap: str, group: str) -> str:
+    described = asyncio.run(describe_group({"bootstrap.servers": bootstrap}, group, timeout_s=15))
+    return str(described["state"])
 
 
 def health(worker: ConnectWorkerProcess) -> tuple[int, Any]:
@@ -82,6 +88,11 @@ def test_every_worker_says_when_the_fleet_cannot_take_writes(
         asyncio.run(set_topic_config(bootstrap, config_topic, "max.message.bytes", "1048588"))
         code, body = follower.rest("POST", "/connectors", {"name": "small", "config": verifiable(topic, 1)})
         assert code == 201, (code, body)
+        # The new connector's task configs start one more rebalance; a leader frozen inside it would
+        # hold the follower in its join too (a 500 "ensuring membership", as in Java). Freeze it only
+        # once that round is over.
+        wait_for("the new connector's task running", lambda: running_tasks(follower, "small", 1), 60)
+        wait_for("a stable group", lambda: group_state(bootstrap, group) == "Stable" or None, 30)
         wait_for("both workers healthy again", lambda: all_healthy(list(workers)), 30)
 
         assert leader.pid is not None

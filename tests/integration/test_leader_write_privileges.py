@@ -7,8 +7,8 @@ through a fencable transactional producer (``connect-cluster-<group.id>``), on r
 - the leader is killed; the new leader claims the privileges (fencing the old producer) and writes;
 - two stores claiming the same transactional id: the older one is fenced, its write fails and it
   holds no privileges any more; the newer one writes;
-- ``enabled``: the connector is created, its source tasks FAIL with a message saying what to set
-  (transactional source tasks are not built yet), the worker keeps serving.
+- ``enabled``: the connector is created and its source task runs, writing its records in transactions
+  (commit markers between a ``read_committed`` reader's offsets); the worker keeps serving.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from aiokafka import AIOKafkaConsumer
 
 from pyconnect.config.worker import WorkerConfig
 from pyconnect.errors import ConnectError
@@ -27,27 +26,25 @@ from pyconnect.stores.config import ConfigStore
 from pyconnect.testing.backends import ClusterHandle
 from pyconnect.testing.connect_worker import group_leader_url
 from pyconnect.testing.worker_process import PyconnectWorker
-from pyconnect.worker.worker import EXACTLY_ONCE_TASKS_UNSUPPORTED
-from tests.integration.fleet import fleet, python_workers, running_tasks, status, verifiable, wait_for
+from tests.integration.fleet import (
+    fleet,
+    python_workers,
+    read_topic,
+    running_tasks,
+    status,
+    verifiable,
+    wait_for,
+)
 
 pytestmark = pytest.mark.kafka
 
 
-async def config_topic_offsets(bootstrap: str, topic: str) -> list[int]:
-    consumer = AIOKafkaConsumer(
-        topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest", enable_auto_commit=False
-    )
-    await consumer.start()
-    offsets: list[int] = []
-    try:
-        idle = 0
-        while idle < 2:
-            got = await consumer.getmany(timeout_ms=500)
-            idle = 0 if got else idle + 1
-            offsets += [r.offset for batch in got.values() for r in batch]
-    finally:
-        await consumer.stop()
-    return offsets
+async def config_topic_offsets(
+    bootstrap: str, topic: str, isolation: str = "read_uncommitted", max_s: float = 30.0
+) -> list[int]:
+    """The offsets of ``topic``'s records, read until two idle reads or for at most ``max_s`` seconds."""
+    records = await read_topic(bootstrap, topic, isolation, max_s, idle_reads=2, poll_ms=500)
+    return [offset for _, offset, _, _ in records]
 
 
 def test_a_preparing_fleet_writes_its_config_topic_in_transactions_and_a_new_leader_takes_over(
@@ -118,7 +115,7 @@ async def test_the_older_of_two_claimants_is_fenced(
         await newer.stop()
 
 
-def test_enabled_fails_source_tasks_with_what_to_set(
+def test_enabled_runs_source_tasks_in_transactions(
     cluster_a: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
 ) -> None:
     group, topic = unique("eos-on"), unique("out")
@@ -132,12 +129,18 @@ def test_enabled_fails_source_tasks_with_what_to_set(
     with fleet([worker]):
         code, body = worker.rest("POST", "/connectors", {"name": "verif", "config": verifiable(topic, 1)})
         assert code == 201, body
+        wait_for("the task RUNNING", lambda: running_tasks(worker, "verif", 1), 60)
 
-        def failed_task() -> str | None:
-            body = status(worker, "verif")
-            tasks = (body or {}).get("tasks") or []
-            return tasks[0].get("trace") if tasks and tasks[0]["state"] == "FAILED" else None
+        def committed() -> list[int]:
+            return asyncio.run(
+                config_topic_offsets(cluster_a.bootstrap_servers, topic, "read_committed", max_s=3)
+            )
 
-        trace = wait_for("the task FAILED", failed_task, 60)
-        assert EXACTLY_ONCE_TASKS_UNSUPPORTED in trace
+        offsets = wait_for(
+            "records committed to the output topic",
+            lambda: got if len(got := committed()) >= 5 else None,
+            30,
+        )
+        gaps = [b - a for a, b in itertools.pairwise(offsets) if b - a > 1]
+        assert gaps, f"a commit marker after each poll's transaction: {offsets}"
         assert worker.rest("GET", "/")[0] == 200

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from pyconnect.testing.kafka import KafkaCluster, start_clusters, stop_clusters
-from tests.integration.fleet import fleet, python_workers, running_tasks, verifiable, wait_for
+from pyconnect.testing.kafka import KafkaCluster
+from tests.integration.fleet import fleet, own_cluster, python_workers, running_tasks, verifiable, wait_for
 
 pytestmark = pytest.mark.kafka
 
@@ -28,11 +28,8 @@ LEVEL = re.compile(r"^\[[^\]]+\] (ERROR|WARNING) ", re.MULTILINE)
 
 @pytest.fixture(scope="module")
 def lone_node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
-    clusters = start_clusters(["Q"], tmp_path_factory.mktemp("quiet"), brokers=1, die_with_parent=True)
-    try:
-        yield clusters["Q"]
-    finally:
-        stop_clusters(clusters.values(), timeout=15)
+    with own_cluster(tmp_path_factory.mktemp("quiet"), "Q", brokers=1) as cluster:
+        yield cluster
 
 
 def test_a_broker_outage_is_warned_about_boundedly_and_healed_without_errors(

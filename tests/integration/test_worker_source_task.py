@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -22,7 +23,8 @@ from pyconnect.api.source import (
     SourceTask,
     SourceTaskContext,
 )
-from pyconnect.protocol.internal_records import State, TargetState
+from pyconnect.kafka.task_transactions import TaskTransactions
+from pyconnect.protocol.internal_records import State, TargetState, encode_offset_key, encode_offset_value
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.testing.backends import ClusterHandle
 from pyconnect.transforms.config import transformation_chain
@@ -98,7 +100,7 @@ def build(
     reporter: RecordingReporter,
     **kw: Any,
 ) -> tuple[WorkerSourceTask, AIOKafkaProducer]:
-    producer = AIOKafkaProducer(
+    producer = kw.pop("producer", None) or AIOKafkaProducer(
         bootstrap_servers=cluster.bootstrap_servers, acks="all", enable_idempotence=True, linger_ms=5
     )
 
@@ -463,4 +465,98 @@ async def test_tolerance_all_skips_records_a_transformation_rejects_and_commits_
     assert await runner.wait_stopped(30)
     assert (runner.records_written, runner.records_skipped) == (0, 40), "a STRING schema has no field x"
     assert sorted(h[0] for h in task.hooked if h[2] is None) == list(range(40))
+    assert reporter.states(ConnectorTaskId("c", 0)) == [State.RUNNING, State.UNASSIGNED]
+
+
+async def read_committed(bootstrap: str, topic: str, count: int, settle_s: float = 0.0) -> list[Any]:
+    """At least ``count`` records visible to ``read_committed``, reading for at least ``settle_s``."""
+    consumer = AIOKafkaConsumer(
+        topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest", isolation_level="read_committed"
+    )
+    await consumer.start()
+    seen: list[Any] = []
+    try:
+        settled = asyncio.get_running_loop().time() + settle_s
+        async with asyncio.timeout(30):
+            while len(seen) < count or asyncio.get_running_loop().time() < settled:
+                for messages in (await consumer.getmany(timeout_ms=500)).values():
+                    seen.extend(messages)
+    finally:
+        await consumer.stop()
+    return seen
+
+
+class MetadataTask(CountingTask):
+    """Records the metadata its ``commit_record`` hook gets."""
+
+    def __init__(self, topic: str, limit: int) -> None:
+        super().__init__(topic, limit)
+        self.hooked: list[RecordMetadata | None] = []
+
+    async def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
+        self.hooked.append(metadata)
+
+
+@pytest.mark.parametrize(
+    ("interval_s", "transactions", "task_commits"),
+    [(None, 10, 11), (3600.0, 1, 1)],  # poll: the clean stop's empty commit calls commit() too (Java)
+)
+async def test_exactly_once_commits_records_with_their_offsets_at_each_boundary(
+    cluster_a: ClusterHandle,
+    unique: Callable[[str], str],
+    interval_s: float | None,
+    transactions: int,
+    task_commits: int,
+) -> None:
+    """``poll``: one transaction per polled batch (10 batches of 100); ``interval`` longer than the run:
+    one transaction, committed at the clean stop. Each transaction holds its records and the offsets
+    of both source partitions."""
+    bootstrap = cluster_a.bootstrap_servers
+    topic, offsets_topic = unique("src"), unique("offsets")
+    await make_topic(bootstrap, topic)
+    await make_topic(bootstrap, offsets_topic)
+    producer = AIOKafkaProducer(
+        bootstrap_servers=bootstrap,
+        acks="all",
+        enable_idempotence=True,
+        transactional_id=unique("g") + "-c-0",
+    )
+    task, reporter = MetadataTask(topic, 1000), RecordingReporter()
+
+    def encode(pairs: list[tuple[Any, Any]]) -> list[tuple[bytes, bytes | None]]:
+        return [(encode_offset_key("c", p), encode_offset_value(o)) for p, o in pairs]
+
+    runner, _ = build(
+        cluster_a,
+        task,
+        {},
+        reporter,
+        producer=producer,
+        transactions=TaskTransactions(producer, offsets_topic, "c-0"),
+        encode_offsets=encode,
+        transaction_interval_s=interval_s,
+    )
+    await producer.start()
+    runner.start()
+    async with asyncio.timeout(30):
+        while task.next < 1000:
+            await asyncio.sleep(0.05)
+    if interval_s is not None:
+        visible = await read_committed(bootstrap, topic, 0, settle_s=2.0)
+        assert (visible, runner.commits) == ([], 0), "nothing is visible before the transaction commits"
+        assert task.hooked == [], "commit_record waits for the transaction to commit"
+    runner.stop()
+    assert await runner.wait_stopped(30)
+
+    records = await read_committed(bootstrap, topic, 1000)
+    assert sorted(int(m.value.decode().split("-")[1]) for m in records) == list(range(1000))
+    offsets = await read_committed(bootstrap, offsets_topic, 2 * transactions)
+    assert len(offsets) == 2 * transactions
+    last = {m.key: json.loads(m.value) for m in offsets}
+    assert last == {
+        encode_offset_key("c", {"p": 0}): {"n": 998},
+        encode_offset_key("c", {"p": 1}): {"n": 999},
+    }
+    assert (runner.commits, task.commits) == (transactions, task_commits)
+    assert len(task.hooked) == 1000 and all(m is not None and m.topic == topic for m in task.hooked)
     assert reporter.states(ConnectorTaskId("c", 0)) == [State.RUNNING, State.UNASSIGNED]

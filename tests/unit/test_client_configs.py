@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from pyconnect.config.client_configs import (
     client_overrides,
+    exactly_once_task_producer_config,
     mirror_client_config,
     mirror_client_id,
     mirror_connector_client_config,
@@ -33,6 +36,35 @@ def test_the_workers_own_clients_get_its_unprefixed_keys_and_one_bootstrap_strin
     assert config["bootstrap.servers"] == "h1:9092,h2:9092"
     assert config["security.protocol"] == "SASL_PLAINTEXT"
     assert not [k for k in config if k.startswith(("producer.", "consumer.", "admin."))]
+
+
+def test_an_exactly_once_task_producer_is_transactional_and_idempotent_whatever_the_user_set(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    worker = WorkerConfig(WORKER, environ={})
+    plain = exactly_once_task_producer_config(worker, "c", 3, "cid")
+    assert plain["transactional.id"] == "g-c-3"  # Java's Worker.taskTransactionalId
+    assert plain["enable.idempotence"] == "true"
+    assert plain["client.id"] == "connector-producer-c-3"
+    assert plain["linger.ms"] == "50" and plain["acks"] == "all"
+    assert not caplog.records, "no warning when the user set neither key"
+
+    overrides = {"transactional.id": "mine", "enable.idempotence": "FALSE", "linger.ms": "1"}
+    forced = exactly_once_task_producer_config(worker, "c", 3, "cid", overrides)
+    assert (forced["transactional.id"], forced["enable.idempotence"], forced["linger.ms"]) == (
+        "g-c-3",
+        "true",
+        "1",
+    )
+    warnings = [r.getMessage() for r in caplog.records]
+    assert warnings == [
+        "The value 'FALSE' for the 'enable.idempotence' property will be ignored as it cannot be overridden "
+        "for connectors when exactly-once source support is enabled. The value 'true' will be used instead.",
+        "The value 'mine' for the 'transactional.id' property will be ignored as it cannot be overridden "
+        "for connectors when exactly-once source support is enabled. The value 'g-c-3' will be used instead.",
+    ]
+    same_case = exactly_once_task_producer_config(worker, "c", 3, "cid", {"enable.idempotence": "TRUE"})
+    assert same_case["enable.idempotence"] == "TRUE" and len(caplog.records) == 2  # case-insensitive match
 
 
 def test_overrides_are_read_per_role() -> None:

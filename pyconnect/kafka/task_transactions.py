@@ -1,0 +1,113 @@
+"""An exactly-once source task's transactional producer (KIP-618; Java ``ExactlyOnceWorkerSourceTask``).
+
+Contract:
+- One instance per source task, over a producer configured with the task's ``transactional.id``
+  (``<group.id>-<connector>-<task>``, :func:`pyconnect.config.client_configs.task_transactional_id`).
+  Used from the task's loop only: no two calls overlap.
+- ``initialize()`` (Java ``initTransactions``) returns once the broker gave this producer its id and
+  epoch (the aiokafka producer asks for them as soon as it is started). That bumps the epoch of the
+  transactional id: an older instance of the same task (a zombie on a worker that lost it) is fenced,
+  its open transaction is aborted by the broker and its next transactional request fails, so it
+  writes nothing more.
+- ``send(records)`` begins a transaction if none is open and hands the records to the producer through
+  the :class:`~pyconnect.kafka.batch_sender.BatchSender`; the returned batches' futures resolve on
+  acknowledgement.
+- ``commit(offset_records)`` writes the offset records (already serialized ``[connector, partition]``
+  keys and offset values) to the offsets topic through the same producer, in the open transaction
+  (one is begun for offsets alone when none is open), waits for every batch of the transaction, then
+  commits it. So the records of a transaction and the source offsets they advance become visible to
+  ``read_committed`` readers together, or not at all. Offset records go to the partition Java's
+  producer picks for their key, as the offset store's own writes do. Any failure (a batch the broker
+  refused, a fenced producer, an expired transaction) raises :class:`TransactionCommitError`; the
+  transaction is then abandoned (never committed) and the caller fails the task, as Java does.
+- ``open`` says whether a transaction is open (records sent and not yet committed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from aiokafka import AIOKafkaProducer
+from aiokafka.errors import InvalidProducerEpoch, ProducerFenced
+
+from pyconnect.errors import ConnectError
+from pyconnect.kafka.batch_sender import BatchSender, OutgoingRecord, SentBatch
+
+
+class TransactionCommitError(ConnectError):
+    """A task's transaction could not be committed; the task must fail."""
+
+
+def transaction_timeout_message(task: str) -> str:
+    """Java ``ExactlyOnceWorkerSourceTask.wrapTransactionTimeoutError``'s message."""
+    return (
+        f"The task {task} was unable to finish writing records to Kafka before its producer transaction "
+        "expired. It may be necessary to reconfigure this connector in order for it to run healthily with "
+        "exactly-once support. Options for this include: tune the connector's producer configuration for "
+        "higher throughput, increase the transaction timeout for the connector's producers, decrease the "
+        "offset commit interval (if using interval-based transaction boundaries), or use the 'poll' "
+        "transaction boundary (if the connector is not already configured to use it)."
+    )
+
+
+class TaskTransactions:
+    """One task's transactions; see the module docstring."""
+
+    def __init__(self, producer: AIOKafkaProducer, offsets_topic: str, task: str) -> None:
+        self._producer = producer
+        self._sender = BatchSender(producer)
+        self._offsets_topic = offsets_topic
+        self._task = task
+        self._open = False
+        self._pending: list[asyncio.Future[Any]] = []
+
+    @property
+    def sender(self) -> BatchSender:
+        return self._sender
+
+    @property
+    def open(self) -> bool:
+        return self._open
+
+    async def initialize(self) -> None:
+        """Obtain the producer id and epoch (fencing older instances): an empty transaction, which
+        needs both and writes nothing."""
+        await self._producer.begin_transaction()
+        await self._producer.commit_transaction()
+
+    async def _begin(self) -> None:
+        if not self._open:
+            await self._producer.begin_transaction()
+            self._open = True
+
+    async def send(self, records: Sequence[OutgoingRecord]) -> list[SentBatch]:
+        await self._begin()
+        batches = await self._sender.send(records)
+        self._pending.extend(batch.future for batch in batches)
+        return batches
+
+    async def commit(self, offset_records: Sequence[tuple[bytes, bytes | None]]) -> None:
+        if not self._open and not offset_records:
+            return
+        try:
+            await self._begin()
+            if offset_records:
+                offsets = [OutgoingRecord(self._offsets_topic, key, value) for key, value in offset_records]
+                self._pending.extend(batch.future for batch in await self._sender.send(offsets))
+            pending, self._pending = self._pending, []
+            await asyncio.gather(*pending)
+            await self._producer.commit_transaction()
+        except (InvalidProducerEpoch, ProducerFenced) as exc:
+            raise TransactionCommitError(
+                transaction_timeout_message(self._task)
+                if isinstance(exc, InvalidProducerEpoch)
+                else f"Failed to flush offsets and/or records for task {self._task}: {exc}"
+            ) from exc
+        except Exception as exc:
+            raise TransactionCommitError(
+                f"Failed to flush offsets and/or records for task {self._task}: {exc}"
+            ) from exc
+        finally:
+            self._open = False
