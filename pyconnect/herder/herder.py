@@ -410,7 +410,7 @@ class Herder(AbstractHerder):
                     self._resolved(config),
                     target,
                     self._request_reconfiguration,
-                    on_started=lambda ok, name=name, target=target: self._connector_started(name, ok, target),
+                    on_started=lambda ok, state, name=name: self._connector_started(name, ok, state),
                 )
             case fx.StopConnector(connector=name):
                 await self.worker.stop_connector(name)
@@ -455,9 +455,10 @@ class Herder(AbstractHerder):
             case fx.RunRequests():
                 await self._run_requests()
 
-    def _connector_started(self, name: str, ok: bool, target: TargetState) -> None:
-        """A connector's start ended (maybe in the background, after the step that began it)."""
-        self.core.connector_started(name, ok, target, self._clock())
+    def _connector_started(self, name: str, ok: bool, state: TargetState | None) -> None:
+        """A connector's start ended (maybe in the background, after the step that began it), in
+        target state ``state`` (a pause, resume or stop that came meanwhile is applied by then)."""
+        self.core.connector_started(name, ok, state or TargetState.STARTED, self._clock())
         self._wake()
 
     def _request_reconfiguration(self, name: str) -> None:

@@ -214,6 +214,11 @@ def request_effects(
         case PutTaskConfigs(name=name, configs=configs):
             core.require_leader()
             known_config(snapshot, name)
+            if configs and snapshot.target_state(name) == TargetState.STOPPED:
+                # Java's writeTaskConfigs: a follower's configs generated before it read the stop.
+                raise BadRequestError(
+                    f"Cannot submit non-empty set of task configs for stopped connector {name}"
+                )
             return [WriteTaskConfigs(name, tuple(dict(c) for c in configs)), Reply(None)]
         case ModifyOffsets(name=name, offsets=offsets):
             core.require_leader()

@@ -20,7 +20,7 @@ Contract:
   (``plugin_calls``): a plain plugin method runs on a plugin thread, never on the loop. A connector's
   ``start`` is awaited for up to ``connector_start_wait_s`` when ``start_connector`` is given an
   ``on_started`` callback; a start still running then goes on in the background (Java's connector
-  executor) and ``on_started(ok)`` reports its outcome, so one connector that blocks in ``start`` holds
+  executor) and ``on_started(ok, state)`` reports its outcome and the target state reached, so one connector that blocks in ``start`` holds
   up neither the herder nor any other connector. ``stop`` closes the plugin threads' pool last.
 - Metrics (pyconnect.metrics.connect), as Java's Worker keeps them: the worker's counts and startup
   results, and for each connector and task its own groups from its start until it has stopped (a
@@ -191,7 +191,7 @@ class Worker:
         config: Mapping[str, str],
         target: TargetState,
         on_reconfigure: Callable[[str], None],
-        on_started: Callable[[bool], None] | None = None,
+        on_started: Callable[[bool, TargetState | None], None] | None = None,
     ) -> bool | None:
         """Create and start connector ``name``: its outcome (False: FAILED), or None when ``on_started``
         was given and the start goes on in the background (see the module docstring). ``on_started``
@@ -206,7 +206,7 @@ class Worker:
         except Exception as exc:
             self._observed(lambda state: None, record_startup).report(name, State.FAILED, failure_trace(exc))
             if on_started is not None:
-                on_started(False)
+                on_started(False, None)
             return False
         metrics = self._connector_metrics.pop(name, None)
         if metrics is not None:

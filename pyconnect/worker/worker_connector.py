@@ -102,16 +102,19 @@ class WorkerConnector:
             return False
         return await self.transition_to(target)
 
-    def begin(self, target: TargetState, on_started: Callable[[bool], None]) -> asyncio.Task[bool]:
-        """:meth:`start` in a task owned by this object; ``on_started(ok)`` when it ends (not when
-        ``shutdown`` cancelled it)."""
+    def begin(
+        self, target: TargetState, on_started: Callable[[bool, TargetState | None], None]
+    ) -> asyncio.Task[bool]:
+        """:meth:`start` in a task owned by this object; ``on_started(ok, state)`` when it ends (not
+        when ``shutdown`` cancelled it). ``state`` is the target state the connector is in then, which
+        differs from ``target`` when a transition arrived while the start was pending."""
 
         async def run() -> bool:
             ok = await self.start(target)
             while ok and self._target_after_start is not None:
                 later, self._target_after_start = self._target_after_start, None
                 ok = await self.transition_to(later)
-            on_started(ok)
+            on_started(ok, self._state)
             return ok
 
         self._starting = asyncio.create_task(run(), name=f"connector-start-{self.name}")

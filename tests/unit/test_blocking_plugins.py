@@ -117,8 +117,8 @@ async def test_a_start_that_blocks_goes_on_in_the_background_and_shutdown_abando
     reporter = RecordingReporter()
     plugin = BlockingConnector("start")
     wc = runner(plugin, calls, reporter)
-    outcomes: list[bool] = []
-    starting = wc.begin(TargetState.STARTED, outcomes.append)
+    outcomes: list[tuple[bool, TargetState | None]] = []
+    starting = wc.begin(TargetState.STARTED, lambda ok, state: outcomes.append((ok, state)))
     await asyncio.sleep(0.05)
     assert not starting.done() and reporter.states("c") == []  # as in Java: nothing reported yet
     assert await wc.transition_to(TargetState.PAUSED)  # applied once the start returns
@@ -131,14 +131,14 @@ async def test_a_start_that_blocks_goes_on_in_the_background_and_shutdown_abando
 async def test_a_pause_during_a_slow_start_is_applied_after_it() -> None:
     reporter = RecordingReporter()
     wc = runner(BlockingConnector("start"), PluginCalls(), reporter)
-    outcomes: list[bool] = []
-    wc.begin(TargetState.STARTED, outcomes.append)
+    outcomes: list[tuple[bool, TargetState | None]] = []
+    wc.begin(TargetState.STARTED, lambda ok, state: outcomes.append((ok, state)))
     await asyncio.sleep(0.02)
     await wc.transition_to(TargetState.PAUSED)
     RELEASE.set()
     while not outcomes:
         await asyncio.sleep(0.01)
-    assert outcomes == [True]
+    assert outcomes == [(True, TargetState.PAUSED)]  # the herder generates no task configs for it
     assert reporter.states("c") == [State.RUNNING, State.PAUSED]
     assert wc.target_state == TargetState.PAUSED
 

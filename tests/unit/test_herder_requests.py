@@ -208,3 +208,16 @@ def test_task_configs_from_a_follower_are_written_by_the_leader() -> None:
         WriteTaskConfigs(CONN1, ({"a": "1"}, {"a": "2"})),
         Reply(None),
     ]
+
+
+def test_task_configs_published_late_for_a_stopped_connector_are_refused() -> None:
+    """Java's ``writeTaskConfigs``: a follower's task configs generated before it read the stop, and
+    arriving after it, must not give the STOPPED connector tasks again (400); empty ones are written."""
+    h = member(leader=True)
+    h.events(h.log.put_tasks(CONN1, []))
+    h.events(h.log.put_target(CONN1, TargetState.STOPPED))
+    with pytest.raises(
+        BadRequestError, match=f"Cannot submit non-empty set of task configs for stopped connector {CONN1}"
+    ):
+        decide(h, rq.PutTaskConfigs(CONN1, ({"a": "1"},)))
+    assert decide(h, rq.PutTaskConfigs(CONN1, ())) == [WriteTaskConfigs(CONN1, ()), Reply(None)]
