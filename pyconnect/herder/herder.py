@@ -771,12 +771,14 @@ class Herder(AbstractHerder):
                 f"Connector name configuration ({patch['name']}) doesn't match connector name in the URL ({name})"
             )
         current = self.config_store.snapshot().connector_configs.get(name)
+        validated = None
         if current is not None:
-            # Validated here first, so that a connector whose validate blocks holds up this request,
-            # not the herder's loop (which validates the merge again, against the config it writes over).
+            # Validated here, so that a connector whose validate blocks holds up this request, not the
+            # herder's loop (which validates again only if the stored config moved meanwhile).
             stored = {k: v for k, v in current.items() if v is not None}
-            await self._validate(name, rq.patched(stored, patch))
-        await self._submit(rq.PatchConnectorConfig(name, dict(patch)))
+            validated = rq.patched(stored, patch)
+            await self._validate(name, validated)
+        await self._submit(rq.PatchConnectorConfig(name, dict(patch), validated))
         return await self.connector_info(name)
 
     async def delete_connector(self, name: str) -> None:

@@ -65,10 +65,14 @@ class PutConnectorConfig:
 
 @dataclass(frozen=True, slots=True)
 class PatchConnectorConfig:
-    """KIP-477: merge ``patch`` into the stored config (``None`` removes a key), validate, write."""
+    """KIP-477: merge ``patch`` into the stored config (``None`` removes a key), validate, write.
+
+    ``validated``: the merge the caller already validated (off the herder's loop); when the stored
+    config has not moved since, the merge equals it and is not validated a second time."""
 
     name: str
     patch: Mapping[str, str | None]
+    validated: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,14 +172,11 @@ def request_effects(
             if exists and not replace:
                 raise AlreadyExistsError(f"Connector {name} already exists")
             return [WriteConnectorConfig(name, dict(config), None if exists else state), Reply(not exists)]
-        case PatchConnectorConfig(name=name, patch=patch):
+        case PatchConnectorConfig(name=name, patch=patch, validated=validated):
             core.require_leader()
             merged = patched(known_config(snapshot, name), patch)
-            return [
-                ValidateConnectorConfig(name, merged),
-                WriteConnectorConfig(name, merged, None),
-                Reply(None),
-            ]
+            validation: list[Effect] = [] if merged == validated else [ValidateConnectorConfig(name, merged)]
+            return [*validation, WriteConnectorConfig(name, merged, None), Reply(None)]
         case DeleteConnector(name=name):
             core.require_leader()
             known_config(snapshot, name)

@@ -117,6 +117,24 @@ def test_a_patch_is_merged_validated_then_written() -> None:
     ]
 
 
+def test_a_patch_validated_before_it_was_queued_is_not_validated_again_unless_the_config_moved() -> None:
+    """The REST handler validates the merge off the loop; the loop validates only a merge that differs
+    (the stored config changed while the request waited), so a blocking ``validate`` never holds it."""
+    h = member(leader=True)
+    merged = {**connector_config(CONN1), "tasks.max": "5"}
+    patch = {"tasks.max": "5"}
+    assert decide(h, rq.PatchConnectorConfig(CONN1, patch, dict(merged))) == [
+        WriteConnectorConfig(CONN1, merged, None),
+        Reply(None),
+    ]
+    stale = {**merged, "extra": "gone meanwhile"}
+    assert decide(h, rq.PatchConnectorConfig(CONN1, patch, stale)) == [
+        ValidateConnectorConfig(CONN1, merged),
+        WriteConnectorConfig(CONN1, merged, None),
+        Reply(None),
+    ]
+
+
 @pytest.mark.parametrize(
     ("request_", "message"),
     [
