@@ -24,6 +24,9 @@ Contract:
   validation answers instead of holding up the REST server's shutdown) and the calls count as
   abandoned.
 - Exceptions from the plugin method propagate to the caller unchanged.
+- ``await calls.version(owner, plugin)``: the plugin's ``version()`` as text, asked once per start
+  (the runners keep it for their status reports) within ``VERSION_TIMEOUT_S``; ``None`` when it raised
+  or overran (an overrun is abandoned as above).
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ from pyconnect.errors import ConnectError
 
 log = logging.getLogger(__name__)
 
+VERSION_TIMEOUT_S = 1.0
+"""How long a plugin's ``version()`` may take before its runner goes on without it."""
 DEFAULT_MAX_THREADS = 64
 DEFAULT_IDLE_S = 60.0
 IDLE_THREAD_NAME = "plugin-idle"
@@ -164,6 +169,16 @@ class PluginCalls:
         if inspect.isawaitable(result):
             return await self._await(owner, method, result, deadline, timeout)
         return result
+
+    async def version(self, owner: str, plugin: Any, *, timeout: float = VERSION_TIMEOUT_S) -> str | None:
+        """``plugin.version()`` as text within ``timeout``; ``None`` when it raised or overran."""
+        try:
+            return str(await self.call(owner, "version", plugin.version, timeout=timeout))
+        except (PluginCallTimeout, PluginCallsClosed):
+            return None
+        except Exception as exc:
+            log.debug("%s: version() failed: %s", owner, exc)
+            return None
 
     async def _await(
         self,

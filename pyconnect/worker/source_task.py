@@ -139,6 +139,7 @@ class WorkerSourceTask:
         self._stop_timeout_s = stop_timeout_s
         owner = f"{task_id.connector}-{task_id.task}"
         self._owner = owner
+        self._version_text: str | None = None
         self._start_plugin = self._calls.bind(owner, "start", task.start)
         self._poll_plugin = self._calls.bind(owner, "poll", task.poll, routine_cancel=True)
         self._commit_plugin = self._calls.bind(owner, "commit", task.commit)
@@ -237,6 +238,7 @@ class WorkerSourceTask:
         committer: asyncio.Task[None] | None = None
         started = False
         try:
+            self._version_text = await self._calls.version(self._owner, self.task)
             if await self._wait_while_paused():
                 # Stopped before it began (as Java's WorkerTask: closed, and reported as shut down).
                 await self._finish(started, failed)
@@ -330,10 +332,8 @@ class WorkerSourceTask:
             await closer()
 
     def _version(self) -> str | None:
-        try:
-            return str(self.task.version())
-        except Exception:
-            return None
+        """The task's version, asked once on a plugin thread when it began (never on the loop)."""
+        return self._version_text
 
     async def _wait_while_paused(self) -> bool:
         """Report PAUSED and wait until STARTED again; True when stopping instead."""

@@ -208,6 +208,7 @@ class Worker:
             if on_started is not None:
                 on_started(False, None)
             return False
+        version = await self.plugin_calls.version(name, plugin)
         metrics = self._connector_metrics.pop(name, None)
         if metrics is not None:
             metrics.close()
@@ -216,14 +217,20 @@ class Worker:
             name,
             connector_type=self._connector_type(config["connector.class"]),
             connector_class=self._connector_class_name(config["connector.class"], plugin),
-            version=_version(plugin),
+            version=version,
         )
 
         def on_state(state: State, metrics: ConnectorMetrics = metrics) -> None:
             metrics.state = state
 
         runner = WorkerConnector(
-            name, plugin, config, context, self._observed(on_state, record_startup), calls=self.plugin_calls
+            name,
+            plugin,
+            config,
+            context,
+            self._observed(on_state, record_startup),
+            calls=self.plugin_calls,
+            version=version,
         )
         context.worker_connector = runner
         self.connectors[name] = runner
@@ -482,10 +489,3 @@ def default_metrics(
         version=COMPATIBLE_KAFKA_VERSION,
         commit_id=hashlib.sha256(__version__.encode()).hexdigest()[:16],
     )
-
-
-def _version(plugin: Any) -> str | None:
-    try:
-        return str(plugin.version())
-    except Exception:
-        return None

@@ -59,6 +59,7 @@ class WorkerConnector:
         stop_timeout_s: float = 5.0,
         calls: PluginCalls | None = None,
         task_configs_timeout_s: float = TASK_CONFIGS_TIMEOUT_S,
+        version: str | None = None,
     ) -> None:
         self.name = name
         self.connector = connector
@@ -74,6 +75,7 @@ class WorkerConnector:
         self._failed = False
         self._state: TargetState | None = None
         self._shut_down = False
+        self._version = version
 
     @property
     def running(self) -> bool:
@@ -88,10 +90,8 @@ class WorkerConnector:
         return self._state
 
     def version(self) -> str | None:
-        try:
-            return str(self.connector.version())
-        except Exception:
-            return None
+        """The plugin's version as the worker asked it before the start (never called on the loop)."""
+        return self._version
 
     async def start(self, target: TargetState) -> bool:
         """Initialize and move to ``target``; False when the connector failed."""

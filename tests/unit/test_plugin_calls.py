@@ -199,3 +199,25 @@ async def test_the_metrics_say_how_many_threads_were_abandoned(
 def test_max_threads_must_be_positive() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         PluginCalls(max_threads=0)
+
+
+async def test_version_is_asked_off_the_loop_and_a_failing_or_blocking_one_is_none(
+    calls: PluginCalls, release: threading.Event
+) -> None:
+    class Plugin:
+        def __init__(self, mode: str) -> None:
+            self.mode = mode
+
+        def version(self) -> object:
+            if self.mode == "raise":
+                raise RuntimeError("no version")
+            if self.mode == "block":
+                release.wait(30)
+            return threading.current_thread().name
+
+    assert await calls.version("c", Plugin("ok")) == "plugin-c"
+    assert await calls.version("c", Plugin("raise")) is None
+    started = time.monotonic()
+    assert await calls.version("c", Plugin("block"), timeout=0.2) is None
+    assert time.monotonic() - started < 2.0
+    assert calls.abandoned == 1
