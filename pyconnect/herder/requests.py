@@ -82,7 +82,7 @@ class DeleteConnector:
 
 @dataclass(frozen=True, slots=True)
 class StopConnector:
-    """KIP-875: empty task configs, then the STOPPED target state."""
+    """KIP-875: empty task configs, then the STOPPED target state, read back before the next request."""
 
     name: str
 
@@ -184,7 +184,8 @@ def request_effects(
         case StopConnector(name=name):
             core.require_leader()
             known_config(snapshot, name, "Unknown connector {}")
-            return [WriteTaskConfigs(name, ()), WriteTargetState(name, TargetState.STOPPED), Reply(None)]
+            stopped = WriteTargetState(name, TargetState.STOPPED, read_back=True)
+            return [WriteTaskConfigs(name, ()), stopped, Reply(None)]
         case RestartConnector(name=name, include_tasks=include_tasks, only_failed=only_failed):
             known_config(snapshot, name, "Unknown connector: {}")
             if not include_tasks and not only_failed:

@@ -157,11 +157,13 @@ def test_unknown_connectors_and_tasks_are_not_found_in_the_java_resource_wording
         decide(h, request_)
 
 
-def test_stop_writes_empty_task_configs_then_the_stopped_state() -> None:
+def test_stop_writes_empty_task_configs_then_the_stopped_state_and_reads_it_back() -> None:
+    """Java's ``stopConnector`` refreshes its config snapshot after writing STOPPED: the next request
+    (a follower's late task configs) must see the connector stopped, or it gives it tasks again."""
     h = member(leader=True)
     assert decide(h, rq.StopConnector(CONN1)) == [
         WriteTaskConfigs(CONN1, ()),
-        WriteTargetState(CONN1, TargetState.STOPPED),
+        WriteTargetState(CONN1, TargetState.STOPPED, read_back=True),
         Reply(None),
     ]
     assert decide(h, rq.DeleteConnector(CONN1)) == [RemoveConnectorConfig(CONN1), Reply(None)]
