@@ -18,7 +18,9 @@ Calling contract (what the runtime guarantees and expects):
   names it; a ``task_configs`` overrun fails the connector); ``config`` + ``validate`` + ``alter_offsets``
   within the REST request timeout (90 s); ``start`` has none: the herder waits at most a second
   for it, then it goes on in the background.
-* ``version``, ``initialize`` and ``task_class`` run on the loop: they must be quick and never block.
+* ``version`` runs on a plugin thread once per start, within 1 s (its answer is kept for the status
+  reports; an overrun reports no version); plugin discovery also asks it once per class at worker
+  start. ``initialize`` and ``task_class`` run on the loop: they must be quick and never block.
   A connector whose task set changes (e.g. after discovering partitions) calls
   ``context.request_task_reconfiguration()`` (from any thread); the runtime then calls ``task_configs``
   again.

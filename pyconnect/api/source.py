@@ -5,8 +5,9 @@ Calling contract for :class:`SourceTask`: ``start``, ``poll``, ``commit``, ``com
 thread hop) or plain methods (run on one of the worker's plugin threads, :mod:`pyconnect.worker.plugin_calls`:
 they may block as a Java task's do; a plain ``poll`` costs one thread hop per batch, the
 ``commit_record`` calls of one batch share one). A plain ``stop`` may run while a plain ``poll`` still
-blocks on another thread, as in Java. ``initialize``, ``version`` and ``commit_record_batch`` run on the
-loop and must be quick.
+blocks on another thread, as in Java. ``version`` runs on a plugin thread once per start (1 s bound,
+kept for the status reports). ``initialize`` and ``commit_record_batch`` run on the loop and must be
+quick.
 
 * ``initialize(context)`` then ``await start(props)``, then a loop of ``await poll()``. ``poll`` may
   wait for data, but should return within about a second so pause/stop stay responsive; ``None`` or
