@@ -55,6 +55,10 @@ Contract:
   ``stop()`` is bounded by ``stop_timeout_s`` (an overrun is abandoned and logged). A plain ``poll``
   still running when the task stops is left to return on its thread (its records are dropped, never
   sent), as a Java task's ``stop`` runs while its ``poll`` may still block.
+- Converters: the runtime's own (``pyconnect.*`` classes: quick, never blocking) convert a batch on
+  the loop; when any of the task's converters comes from elsewhere (a plugin that may block, e.g. on a
+  schema registry), each batch is converted on a plugin thread (one hop per batch, no bound, as
+  ``poll``). Record-by-record conversion under ``errors.tolerance=all`` stays on the loop.
 - ``stop()`` asks the loop to end (a blocking ``poll`` is cancelled); ``wait_stopped(timeout)``
   waits for a clean end and otherwise cancels the loop: then no UNASSIGNED is reported and the final
   commit may be skipped, as in Java; the same when ``wait_stopped`` itself is cancelled. Either way
@@ -151,6 +155,11 @@ class WorkerSourceTask:
         self._key_converter = key_converter
         self._value_converter = value_converter
         self._header_converter = header_converter
+        self._convert_records = (
+            self._convert_on_loop
+            if all(runtime_converter(c) for c in (key_converter, value_converter, header_converter))
+            else self._calls.bind(owner, "convert", self._convert_batch, routine_cancel=True)
+        )
         self._write_offsets = write_offsets
         self._may_commit = may_commit
         self._refusing = False
@@ -396,7 +405,7 @@ class WorkerSourceTask:
             await self._dispatch_transformed(records, self._transformations)
             return
         try:
-            outgoing = self._convert_batch(records)
+            outgoing = await self._convert_records(records)
         except Exception:
             if not self._tolerate:
                 raise
@@ -443,7 +452,7 @@ class WorkerSourceTask:
         if not transformed:
             return
         try:
-            outgoing = self._convert_batch(transformed)
+            outgoing = await self._convert_records(transformed)
         except Exception:
             if not self._tolerate:
                 raise
@@ -539,6 +548,9 @@ class WorkerSourceTask:
             batch.future.add_done_callback(
                 functools.partial(self._on_batch_done, batch=batch, kept=kept, tracked=tracked)
             )
+
+    async def _convert_on_loop(self, records: list[SourceRecord]) -> list[OutgoingRecord]:
+        return self._convert_batch(records)
 
     def _convert_batch(self, records: list[SourceRecord]) -> list[OutgoingRecord]:
         """Keys and values through ``from_connect_batch``, one call per run of records sharing topic and
@@ -759,6 +771,11 @@ class WorkerSourceTask:
     def _record_commit(self, started: float, success: bool) -> None:
         if self._task_metrics is not None:
             self._task_metrics.record_commit((time.monotonic() - started) * 1000, success)
+
+
+def runtime_converter(converter: Any) -> bool:
+    """Whether ``converter`` is one of the runtime's own (or absent): converted on the loop."""
+    return converter is None or type(converter).__module__.startswith("pyconnect.")
 
 
 def _batch(converter: Any, topic: str, schema: Any, items: list[Any]) -> list[bytes | None]:

@@ -14,6 +14,8 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 import pytest
 
 from pyconnect.api.connector import SourceConnector
+from pyconnect.api.converters.bytearray import ByteArrayConverter
+from pyconnect.api.converters.string import StringConverter
 from pyconnect.api.source import SourceRecord, SourceTask, SourceTaskContext
 from pyconnect.config.definition import ConfigDef, ConfigValue
 from pyconnect.errors import ConnectError
@@ -216,6 +218,59 @@ async def test_a_plain_task_polls_on_a_plugin_thread(calls: PluginCalls) -> None
             break
         await asyncio.sleep(0.01)
     assert calls.abandoned == 0
+
+
+class ThreadNamingConverter:
+    """A converter from outside the runtime: it may block, so it converts on a plugin thread."""
+
+    def from_connect_data(self, topic: str, headers: object, schema: object, value: object) -> bytes | None:
+        return None if value is None else threading.current_thread().name.encode()
+
+
+async def test_a_batch_is_converted_on_a_plugin_thread_only_when_a_converter_is_not_the_runtimes(
+    calls: PluginCalls,
+) -> None:
+    records = [SourceRecord({"p": 0}, {"o": i}, "t", value=f"v{i}") for i in range(3)]
+    converter = ThreadNamingConverter()
+    foreign = WorkerSourceTask(
+        ConnectorTaskId("c", 0),
+        BlockingTask(),
+        {},
+        SourceTaskContext({}, offset_storage_reader=None),  # type: ignore[arg-type]
+        producer=object(),
+        key_converter=ByteArrayConverter(),
+        value_converter=converter,
+        header_converter=None,
+        write_offsets=lambda offsets: asyncio.sleep(0),
+        reporter=RecordingReporter(),
+        calls=calls,
+    )
+    out = await foreign._convert_records(records)
+    assert [r.value for r in out] == [b"plugin-c-0"] * 3
+    own = WorkerSourceTask(
+        ConnectorTaskId("c", 1),
+        BlockingTask(),
+        {},
+        SourceTaskContext({}, offset_storage_reader=None),  # type: ignore[arg-type]
+        producer=object(),
+        key_converter=ByteArrayConverter(),
+        value_converter=StringConverter(),
+        header_converter=None,
+        write_offsets=lambda offsets: asyncio.sleep(0),
+        reporter=RecordingReporter(),
+        calls=calls,
+    )
+    convert = own._convert_batch
+    converted_on: list[threading.Thread] = []
+
+    def watched(batch: list[SourceRecord]) -> object:
+        converted_on.append(threading.current_thread())
+        return convert(batch)
+
+    own._convert_batch = watched  # type: ignore[method-assign,assignment]
+    out = await own._convert_records(records)
+    assert [r.value for r in out] == [b"v0", b"v1", b"v2"]
+    assert converted_on == [threading.current_thread()]  # the runtime's own converters: no thread hop
 
 
 BLOCKING_CLASS = "org.example.BlockingConnector"
