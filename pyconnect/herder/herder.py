@@ -633,9 +633,10 @@ class Herder(AbstractHerder):
                 case fx.WriteTaskConfigs(connector=name, configs=configs):
                     await self._write(self.config_store.put_task_configs(name, [dict(c) for c in configs]))
                 case fx.WriteTargetState(connector=name, target=target, read_back=read_back):
-                    await self._write(self.config_store.put_target_state(name, target))
-                    if read_back:
-                        await self._read_back_target_state(name, target)
+                    timeout = self.core.settings.sync_timeout_s if read_back else None
+                    await self._write(
+                        self.config_store.put_target_state(name, target, read_back_timeout=timeout)
+                    )
                 case fx.WriteRestartRequest(request=request):
                     await self._write(self.config_store.put_restart_request(request))
                 case fx.ModifyConnectorOffsets(connector=name, config=config, offsets=offsets):
@@ -648,17 +649,6 @@ class Herder(AbstractHerder):
                 case _:
                     await self._perform([effect])
         return reply
-
-    async def _read_back_target_state(self, name: str, target: TargetState) -> None:
-        try:
-            await self.config_store.refresh(self.core.settings.sync_timeout_s)
-        except (TimeoutError, ConnectError) as exc:
-            log.warning(
-                "Failed to read to end of config topic after writing the %s target state for connector %s: %s",
-                target.value,
-                name,
-                exc,
-            )
 
     async def _write(self, write: Awaitable[None]) -> None:
         """One config-topic write; its outcome is what ``/health`` reports of a leader's writes."""
