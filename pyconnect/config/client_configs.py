@@ -64,6 +64,7 @@ import logging
 import re
 import ssl
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pyconnect.config.security_keys import SECURITY_KEYS
@@ -262,6 +263,37 @@ def ignored_keys(config: Mapping[str, Any], role: str) -> list[str]:
 
 def producer_kwargs(config: Mapping[str, Any]) -> dict[str, Any]:
     return {**_PRODUCER_DEFAULTS, **_translate(config, {**_COMMON, **_PRODUCER})}
+
+
+JAVA_DELIVERY_TIMEOUT_MS = 120_000
+JAVA_MAX_BLOCK_MS = 60_000
+
+
+@dataclass(frozen=True, slots=True)
+class ProducerBounds:
+    """Java's two producer time bounds that aiokafka has no keyword for (both in seconds).
+
+    - ``delivery_s`` (``delivery.timeout.ms``, Java default 120 s): how long a batch may wait for an
+      acknowledgement, retries included, before its future fails. aiokafka uses its request timeout.
+    - ``max_block_s`` (``max.block.ms``, Java default 60 s): how long handing a batch to the producer
+      may wait for metadata or for room in the queue before a retriable timeout.
+
+    Connect gives task producers ``Integer.MAX_VALUE`` and ``Long.MAX_VALUE``: retry, never fail.
+    """
+
+    delivery_s: float
+    max_block_s: float
+
+
+def producer_bounds(config: Mapping[str, Any]) -> ProducerBounds:
+    """The :class:`ProducerBounds` of a Java producer config (defaults as in Java)."""
+    delivery = config.get("delivery.timeout.ms")
+    block = config.get("max.block.ms")
+    return ProducerBounds(
+        delivery_s=(JAVA_DELIVERY_TIMEOUT_MS if delivery is None else _int("delivery.timeout.ms", delivery))
+        / 1000,
+        max_block_s=(JAVA_MAX_BLOCK_MS if block is None else _int("max.block.ms", block)) / 1000,
+    )
 
 
 def consumer_kwargs(config: Mapping[str, Any]) -> dict[str, Any]:

@@ -11,6 +11,12 @@ Contract:
   partition per topic (Java's sticky partitioning, which changes partition per batch).
 - Order: records for the same partition keep their input order; with an idempotent producer
   (the default) batches of one partition are written in submission order.
+- Handing a batch to the producer is retried, as Java's producer blocks in ``send``, for up to the
+  producer's ``max.block.ms`` (:func:`~pyconnect.kafka.clients.max_block_seconds`; Connect gives task
+  producers ``Long.MAX_VALUE``): while the topic's metadata is not there yet, while its partition is
+  missing from the producer's metadata (a topic created or grown a moment ago: the metadata is
+  refreshed), and while the partition's queue has no room. Then a ``KafkaTimeoutError`` naming the
+  cause (Java's ``TimeoutException``).
 - As in Java, a record larger than the batch size travels in a batch of its own; a batch larger
   than the producer's ``max_request_size`` raises ``RecordTooLargeError`` before anything of that
   call is sent.
@@ -25,7 +31,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
+from aiokafka.errors import KafkaTimeoutError
 from aiokafka.partitioner import murmur2
+
+from pyconnect.kafka.clients import max_block_seconds
+
+FIRST_PAUSE_S = 0.05
+LONGEST_PAUSE_S = 1.0
 
 
 class RecordTooLargeError(ValueError):
@@ -66,6 +78,34 @@ class BatchSender:
         self._producer = producer
         self._rng = rng or random.Random()
         self._partition_counts: dict[str, int] = {}
+        self._max_block_s = max_block_seconds(producer)
+
+    async def _hand_over(self, builder: Any, topic: str, partition: int) -> asyncio.Future[Any]:
+        """``send_batch`` once the producer can take the batch; see the module docstring."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._max_block_s
+        pause = FIRST_PAUSE_S
+        while True:
+            client = self._producer.client
+            known = client.cluster.partitions_for_topic(topic)
+            if known is not None and partition not in known:
+                reason = (
+                    f"Partition {partition} of topic {topic} with partition count {len(known)} is not "
+                    "present in metadata"
+                )
+                client.force_metadata_update()  # answered in the client's own task; never awaited here
+            else:
+                try:
+                    return await self._producer.send_batch(builder, topic, partition=partition)
+                except KafkaTimeoutError as exc:  # no metadata for the topic, or no room in the queue
+                    reason = str(exc) or type(exc).__name__
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise KafkaTimeoutError(
+                    f"{reason} after {round(self._max_block_s * 1000)} ms (max.block.ms)."
+                )
+            await asyncio.sleep(min(pause, remaining))
+            pause = min(2 * pause, LONGEST_PAUSE_S)
 
     async def partition_count(self, topic: str) -> int:
         count = self._partition_counts.get(topic)
@@ -125,6 +165,6 @@ class BatchSender:
         sent = []
         for topic, partition, builder, carried in ready:
             builder.close()
-            future = await self._producer.send_batch(builder, topic, partition=partition)
+            future = await self._hand_over(builder, topic, partition)
             sent.append(SentBatch(topic, partition, carried, future))
         return sent

@@ -2,21 +2,48 @@
 
 The maps are built, and translated to aiokafka keyword arguments, by :mod:`pyconnect.config.client_configs`
 (which states who wins over whom); ``overrides`` are aiokafka keyword arguments applied last.
+
+A producer also gets Java's two time bounds aiokafka has no keyword for
+(:class:`~pyconnect.config.client_configs.ProducerBounds`): ``delivery.timeout.ms`` becomes the life of
+its batches (aiokafka expires a batch after its request timeout otherwise, where Java's producer keeps
+retrying), and ``max.block.ms`` is kept for :func:`max_block_seconds`, which the batch sender honours.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient
 
-from pyconnect.config.client_configs import admin_kwargs, consumer_kwargs, producer_kwargs
+from pyconnect.config.client_configs import (
+    JAVA_MAX_BLOCK_MS,
+    admin_kwargs,
+    consumer_kwargs,
+    producer_bounds,
+    producer_kwargs,
+)
+
+_MAX_BLOCK_S: weakref.WeakKeyDictionary[AIOKafkaProducer, float] = weakref.WeakKeyDictionary()
 
 
 def create_producer(config: Mapping[str, Any], **overrides: Any) -> AIOKafkaProducer:
-    return AIOKafkaProducer(**{**producer_kwargs(config), **overrides})
+    producer = AIOKafkaProducer(**{**producer_kwargs(config), **overrides})
+    bounds = producer_bounds(config)
+    # aiokafka stamps every batch with its accumulator's time to live (its request timeout) and fails a
+    # batch past it; Java's equivalent bound is delivery.timeout.ms. Idempotent producers never expire
+    # a batch in flight, in both clients.
+    producer._message_accumulator._batch_ttl = bounds.delivery_s
+    _MAX_BLOCK_S[producer] = bounds.max_block_s
+    return producer
+
+
+def max_block_seconds(producer: AIOKafkaProducer) -> float:
+    """The ``max.block.ms`` the producer was created with, in seconds (Java's default for a producer
+    made elsewhere)."""
+    return _MAX_BLOCK_S.get(producer, JAVA_MAX_BLOCK_MS / 1000)
 
 
 def create_consumer(config: Mapping[str, Any], *topics: str, **overrides: Any) -> AIOKafkaConsumer:

@@ -112,9 +112,9 @@ async def read_seqnos(bootstrap: str, topic: str) -> dict[int, list[int]]:
     consumer = AIOKafkaConsumer(
         topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest", enable_auto_commit=False
     )
-    await consumer.start()
     per_task: dict[int, list[int]] = {}
     try:
+        await consumer.start()
         idle = 0
         while idle < 3:
             got = await consumer.getmany(timeout_ms=1000)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pyconnect.config.client_configs import (
+    ClientConfigError,
+    ProducerBounds,
     client_overrides,
     exactly_once_task_producer_config,
     mirror_client_config,
@@ -12,9 +14,11 @@ from pyconnect.config.client_configs import (
     mirror_connector_client_config,
     mm2_client_config,
     mm2_connector_cluster_config,
+    producer_bounds,
     worker_client_config,
 )
 from pyconnect.config.worker import WorkerConfig
+from pyconnect.kafka.clients import create_producer, max_block_seconds
 
 WORKER = {
     "bootstrap.servers": "h1:9092, h2:9092",
@@ -116,3 +120,24 @@ def test_mm2_cluster_properties_become_cluster_keys_then_client_keys() -> None:
         "source.cluster.bootstrap.servers",
         "source.consumer.max.poll.records",
     ]
+
+
+def test_producer_bounds_read_java_keys_with_java_defaults() -> None:
+    assert producer_bounds({}) == ProducerBounds(delivery_s=120.0, max_block_s=60.0)
+    task = producer_bounds({"delivery.timeout.ms": str(2**31 - 1), "max.block.ms": str(2**63 - 1)})
+    assert task.delivery_s == (2**31 - 1) / 1000 and task.max_block_s == (2**63 - 1) / 1000
+    with pytest.raises(ClientConfigError, match=r"max\.block\.ms"):
+        producer_bounds({"max.block.ms": "soon"})
+
+
+async def test_a_producer_lives_by_its_delivery_timeout_and_max_block() -> None:
+    producer = create_producer({"bootstrap.servers": "127.0.0.1:9", "delivery.timeout.ms": "7000"})
+    blocking = create_producer({"bootstrap.servers": "127.0.0.1:9", "max.block.ms": "1500"})
+    try:
+        assert producer._message_accumulator._batch_ttl == 7.0
+        assert max_block_seconds(producer) == 60.0
+        assert blocking._message_accumulator._batch_ttl == 120.0
+        assert max_block_seconds(blocking) == 1.5
+    finally:
+        await producer.stop()
+        await blocking.stop()
