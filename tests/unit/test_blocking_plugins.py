@@ -166,13 +166,17 @@ async def test_a_plain_stop_that_blocks_is_bounded(calls: PluginCalls) -> None:
     assert reporter.states("c") == [State.RUNNING, State.UNASSIGNED]
 
 
+class UnusedProducer:
+    """Stands in for a task's producer where nothing is sent."""
+
+
 def source_task(task: BlockingTask, calls: PluginCalls, reporter: RecordingReporter) -> WorkerSourceTask:
     return WorkerSourceTask(
         ConnectorTaskId("c", 0),
         task,
         {},
         SourceTaskContext({}, offset_storage_reader=None),  # type: ignore[arg-type]
-        producer=object(),
+        producer=UnusedProducer(),
         key_converter=None,
         value_converter=None,
         header_converter=None,
@@ -237,7 +241,7 @@ async def test_a_batch_is_converted_on_a_plugin_thread_only_when_a_converter_is_
         BlockingTask(),
         {},
         SourceTaskContext({}, offset_storage_reader=None),  # type: ignore[arg-type]
-        producer=object(),
+        producer=UnusedProducer(),
         key_converter=ByteArrayConverter(),
         value_converter=converter,
         header_converter=None,
@@ -252,7 +256,7 @@ async def test_a_batch_is_converted_on_a_plugin_thread_only_when_a_converter_is_
         BlockingTask(),
         {},
         SourceTaskContext({}, offset_storage_reader=None),  # type: ignore[arg-type]
-        producer=object(),
+        producer=UnusedProducer(),
         key_converter=ByteArrayConverter(),
         value_converter=StringConverter(),
         header_converter=None,
