@@ -40,7 +40,13 @@ from pyconnect.kafka.clients import create_admin
 from pyconnect.kafka.group_member import ConnectGroupMember
 from pyconnect.kafka.topics import kafka_cluster_id
 from pyconnect.metrics.connect import ConnectMetrics
-from pyconnect.metrics.process import EventLoopLag, event_loop_samples, process_samples
+from pyconnect.metrics.process import (
+    EventLoopLag,
+    PluginThreads,
+    event_loop_samples,
+    plugin_call_samples,
+    process_samples,
+)
 from pyconnect.metrics.prometheus import PrometheusExposition
 from pyconnect.metrics.registry import MetricsHub
 from pyconnect.mirror_status.core import MIRROR_DOMAIN, Progress, progress_from_readings
@@ -100,6 +106,10 @@ class WorkerMetricsEndpoint:
             if registry.domain == MIRROR_DOMAIN
             for reading in registry.read(now)
         )
+
+    def watch_plugin_calls(self, calls: PluginThreads) -> None:
+        """Serve the plugin-thread series of the worker's ``PluginCalls`` (beyond Java)."""
+        self.exposition.add_collector(lambda: plugin_call_samples(calls))
 
     def start(self) -> None:
         self.event_loop_lag.start()
@@ -262,6 +272,7 @@ class DistributedRuntime:
                 metrics=self.metrics.hub,
             )
             herder = await self._member.start()
+            self.metrics.watch_plugin_calls(herder.worker.plugin_calls)
             self.rest.attach(herder)
             log.info(
                 "Worker %s started (Kafka cluster %s, group %s)",
@@ -330,6 +341,7 @@ class StandaloneRuntime:
             )
             self.herder = standalone_herder(self.config, worker=worker, kafka_cluster_id=cluster_id)
             await self.herder.start()
+            self.metrics.watch_plugin_calls(worker.plugin_calls)
             self.rest.attach(self.herder)
             log.info("Standalone worker %s started (Kafka cluster %s)", worker_id, cluster_id)
         except BaseException:

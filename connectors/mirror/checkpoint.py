@@ -226,17 +226,18 @@ class MirrorCheckpointConnector(ScheduledConnector):
         )
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        """Runs on a plugin thread: reads one snapshot of the groups the loop's discovery replaces."""
         config = self._config
+        known = self.known_groups
         if config is None or not config.enabled or config.emit_checkpoints_interval_s is None:
             return []
-        if self.known_groups is None:
+        if known is None:
             raise RetriableError("Timeout while loading consumer groups.")
-        if not self.known_groups:
+        if not known:
             return []
-        count = min(max_tasks, len(self.known_groups))
+        count = min(max_tasks, len(known))
         return [
-            config.task_config(chunk, index)
-            for index, chunk in enumerate(group_partitions(self.known_groups, count))
+            config.task_config(chunk, index) for index, chunk in enumerate(group_partitions(known, count))
         ]
 
     @property

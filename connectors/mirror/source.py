@@ -245,11 +245,13 @@ class MirrorSourceConnector(ScheduledConnector):
         )
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        if self._config is None or not self._config.enabled or not self.known_source_partitions:
+        """Runs on a plugin thread: reads one snapshot of the partitions the loop's discovery replaces."""
+        known = self.known_source_partitions
+        if self._config is None or not self._config.enabled or not known:
             return []
-        count = min(max_tasks, len(self.known_source_partitions))
+        count = min(max_tasks, len(known))
         by_task: list[list[TopicPartition]] = [[] for _ in range(count)]
-        for i, partition in enumerate(self.known_source_partitions):
+        for i, partition in enumerate(known):
             by_task[i % count].append(partition)
         return [
             self._config.task_config([str(tp) for tp in assigned], index)

@@ -2,18 +2,28 @@
 
 Calling contract (what the runtime guarantees and expects):
 
-* All methods run on the worker's event loop thread; the runtime never calls two methods of one
-  connector instance concurrently. Order: ``initialize`` -> ``start`` -> ``task_configs``\\* ->
-  ``stop``; ``config``, ``validate``, ``version``, ``exactly_once_support``,
-  ``can_define_transaction_boundaries`` and ``alter_offsets`` may also be called on a fresh instance
-  that is never started (REST validation and offset alteration, as in Java).
-* ``start`` and ``stop`` may be plain methods or coroutines (``async def``); the runtime awaits the
-  result when it is awaitable (:func:`maybe_await`). A plain ``start``/``stop`` must not block: a
-  connector that needs I/O makes them ``async``. Long-running work belongs in tasks the connector
-  owns, created in ``start`` and cancelled and awaited in ``stop``.
-* ``task_configs``, ``config``, ``validate`` and the KIP-618/KIP-875 hooks are plain, quick and
-  side-effect free. A connector whose task set changes (e.g. after discovering partitions) calls
-  ``context.request_task_reconfiguration()``; the runtime then calls ``task_configs`` again.
+* The runtime never calls two methods of one connector instance concurrently. Order: ``initialize``
+  -> ``start`` -> ``task_configs``\\* -> ``stop``; ``config``, ``validate``, ``version``,
+  ``exactly_once_support``, ``can_define_transaction_boundaries`` and ``alter_offsets`` may also be
+  called on a fresh instance that is never started (REST validation and offset alteration, as in Java).
+* ``start``, ``stop``, ``task_configs``, ``config``, ``validate`` and ``alter_offsets`` may be plain
+  methods or coroutines (``async def``). A coroutine runs on the worker's event loop and must never
+  block it. A plain method runs on one of the worker's plugin threads
+  (:mod:`pyconnect.worker.plugin_calls`), so it may block (Java's contract) but must be thread-safe
+  with respect to the connector's own coroutines: it reads state they replace, it does not iterate
+  state they mutate. A connector that needs the loop (aiokafka clients) makes those methods ``async``.
+  Long-running work belongs in tasks the connector owns, created in ``start`` and cancelled and
+  awaited in ``stop``.
+* Bounds: ``stop`` 5 s and ``task_configs`` 5 s (an overrun is abandoned: the thread runs on, a WARN
+  names it; a ``task_configs`` overrun fails the connector); ``config`` + ``validate`` + ``alter_offsets``
+  within the REST request timeout (90 s); ``start`` has none: the herder waits at most a second
+  for it, then it goes on in the background.
+* ``version`` runs on a plugin thread once per start, within 1 s (its answer is kept for the status
+  reports; an overrun reports no version); plugin discovery also asks it once per class at worker
+  start. ``initialize`` and ``task_class`` run on the loop: they must be quick and never block.
+  A connector whose task set changes (e.g. after discovering partitions) calls
+  ``context.request_task_reconfiguration()`` (from any thread); the runtime then calls ``task_configs``
+  again.
 * An exception from ``start`` fails the connector; from a background task, report it with
   ``context.raise_error(exc)``.
 """
@@ -32,14 +42,17 @@ T = TypeVar("T")
 
 
 async def maybe_await(result: T | Awaitable[T]) -> T:
-    """``result``, awaited first if it is awaitable: how the runtime calls ``start``/``stop``."""
+    """``result``, awaited first if it is awaitable: for code that calls a plugin method that may be
+    plain or a coroutine (the runtime itself calls plugin methods through
+    :mod:`pyconnect.worker.plugin_calls`)."""
     if inspect.isawaitable(result):
         return await result
     return result
 
 
 class ConnectorContext(Protocol):
-    """What a connector may ask of the runtime. Both methods are non-blocking and thread-safe."""
+    """What a connector may ask of the runtime. Both methods are non-blocking and may be called from
+    any thread (a plain method runs on a plugin thread)."""
 
     def request_task_reconfiguration(self) -> None:
         """Ask the runtime to call ``task_configs`` again and publish the result if it changed."""

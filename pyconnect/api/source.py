@@ -1,6 +1,13 @@
 """Source tasks and their records (``org.apache.kafka.connect.source``).
 
-Calling contract for :class:`SourceTask` (all calls on the worker's event loop):
+Calling contract for :class:`SourceTask`: ``start``, ``poll``, ``commit``, ``commit_record`` and
+``stop`` may be coroutines (run on the worker's event loop; they must never block it, and cost no
+thread hop) or plain methods (run on one of the worker's plugin threads, :mod:`pyconnect.worker.plugin_calls`:
+they may block as a Java task's do; a plain ``poll`` costs one thread hop per batch, the
+``commit_record`` calls of one batch share one). A plain ``stop`` may run while a plain ``poll`` still
+blocks on another thread, as in Java. ``version`` runs on a plugin thread once per start (1 s bound,
+kept for the status reports). ``initialize`` and ``commit_record_batch`` run on the loop and must be
+quick.
 
 * ``initialize(context)`` then ``await start(props)``, then a loop of ``await poll()``. ``poll`` may
   wait for data, but should return within about a second so pause/stop stay responsive; ``None`` or
@@ -8,7 +15,8 @@ Calling contract for :class:`SourceTask` (all calls on the worker's event loop):
   the same and the loop polls again; any other exception fails the task.
 * To stop, the runtime calls ``await stop()`` and then cancels a ``poll`` still pending. ``poll``
   must therefore be cancellation-safe: it must not advance its own position before it returns the
-  records (a cancelled poll's records are never sent). ``stop`` must not block.
+  records (a cancelled poll's records are never sent). ``stop`` is bounded by
+  ``task.shutdown.graceful.timeout.ms``.
 * ``commit_record(record, metadata)`` runs after each record is acknowledged by Kafka (``metadata``
   ``None`` if it was filtered or dropped); ``commit()`` after each offset flush. Both may run while
   ``poll`` is pending; exceptions from them are logged and ignored.

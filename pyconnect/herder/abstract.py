@@ -3,22 +3,31 @@
 Plugin listing and config validation (create/update 400s, ``/config/validate``), config-provider
 resolution, performing a KIP-875 offset modification, the KIP-558 topic-tracking switches and the
 logger reads. Subclasses provide ``config`` (the worker config), ``worker`` and ``status_store``.
+
+A connector's ``config`` and ``validate`` are plugin code: they run through the worker's
+:class:`~pyconnect.worker.plugin_calls.PluginCalls` (a plain method on a plugin thread) within one
+bound of ``validation_timeout_s`` for the whole validation (Java's REST request timeout, 90 s). An
+overrun answers 500 with Java's staged message (``Request timed out. The worker is currently
+performing multi-property validation for the connector, which began at ...``); the abandoned call goes
+on on its thread, as Java's validation goes on in the background.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from pyconnect.config.connector_name import address_problem
 from pyconnect.config.definition import ConfigValue
 from pyconnect.config.info import config_infos
 from pyconnect.errors import BadRequestError, ConnectError, DataError, ForbiddenError, NotFoundError
+from pyconnect.herder.health import Stage
 from pyconnect.herder.loggers import LOGGERS
 from pyconnect.protocol.javahash import default_hash_order, hash_order, java_string_hash
 from pyconnect.transforms.config import enrich, validate_enriched
-from pyconnect.worker.maybe_await import maybe_await
+from pyconnect.worker.plugin_calls import PluginCallsClosed, PluginCallTimeout
 from pyconnect.worker.plugins import PluginType
 
 log = logging.getLogger(__name__)
@@ -26,10 +35,19 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 CONNECTOR_VERSION_KEY = "connector.plugin.version"
+VALIDATION_TIMEOUT_S = 90.0
+"""Java's REST request timeout, within which a connector's ``config`` and ``validate`` must return."""
+CONFIG_STAGE = "retrieving the configuration definition from the connector"
+VALIDATE_STAGE = "performing multi-property validation for the connector"
 
 
 class _InvalidConnectorRequest(ConnectError):
     """A connector config without ``connector.class`` (worded per REST path by the caller)."""
+
+
+class ValidationTimedOut(ConnectError):
+    """A connector's ``config`` or ``validate`` did not answer: it overran the validation bound (500,
+    Java's wording), or the worker shut down meanwhile."""
 
 
 def _normalized_plugin(name: str) -> str:
@@ -43,6 +61,7 @@ class AbstractHerder:
     config: Any
     worker: Any
     status_store: Any
+    validation_timeout_s: float = VALIDATION_TIMEOUT_S
 
     def _resolved(self, config: Mapping[str, str | None]) -> dict[str, str]:
         raw = {k: v for k, v in config.items() if v is not None}
@@ -53,14 +72,14 @@ class AbstractHerder:
 
         return {k: v for k, v in ConfigTransformer(providers).transform(raw).data.items() if v is not None}
 
-    def _validate(self, name: str, config: Mapping[str, str]) -> None:
+    async def _validate(self, name: str, config: Mapping[str, str]) -> None:
         """Java's create/update validation (``validateConnectorConfig``), then our name rule.
 
         Names Java's ConfigDef rejects (empty, control characters) fail the validation with Java's
         message; names Java accepts but no URL can address (pyconnect.config.connector_name
         ``address_problem``) are refused here.
         """
-        self._check_connector_config(config)
+        await self._check_connector_config(config)
         problem = address_problem(name)
         if problem is not None:
             raise BadRequestError(problem)
@@ -76,7 +95,21 @@ class AbstractHerder:
                 key["default_value"] = version
         return keys
 
-    def _config_infos(self, config: Mapping[str, str | None]) -> dict[str, Any]:
+    async def _plugin_call(
+        self, owner: str, method: str, fn: Callable[..., Any], *args: Any, stage: str, deadline: float
+    ) -> Any:
+        """One validation call of plugin code within what is left of the validation bound."""
+        started_ms = int(time.time() * 1000)
+        try:
+            return await self.worker.plugin_calls.call(
+                owner, method, fn, *args, timeout=max(0.0, deadline - time.monotonic())
+            )
+        except PluginCallTimeout:
+            raise ValidationTimedOut(f"Request timed out. {Stage(stage, started_ms).summarize()}") from None
+        except PluginCallsClosed:
+            raise ValidationTimedOut("Request interrupted: the worker is shutting down") from None
+
+    async def _config_infos(self, config: Mapping[str, str | None]) -> dict[str, Any]:
         """``AbstractHerder.validateConnectorConfig``: framework keys (enriched with the per-alias
         ``transforms.*``/``predicates.*`` keys, pyconnect.transforms.config), then the connector's own.
 
@@ -89,17 +122,23 @@ class AbstractHerder:
             order = hash_order(list(config), java_string_hash, int(len(config) / 0.75 + 1))
             rendered = ", ".join(f"{k}={config[k]}" for k in order)
             raise _InvalidConnectorRequest(f"Connector config {{{rendered}}} contains no connector type")
+        deadline = time.monotonic() + self.validation_timeout_s
+        owner = str(config.get("name") or connector_class)
         plugins = self.worker.plugins
         connector = plugins.resolve_connector(connector_class)()
         kind = PluginType(plugins.connector_type(connector_class))
         nulls = [k for k, v in config.items() if v is None]
         present = {k: v for k, v in config.items() if v is not None}
         framework = enrich(plugins, plugins.connector_config_def(kind), present)
-        own = connector.config()
+        own = await self._plugin_call(
+            owner, "config", connector.config, stage=CONFIG_STAGE, deadline=deadline
+        )
         framework_values = validate_enriched(plugins, framework, present)
         if kind == PluginType.SOURCE:
             self._validate_source_connector(connector, present, framework_values)
-        own_values = connector.validate(present)
+        own_values = await self._plugin_call(
+            owner, "validate", connector.validate, present, stage=VALIDATE_STAGE, deadline=deadline
+        )
         for key in nulls:
             target = framework_values.get(key) or own_values.get(key)
             if target is None:
@@ -127,10 +166,12 @@ class AbstractHerder:
         """Java's ``validateSourceConnectorConfig`` extras: none here; the distributed herder adds the
         exactly-once preflight checks."""
 
-    def _check_connector_config(self, config: Mapping[str, str | None]) -> None:
+    async def _check_connector_config(self, config: Mapping[str, str | None]) -> None:
         """Create/update: Java's 400 listing every validation error."""
         try:
-            infos = self._config_infos(config)
+            infos = await self._config_infos(config)
+        except ValidationTimedOut:
+            raise
         except _InvalidConnectorRequest as exc:
             raise BadRequestError(str(exc)) from None
         except ConnectError as exc:
@@ -145,7 +186,9 @@ class AbstractHerder:
             "`/connector-plugins/{connectorType}/config/validate`"
         )
 
-    def validate_connector_config(self, plugin: str, config: Mapping[str, str | None]) -> dict[str, Any]:
+    async def validate_connector_config(
+        self, plugin: str, config: Mapping[str, str | None]
+    ) -> dict[str, Any]:
         """``PUT /connector-plugins/{plugin}/config/validate``: ConfigInfos, errors included (200).
 
         Java words a missing or unknown class as a wrapped ``BadRequestException`` and answers 500;
@@ -155,7 +198,9 @@ class AbstractHerder:
         if included is not None and not _normalized_plugin(included).endswith(_normalized_plugin(plugin)):
             raise BadRequestError(f"Included connector type {included} does not match request type {plugin}")
         try:
-            return self._config_infos(config)
+            return await self._config_infos(config)
+        except ValidationTimedOut:
+            raise
         except ConnectError as exc:
             raise BadRequestError(
                 f"org.apache.kafka.connect.runtime.rest.errors.BadRequestException: {exc}"
@@ -186,7 +231,16 @@ class AbstractHerder:
         handled = False
         if alter is not None:
             try:
-                handled = bool(await maybe_await(alter(self._resolved(config), list(pairs))))
+                handled = bool(
+                    await self.worker.plugin_calls.call(
+                        name,
+                        "alter_offsets",
+                        alter,
+                        self._resolved(config),
+                        list(pairs),
+                        timeout=self.validation_timeout_s,
+                    )
+                )
             except ConnectError:
                 raise
             except Exception as exc:

@@ -637,7 +637,16 @@ class HerderCore:
     def task_configs_generated(
         self, name: str, configs: Sequence[Mapping[str, str]], snapshot: ClusterConfigState, now: float
     ) -> list[Effect]:
-        """The connector's task configs: write (leader) or publish (follower) them if they changed."""
+        """The connector's task configs: write (leader) or publish (follower) them if they changed.
+
+        ``snapshot`` is read after the connector answered (its ``task_configs`` runs off the loop): a
+        connector whose target state is no longer STARTED (a stop read meanwhile) has them dropped, as
+        Java never generates task configs for it and refuses non-empty ones for a STOPPED connector."""
+        target = snapshot.target_state(name)
+        if target != TargetState.STARTED:
+            log.info("Skipping reconfiguration of connector %s since its target state is %s", name, target)
+            self._reconfigure_backoff.reset(name)
+            return []
         raw = snapshot.connector_config(name) or {}
         wanted = reverse_transform([dict(c) for c in configs], raw)
         current = snapshot.all_task_configs(name) if name not in snapshot.inconsistent_connectors else None

@@ -217,8 +217,12 @@ class RemoveConnectorConfig:
 
 @dataclass(frozen=True, slots=True)
 class WriteTargetState:
+    """Write ``target`` (acknowledged by the broker); ``read_back``: then read the config topic to its
+    end, so the next request sees it (Java's ``stopConnector``; a warning when that times out)."""
+
     connector: str
     target: TargetState
+    read_back: bool = False
 
 
 @dataclass(frozen=True, slots=True)

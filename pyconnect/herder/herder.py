@@ -411,10 +411,13 @@ class Herder(AbstractHerder):
             case fx.Sleep(seconds=seconds):
                 await asyncio.sleep(seconds)
             case fx.StartConnector(connector=name, config=config, target=target):
-                ok = await self.worker.start_connector(
-                    name, self._resolved(config), target, self._request_reconfiguration
+                await self.worker.start_connector(
+                    name,
+                    self._resolved(config),
+                    target,
+                    self._request_reconfiguration,
+                    on_started=lambda ok, state, name=name: self._connector_started(name, ok, state),
                 )
-                core.connector_started(name, ok, target, self._clock())
             case fx.StopConnector(connector=name):
                 await self.worker.stop_connector(name)
             case fx.SetTargetState(connector=name, target=target):
@@ -439,7 +442,7 @@ class Herder(AbstractHerder):
                 self.status_store.delete_topic(name, topic)
             case fx.GenerateTaskConfigs(connector=name, max_tasks=max_tasks):
                 try:
-                    configs = self.worker.connector_task_configs(name, max_tasks)
+                    configs = await self.worker.connector_task_configs(name, max_tasks)
                 except Exception as exc:
                     core.reconfiguration_failed(name, exc, self._clock())
                     return
@@ -465,6 +468,12 @@ class Herder(AbstractHerder):
                 self._configure_in_background()
             case fx.RunRequests():
                 await self._run_requests()
+
+    def _connector_started(self, name: str, ok: bool, state: TargetState | None) -> None:
+        """A connector's start ended (maybe in the background, after the step that began it), in
+        target state ``state`` (a pause, resume or stop that came meanwhile is applied by then)."""
+        self.core.connector_started(name, ok, state or TargetState.STARTED, self._clock())
+        self._wake()
 
     def _request_reconfiguration(self, name: str) -> None:
         self.core.reconfiguration_requested(name, self._clock())
@@ -642,15 +651,18 @@ class Herder(AbstractHerder):
         for effect in effects:
             match effect:
                 case fx.ValidateConnectorConfig(connector=name, config=config):
-                    self._validate(name, config)
+                    await self._validate(name, config)
                 case fx.WriteConnectorConfig(connector=name, config=config, initial_state=state):
                     await self._write(self.config_store.put_connector_config(name, dict(config), state))
                 case fx.RemoveConnectorConfig(connector=name):
                     await self._write(self.config_store.remove_connector_config(name))
                 case fx.WriteTaskConfigs(connector=name, configs=configs):
                     await self._write(self.config_store.put_task_configs(name, [dict(c) for c in configs]))
-                case fx.WriteTargetState(connector=name, target=target):
-                    await self._write(self.config_store.put_target_state(name, target))
+                case fx.WriteTargetState(connector=name, target=target, read_back=read_back):
+                    timeout = self.core.settings.sync_timeout_s if read_back else None
+                    await self._write(
+                        self.config_store.put_target_state(name, target, read_back_timeout=timeout)
+                    )
                 case fx.WriteRestartRequest(request=request):
                     await self._write(self.config_store.put_restart_request(request))
                 case fx.ModifyConnectorOffsets(connector=name, config=config, offsets=offsets):
@@ -781,7 +793,7 @@ class Herder(AbstractHerder):
         allow_replace: bool,
         initial_state: TargetState | None = None,
     ) -> tuple[bool, ConnectorInfo]:
-        self._validate(name, config)
+        await self._validate(name, config)
         created = await self._submit(rq.PutConnectorConfig(name, dict(config), allow_replace, initial_state))
         return bool(created), await self.connector_info(name)
 
@@ -791,7 +803,15 @@ class Herder(AbstractHerder):
             raise BadRequestError(
                 f"Connector name configuration ({patch['name']}) doesn't match connector name in the URL ({name})"
             )
-        await self._submit(rq.PatchConnectorConfig(name, dict(patch)))
+        current = self.config_store.snapshot().connector_configs.get(name)
+        validated = None
+        if current is not None:
+            # Validated here, so that a connector whose validate blocks holds up this request, not the
+            # herder's loop (which validates again only if the stored config moved meanwhile).
+            stored = {k: v for k, v in current.items() if v is not None}
+            validated = rq.patched(stored, patch)
+            await self._validate(name, validated)
+        await self._submit(rq.PatchConnectorConfig(name, dict(patch), validated))
         return await self.connector_info(name)
 
     async def delete_connector(self, name: str) -> None:

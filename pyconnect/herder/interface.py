@@ -103,7 +103,9 @@ class HerderApi(Protocol):
         """``GET /connector-plugins/{p}/config``: ConfigKeyInfo list; ``NotFoundError`` if unknown."""
         ...
 
-    def validate_connector_config(self, plugin: str, config: Mapping[str, str | None]) -> dict[str, Any]:
+    async def validate_connector_config(
+        self, plugin: str, config: Mapping[str, str | None]
+    ) -> dict[str, Any]:
         """ConfigInfos JSON (200 even with errors); ``BadRequestError`` on class mismatch / no class."""
         ...
 

@@ -67,10 +67,14 @@ class PutConnectorConfig:
 
 @dataclass(frozen=True, slots=True)
 class PatchConnectorConfig:
-    """KIP-477: merge ``patch`` into the stored config (``None`` removes a key), validate, write."""
+    """KIP-477: merge ``patch`` into the stored config (``None`` removes a key), validate, write.
+
+    ``validated``: the merge the caller already validated (off the herder's loop); when the stored
+    config has not moved since, the merge equals it and is not validated a second time."""
 
     name: str
     patch: Mapping[str, str | None]
+    validated: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +84,7 @@ class DeleteConnector:
 
 @dataclass(frozen=True, slots=True)
 class StopConnector:
-    """KIP-875: empty task configs, then the STOPPED target state."""
+    """KIP-875: empty task configs, then the STOPPED target state, read back before the next request."""
 
     name: str
 
@@ -191,19 +195,11 @@ def request_effects(
             if exists and not replace:
                 raise AlreadyExistsError(f"Connector {name} already exists")
             return [WriteConnectorConfig(name, dict(config), None if exists else state), Reply(not exists)]
-        case PatchConnectorConfig(name=name, patch=patch):
+        case PatchConnectorConfig(name=name, patch=patch, validated=validated):
             core.require_leader()
-            merged = dict(known_config(snapshot, name))
-            for key, value in patch.items():
-                if value is None:
-                    merged.pop(key, None)
-                else:
-                    merged[key] = value
-            return [
-                ValidateConnectorConfig(name, merged),
-                WriteConnectorConfig(name, merged, None),
-                Reply(None),
-            ]
+            merged = patched(known_config(snapshot, name), patch)
+            validation: list[Effect] = [] if merged == validated else [ValidateConnectorConfig(name, merged)]
+            return [*validation, WriteConnectorConfig(name, merged, None), Reply(None)]
         case DeleteConnector(name=name):
             core.require_leader()
             known_config(snapshot, name)
@@ -211,7 +207,8 @@ def request_effects(
         case StopConnector(name=name):
             core.require_leader()
             known_config(snapshot, name, "Unknown connector {}")
-            return [WriteTaskConfigs(name, ()), WriteTargetState(name, TargetState.STOPPED), Reply(None)]
+            stopped = WriteTargetState(name, TargetState.STOPPED, read_back=True)
+            return [WriteTaskConfigs(name, ()), stopped, Reply(None)]
         case RestartConnector(name=name, include_tasks=include_tasks, only_failed=only_failed):
             known_config(snapshot, name, "Unknown connector: {}")
             if not include_tasks and not only_failed:
@@ -242,6 +239,11 @@ def request_effects(
         case PutTaskConfigs(name=name, configs=configs):
             core.require_leader()
             known_config(snapshot, name)
+            if configs and snapshot.target_state(name) == TargetState.STOPPED:
+                # Java's writeTaskConfigs: a follower's configs generated before it read the stop.
+                raise BadRequestError(
+                    f"Cannot submit non-empty set of task configs for stopped connector {name}"
+                )
             return [WriteTaskConfigs(name, tuple(dict(c) for c in configs)), Reply(None)]
         case FenceZombies(name=name):
             core.require_leader()
@@ -263,6 +265,17 @@ def request_effects(
                 return [FenceZombiesEffect(name, sources_only=False)]
             return [ModifyConnectorOffsets(name, config, offsets)]
     raise ConnectError(f"Unknown request {request!r}")
+
+
+def patched(config: Mapping[str, str], patch: Mapping[str, str | None]) -> dict[str, str]:
+    """KIP-477: ``config`` with ``patch`` merged in (a ``None`` value removes the key)."""
+    merged = dict(config)
+    for key, value in patch.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = value
+    return merged
 
 
 def known_config(

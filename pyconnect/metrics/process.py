@@ -14,6 +14,11 @@
 last lag measured) and keeps the largest lag since the previous scrape
 (``python_eventloop_lag_max_seconds``). ``start``/``stop`` are idempotent; the sampling task belongs to
 the object and ``stop`` cancels and awaits it.
+
+:func:`plugin_call_samples` (beyond Java) reports the worker's plugin threads
+(pyconnect.worker.plugin_calls): ``pyconnect_plugin_threads`` (live), ``pyconnect_plugin_threads_abandoned``
+(still running a call whose caller gave up: a plugin method that blocked past its bound) and
+``pyconnect_plugin_calls_abandoned_total``.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import os
 import platform
 import resource
 from collections.abc import Callable
+from typing import Protocol
 
 from pyconnect.event_loop import loop_name, loop_version
 from pyconnect.metrics.prometheus import COUNTER, GAUGE, Sample
@@ -46,6 +52,39 @@ def _boot_time() -> float | None:
     except OSError:
         return None
     return None
+
+
+class PluginThreads(Protocol):
+    """What :func:`plugin_call_samples` reads (a ``PluginCalls``)."""
+
+    @property
+    def threads(self) -> int: ...
+
+    @property
+    def abandoned(self) -> int: ...
+
+    abandoned_total: int
+
+
+def plugin_call_samples(calls: PluginThreads) -> list[Sample]:
+    """The plugin-thread series of one worker; see the module docstring."""
+    return [
+        Sample("pyconnect_plugin_threads", (), float(calls.threads), GAUGE, "Live plugin threads."),
+        Sample(
+            "pyconnect_plugin_threads_abandoned",
+            (),
+            float(calls.abandoned),
+            GAUGE,
+            "Plugin threads still running a call abandoned past its bound.",
+        ),
+        Sample(
+            "pyconnect_plugin_calls_abandoned_total",
+            (),
+            float(calls.abandoned_total),
+            COUNTER,
+            "Plugin calls abandoned past their bound or at shutdown.",
+        ),
+    ]
 
 
 def process_samples(proc: str = _PROC) -> list[Sample]:

@@ -527,6 +527,10 @@ class PrometheusExposition:
         self._exporter = JmxExporter(RULE_SETS[rules] if isinstance(rules, str) else rules)
         self._collectors = list(collectors)
 
+    def add_collector(self, collect: Collector) -> None:
+        """Serve ``collect``'s samples too, after the collectors given so far."""
+        self._collectors.append(collect)
+
     def samples(self) -> list[Sample]:
         samples = self._exporter.samples(self.hub.read())
         for collect in self._collectors:

@@ -455,7 +455,7 @@ async def connector_plugin_config(request: web.Request) -> web.Response:
 async def validate_connector_config(request: web.Request) -> web.Response:
     config = nullable_string_map(await json_body(request), "connector config")
     herder = request.app[HERDER].get()
-    return json_response(herder.validate_connector_config(request.match_info["plugin"], config))
+    return json_response(await herder.validate_connector_config(request.match_info["plugin"], config))
 
 
 @routes.patch("/connectors/{connector}/config")

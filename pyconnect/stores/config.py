@@ -317,9 +317,23 @@ class ConfigStore:
             log.error("%s: %s", failure, exc)
             raise ConnectError(failure) from exc
 
-    async def put_target_state(self, connector: str, state: TargetState) -> None:
-        """Any worker may write a target state; waits for the broker's ack only (≤ 30 s)."""
+    async def put_target_state(
+        self, connector: str, state: TargetState, *, read_back_timeout: float | None = None
+    ) -> None:
+        """Any worker may write a target state; waits for the broker's ack only (≤ 30 s). With
+        ``read_back_timeout``, then reads the topic to its end within it (Java's ``stopConnector``), so
+        the snapshot shows the new state; a timeout there is logged, not raised, as in Java."""
         await self._plain_write(TargetStateRecord(connector, state), "Error writing target state to Kafka")
+        if read_back_timeout is None:
+            return
+        try:
+            await self.refresh(read_back_timeout)
+        except TimeoutError:
+            log.warning(
+                "Failed to read to end of config topic after writing the %s target state for connector %s",
+                state.value,
+                connector,
+            )
 
     async def put_logger_level(self, namespace: str, level: str) -> None:
         """``logger-cluster-<namespace>`` (KIP-976); waits for the broker's ack only (≤ 30 s)."""

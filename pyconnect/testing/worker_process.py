@@ -5,6 +5,8 @@ constructor, ``rest``, ``wait_ready``, ``stop``, ``kill``), so a test can run a 
 mixed one. The process is owned by PID and tagged by its unique ``worker.properties`` path;
 ``kill()`` is kill -9, ``stop()`` SIGTERM (the worker commits offsets and leaves the group) with
 SIGKILL after a bound. ``start()`` after a stop or kill restarts it on the same port and topics.
+``python_path`` entries go before the inherited ``PYTHONPATH`` of the worker process (a directory
+holding a ``*.dist-info`` with entry points registers extra plugins, as an installed distribution does).
 ``event_loop`` (``uvloop`` or ``asyncio``) becomes ``--event-loop``; without it the worker runs on what
 ``PYCONNECT_EVENT_LOOP`` in this process's environment says, else uvloop (see pyconnect.event_loop).
 ``log_format`` becomes ``--log-format`` (pyconnect.log_context).
@@ -12,7 +14,9 @@ SIGKILL after a bound. ``start()`` after a stop or kill restarts it on the same 
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pyconnect.testing.connect_worker import ConnectWorkerProcess
@@ -23,6 +27,7 @@ from pyconnect.testing.java_process import JavaProcess
 class PyconnectWorker(ConnectWorkerProcess):
     event_loop: str | None = None
     log_format: str | None = None
+    python_path: Sequence[str] = ()
 
     label = "pyconnect worker"
 
@@ -38,4 +43,11 @@ class PyconnectWorker(ConnectWorkerProcess):
             str(self.config_file),
             die_with_parent=self.die_with_parent,
             tag_in_command=True,
+            env=self._env(),
         )
+
+    def _env(self) -> dict[str, str] | None:
+        if not self.python_path:
+            return None
+        inherited = os.environ.get("PYTHONPATH")
+        return {"PYTHONPATH": os.pathsep.join([*self.python_path, *([inherited] if inherited else [])])}

@@ -53,6 +53,17 @@ Contract:
   commits (the producer fence is the guard). A failed commit fails the task; a failed task abandons its
   open transaction. ``commit_record`` hooks of sent records and ``task.commit()`` run after the
   transaction commits.
+- The plugin's ``start``/``poll``/``commit``/``commit_record``/``stop`` go through
+  :class:`~pyconnect.worker.plugin_calls.PluginCalls`: coroutine methods run on the loop as they are
+  (no thread hop), plain ones on a plugin thread, so a task that blocks never blocks the loop. A plain
+  ``poll`` costs one thread hop per batch; the ``commit_record`` calls of one batch share one hop.
+  ``stop()`` is bounded by ``stop_timeout_s`` (an overrun is abandoned and logged). A plain ``poll``
+  still running when the task stops is left to return on its thread (its records are dropped, never
+  sent), as a Java task's ``stop`` runs while its ``poll`` may still block.
+- Converters: the runtime's own (``pyconnect.*`` classes: quick, never blocking) convert a batch on
+  the loop; when any of the task's converters comes from elsewhere (a plugin that may block, e.g. on a
+  schema registry), each batch is converted on a plugin thread (one hop per batch, no bound, as
+  ``poll``). Record-by-record conversion under ``errors.tolerance=all`` stays on the loop.
 - ``stop()`` asks the loop to end (a blocking ``poll`` is cancelled); ``wait_stopped(timeout)``
   waits for a clean end and otherwise cancels the loop: then no UNASSIGNED is reported and the final
   commit may be skipped, as in Java; the same when ``wait_stopped`` itself is cancelled. Either way
@@ -68,7 +79,7 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from pyconnect.api.source import (
@@ -90,6 +101,7 @@ from pyconnect.protocol.internal_records import State, TargetState
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.transforms.chain import TransformationChain
 from pyconnect.worker.failure_trace import failure_trace
+from pyconnect.worker.plugin_calls import PluginCalls, PluginCallTimeout, is_coroutine_method
 from pyconnect.worker.status import StatusReporter
 from pyconnect.worker.submitted_records import SubmittedRecord, SubmittedRecords, partition_key
 
@@ -139,9 +151,20 @@ class WorkerSourceTask:
         transaction_context: TransactionContext | None = None,
         preflight: Callable[[], Awaitable[None]] | None = None,
         postflight: Callable[[], Awaitable[None]] | None = None,
+        calls: PluginCalls | None = None,
+        stop_timeout_s: float = 5.0,
     ) -> None:
         self.id = task_id
         self.task = task
+        self._calls = calls if calls is not None else PluginCalls()
+        self._stop_timeout_s = stop_timeout_s
+        owner = f"{task_id.connector}-{task_id.task}"
+        self._owner = owner
+        self._version_text: str | None = None
+        self._start_plugin = self._calls.bind(owner, "start", task.start)
+        self._poll_plugin = self._calls.bind(owner, "poll", task.poll, routine_cancel=True)
+        self._commit_plugin = self._calls.bind(owner, "commit", task.commit)
+        self._commit_record_async = is_coroutine_method(task.commit_record)
         self._config = dict(task_config)
         self._context = context
         self._producer = producer
@@ -149,6 +172,11 @@ class WorkerSourceTask:
         self._key_converter = key_converter
         self._value_converter = value_converter
         self._header_converter = header_converter
+        self._convert_records = (
+            self._convert_on_loop
+            if all(runtime_converter(c) for c in (key_converter, value_converter, header_converter))
+            else self._calls.bind(owner, "convert", self._convert_batch, routine_cancel=True)
+        )
         self._write_offsets = write_offsets
         self._may_commit = may_commit
         self._refusing = False
@@ -240,6 +268,7 @@ class WorkerSourceTask:
         committer: asyncio.Task[None] | None = None
         started = False
         try:
+            self._version_text = await self._calls.version(self._owner, self.task)
             if await self._wait_while_paused():
                 # Stopped before it began (as Java's WorkerTask: closed, and reported as shut down).
                 await self._finish(started, failed)
@@ -258,7 +287,7 @@ class WorkerSourceTask:
                     return
             self.task.initialize(self._context)
             self._plugin_started = True
-            await self.task.start(self._config)
+            await self._start_plugin(self._config)
             started = True
             self._reporter.report(self.id, State.RUNNING, version=self._version())
             if self._transactions is None:
@@ -334,7 +363,9 @@ class WorkerSourceTask:
             return
         self._plugin_started = False
         try:
-            await self.task.stop()
+            await self._calls.call(self._owner, "stop", self.task.stop, timeout=self._stop_timeout_s)
+        except PluginCallTimeout as exc:
+            log.error("Task %s: %s", self.id, exc)
         except Exception:
             log.exception("Task %s: stop() failed", self.id)
 
@@ -344,10 +375,8 @@ class WorkerSourceTask:
             await closer()
 
     def _version(self) -> str | None:
-        try:
-            return str(self.task.version())
-        except Exception:
-            return None
+        """The task's version, asked once on a plugin thread when it began (never on the loop)."""
+        return self._version_text
 
     async def _wait_while_paused(self) -> bool:
         """Report PAUSED and wait until STARTED again; True when stopping instead."""
@@ -395,7 +424,7 @@ class WorkerSourceTask:
 
     async def _poll(self) -> list[SourceRecord] | None:
         started = time.monotonic()
-        poll = asyncio.ensure_future(self.task.poll())
+        poll = asyncio.ensure_future(self._poll_plugin())
         stopped = asyncio.ensure_future(self._state_changed.wait())
         try:
             await asyncio.wait({poll, stopped}, return_when=asyncio.FIRST_COMPLETED)
@@ -426,7 +455,7 @@ class WorkerSourceTask:
             await self._dispatch_transformed(records, self._transformations)
             return
         try:
-            outgoing = self._convert_batch(records)
+            outgoing = await self._convert_records(records)
         except Exception:
             if not self._tolerate:
                 raise
@@ -469,12 +498,11 @@ class WorkerSourceTask:
             if self._metrics is not None:
                 self._metrics.record_write(len(dropped), len(dropped))
             if self._hooks_commit_record:
-                for record in dropped:
-                    await self._record_dropped(record)
+                await self._records_dropped(dropped)
         if not transformed:
             return
         try:
-            outgoing = self._convert_batch(transformed)
+            outgoing = await self._convert_records(transformed)
         except Exception:
             if not self._tolerate:
                 raise
@@ -482,20 +510,36 @@ class WorkerSourceTask:
             return
         await self._send(outgoing, originals, tracked)
 
-    async def _record_dropped(self, record: SourceRecord) -> None:
-        """``commit_record(record, None)`` now, or with exactly-once once the transaction commits."""
+    async def _records_dropped(self, records: Sequence[SourceRecord]) -> None:
+        """``commit_record(record, None)`` for each, now, or with exactly-once once the transaction
+        commits."""
+        pairs: list[tuple[SourceRecord, RecordMetadata | None]] = [(record, None) for record in records]
         if self._transactions is None:
-            await self._commit_dropped(record)
+            await self._commit_records(pairs)
             return
         self._after_commit.append(
-            lambda: self._hooks.spawn(self._commit_dropped(record), name=f"commit-record-{self.id}")
+            lambda: self._hooks.spawn(self._commit_records(pairs), name=f"commit-record-{self.id}")
         )
 
-    async def _commit_dropped(self, record: SourceRecord) -> None:
-        try:
-            await self.task.commit_record(record, None)
-        except Exception:
-            log.exception("Task %s: commit_record() failed", self.id)
+    async def _commit_records(self, acked: Sequence[tuple[SourceRecord, RecordMetadata | None]]) -> None:
+        """``commit_record`` for each pair, in order; a plain method gets one thread hop for all."""
+        if self._commit_record_async:
+            for record, metadata in acked:
+                try:
+                    await self.task.commit_record(record, metadata)
+                except Exception:
+                    log.exception("Task %s: commit_record() failed", self.id)
+            return
+        await self._calls.call(self._owner, "commit_record", self._commit_records_plain, acked)
+
+    def _commit_records_plain(self, acked: Sequence[tuple[SourceRecord, RecordMetadata | None]]) -> None:
+        """On a plugin thread: a plain ``commit_record`` for each pair."""
+        commit_record: Any = self.task.commit_record
+        for record, metadata in acked:
+            try:
+                commit_record(record, metadata)
+            except Exception:
+                log.exception("Task %s: commit_record() failed", self.id)
 
     async def _dispatch_one_by_one(
         self,
@@ -525,7 +569,7 @@ class WorkerSourceTask:
                 if submitted is not None:
                     submitted[index].ack()
                 if self._hooks_commit_record:
-                    await self._record_dropped(originals[index])
+                    await self._records_dropped([originals[index]])
                 continue
             outgoing.append(out)
             kept.append(originals[index])
@@ -554,6 +598,9 @@ class WorkerSourceTask:
             batch.future.add_done_callback(
                 functools.partial(self._on_batch_done, batch=batch, kept=kept, tracked=tracked)
             )
+
+    async def _convert_on_loop(self, records: list[SourceRecord]) -> list[OutgoingRecord]:
+        return self._convert_batch(records)
 
     def _convert_batch(self, records: list[SourceRecord]) -> list[OutgoingRecord]:
         """Keys and values through ``from_connect_batch``, one call per run of records sharing topic and
@@ -669,13 +716,9 @@ class WorkerSourceTask:
             ]
             self._hooks.spawn(self._commit_record_hooks(acked), name=f"commit-record-{self.id}")
 
-    async def _commit_record_hooks(self, acked: list[tuple[SourceRecord, RecordMetadata]]) -> None:
+    async def _commit_record_hooks(self, acked: Sequence[tuple[SourceRecord, RecordMetadata | None]]) -> None:
         """``commit_record`` for one acknowledged batch, in order, from one task (not one per record)."""
-        for record, metadata in acked:
-            try:
-                await self.task.commit_record(record, metadata)
-            except Exception:
-                log.exception("Task %s: commit_record() failed", self.id)
+        await self._commit_records(acked)
 
     async def _dispatch_in_connector_transactions(
         self, records: list[SourceRecord], context: TransactionContext
@@ -810,13 +853,18 @@ class WorkerSourceTask:
                 return
         self._record_commit(started, True)
         try:
-            await self.task.commit()
+            await self._commit_plugin()
         except Exception:
             log.exception("Task %s: commit() failed", self.id)
 
     def _record_commit(self, started: float, success: bool) -> None:
         if self._task_metrics is not None:
             self._task_metrics.record_commit((time.monotonic() - started) * 1000, success)
+
+
+def runtime_converter(converter: Any) -> bool:
+    """Whether ``converter`` is one of the runtime's own (or absent): converted on the loop."""
+    return converter is None or type(converter).__module__.startswith("pyconnect.")
 
 
 def _batch(converter: Any, topic: str, schema: Any, items: list[Any]) -> list[bytes | None]:

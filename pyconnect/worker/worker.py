@@ -16,6 +16,12 @@ Contract:
   ``interval``, or ``connector``: the task's :class:`~pyconnect.api.source.TransactionContext`).
 - ``stop_tasks`` signals every task first, then waits for them with one shared deadline of
   ``task.shutdown.graceful.timeout.ms``; tasks that miss it are cancelled (spec §6.1).
+- Plugin code is called through the worker's :class:`~pyconnect.worker.plugin_calls.PluginCalls`
+  (``plugin_calls``): a plain plugin method runs on a plugin thread, never on the loop. A connector's
+  ``start`` is awaited for up to ``connector_start_wait_s`` when ``start_connector`` is given an
+  ``on_started`` callback; a start still running then goes on in the background (Java's connector
+  executor) and ``on_started(ok, state)`` reports its outcome and the target state reached, so one connector that blocks in ``start`` holds
+  up neither the herder nor any other connector. ``stop`` closes the plugin threads' pool last.
 - Metrics (pyconnect.metrics.connect), as Java's Worker keeps them: the worker's counts and startup
   results, and for each connector and task its own groups from its start until it has stopped (a
   connector's task counts while the worker runs any of its tasks). A connector's or task's state
@@ -67,12 +73,17 @@ from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.transforms.chain import TransformationChain
 from pyconnect.transforms.config import transformation_chain
 from pyconnect.worker.failure_trace import failure_trace
+from pyconnect.worker.plugin_calls import PluginCalls
 from pyconnect.worker.plugins import PluginRegistry
 from pyconnect.worker.source_task import WorkerSourceTask
 from pyconnect.worker.status import Item, ObservedReporter, StatusReporter
 from pyconnect.worker.worker_connector import WorkerConnector, java_class_name
 
 log = logging.getLogger(__name__)
+
+
+CONNECTOR_START_WAIT_S = 1.0
+"""How long ``start_connector`` waits for a connector's ``start`` before it goes on in the background."""
 
 
 class ConnectorOffsetReader:
@@ -99,13 +110,26 @@ class ConnectorContextImpl:
         self._on_reconfigure = on_reconfigure
         self.worker_connector: WorkerConnector | None = None
         self.offset_storage_reader = offset_reader
+        self._loop = asyncio.get_running_loop()
+
+    def _on_loop(self, action: Callable[[], None]) -> None:
+        """Run ``action`` on the worker's loop: a plain plugin method calls us from a plugin thread."""
+        try:
+            on_loop = asyncio.get_running_loop() is self._loop
+        except RuntimeError:
+            on_loop = False
+        if on_loop:
+            action()
+        elif not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(action)
 
     def request_task_reconfiguration(self) -> None:
-        self._on_reconfigure(self._name)
+        self._on_loop(lambda: self._on_reconfigure(self._name))
 
     def raise_error(self, exc: BaseException) -> None:
-        if self.worker_connector is not None:
-            self.worker_connector.fail(exc)
+        runner = self.worker_connector
+        if runner is not None:
+            self._on_loop(lambda: runner.fail(exc))
 
 
 class Worker:
@@ -139,6 +163,8 @@ class Worker:
         self._task_metrics: dict[ConnectorTaskId, tuple[TaskMetrics, SourceTaskMetrics, ProducerMetrics]] = {}
         self._connector_metrics: dict[str, ConnectorMetrics] = {}
         self.connector_task_counts = ConnectorTaskCounts(self.metrics, self._task_states)
+        self.plugin_calls = PluginCalls()
+        self.connector_start_wait_s = CONNECTOR_START_WAIT_S
 
     def _task_states(self) -> dict[tuple[str, int], State | None]:
         return {(t.connector, t.task): m.state for t, (m, *_rest) in self._task_metrics.items()}
@@ -156,8 +182,17 @@ class Worker:
         return self.config[key]
 
     async def start_connector(
-        self, name: str, config: Mapping[str, str], target: TargetState, on_reconfigure: Callable[[str], None]
-    ) -> bool:
+        self,
+        name: str,
+        config: Mapping[str, str],
+        target: TargetState,
+        on_reconfigure: Callable[[str], None],
+        on_started: Callable[[bool, TargetState | None], None] | None = None,
+    ) -> bool | None:
+        """Create and start connector ``name``: its outcome (False: FAILED), or None when ``on_started``
+        was given and the start goes on in the background (see the module docstring). ``on_started``
+        is called exactly once unless the connector is stopped first; for a connector that cannot be
+        created, with False before this returns."""
         if name in self.connectors:
             raise RuntimeError(f"connector {name} is already running on this worker")
         context = ConnectorContextImpl(name, on_reconfigure, ConnectorOffsetReader(self.offset_store, name))
@@ -166,7 +201,10 @@ class Worker:
             plugin = self.plugins.resolve_connector(config["connector.class"])()
         except Exception as exc:
             self._observed(lambda state: None, record_startup).report(name, State.FAILED, failure_trace(exc))
+            if on_started is not None:
+                on_started(False, None)
             return False
+        version = await self.plugin_calls.version(name, plugin)
         metrics = self._connector_metrics.pop(name, None)
         if metrics is not None:
             metrics.close()
@@ -175,16 +213,35 @@ class Worker:
             name,
             connector_type=self._connector_type(config["connector.class"]),
             connector_class=self._connector_class_name(config["connector.class"], plugin),
-            version=_version(plugin),
+            version=version,
         )
 
         def on_state(state: State, metrics: ConnectorMetrics = metrics) -> None:
             metrics.state = state
 
-        runner = WorkerConnector(name, plugin, config, context, self._observed(on_state, record_startup))
+        runner = WorkerConnector(
+            name,
+            plugin,
+            config,
+            context,
+            self._observed(on_state, record_startup),
+            calls=self.plugin_calls,
+            version=version,
+        )
         context.worker_connector = runner
         self.connectors[name] = runner
-        return await runner.start(target)
+        if on_started is None:
+            return await runner.start(target)
+        starting = runner.begin(target, on_started)
+        done, _ = await asyncio.wait({starting}, timeout=self.connector_start_wait_s)
+        if done:
+            return starting.result()
+        log.info(
+            "Connector %s is still starting after %g s; it goes on starting in the background",
+            name,
+            self.connector_start_wait_s,
+        )
+        return None
 
     def _connector_class_name(self, name: str, plugin: object) -> str:
         """The class name the plugin is registered under (its Java name), as Java's ``connector-class``."""
@@ -199,8 +256,8 @@ class Worker:
         except Exception:
             return "unknown"
 
-    def connector_task_configs(self, name: str, max_tasks: int) -> list[dict[str, str]]:
-        return self.connectors[name].task_configs(max_tasks)
+    async def connector_task_configs(self, name: str, max_tasks: int) -> list[dict[str, str]]:
+        return await self.connectors[name].task_configs(max_tasks)
 
     async def stop_connector(self, name: str) -> None:
         runner = self.connectors.pop(name, None)
@@ -381,6 +438,8 @@ class Worker:
             transaction_context=transaction_context,
             preflight=prepare,
             postflight=postflight if exactly_once else None,
+            calls=self.plugin_calls,
+            stop_timeout_s=int(self._setting("task.shutdown.graceful.timeout.ms")) / 1000,
         )
         self.tasks[task_id] = runner
         self._task_metrics[task_id] = (task_metrics, source_metrics, producer_metrics)
@@ -438,9 +497,21 @@ class Worker:
         return set(self.tasks)
 
     async def stop(self) -> None:
-        await self.stop_tasks(list(self.tasks))
-        for name in list(self.connectors):
-            await self.stop_connector(name)
+        """Stop every task and connector, then close the plugin threads' pool (abandoned calls keep
+        their daemon threads: they never hold up the process's exit)."""
+        try:
+            await self.stop_tasks(list(self.tasks))
+            for name in list(self.connectors):
+                await self.stop_connector(name)
+        finally:
+            abandoned = self.plugin_calls.abandoned
+            if abandoned:
+                log.warning(
+                    "Worker %s: %d plugin call(s) still blocked at shutdown; their threads are left behind",
+                    self.worker_id,
+                    abandoned,
+                )
+            self.plugin_calls.close()
 
 
 def metrics_hub(config: WorkerConfig) -> MetricsHub:
@@ -467,10 +538,3 @@ def default_metrics(
         version=COMPATIBLE_KAFKA_VERSION,
         commit_id=hashlib.sha256(__version__.encode()).hexdigest()[:16],
     )
-
-
-def _version(plugin: Any) -> str | None:
-    try:
-        return str(plugin.version())
-    except Exception:
-        return None

@@ -6,10 +6,18 @@ Contract:
   (connector stopped, STOPPED). A connector paused or stopped from the start is never started.
 - An exception from the plugin's ``start``/``stop`` leaves the connector FAILED with the traceback
   as trace; it never escapes to the caller. A FAILED connector stays failed until restarted.
+- Plugin methods go through :class:`~pyconnect.worker.plugin_calls.PluginCalls`: a plain
+  ``start``/``stop``/``task_configs`` runs on a plugin thread, so one that blocks never blocks the
+  loop. ``start`` has no bound (as in Java); :meth:`begin` runs it in a task this object owns so that
+  the herder need not wait for it, and ``shutdown`` cancels a start still pending (a plain ``start``
+  keeps its thread until it returns; the plugin's ``stop`` is still called).
 - ``task_configs(max_tasks)`` asks a started connector for its task configs; each gets
-  ``task.class`` added, as Java does.
+  ``task.class`` added, as Java does. It is bounded by ``task_configs_timeout_s``: a connector that
+  overruns is FAILED with a trace naming ``task_configs()`` (Java has no bound: its herder thread
+  would hang there).
 - ``shutdown()`` stops a started connector and reports UNASSIGNED; it is idempotent and bounded by
-  ``stop_timeout_s`` (Java's fixed 5 s graceful connector stop).
+  ``stop_timeout_s`` (Java's fixed 5 s graceful connector stop): a ``stop`` that overruns is
+  abandoned and logged as Java logs an unresponsive connector.
 - Calls come from one task at a time (the herder's); the plugin's own ``raise_error`` may arrive
   from anywhere on the loop.
 """
@@ -18,18 +26,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from pyconnect.concurrency import cancel_and_wait
 from pyconnect.log_context import connector_scope
 from pyconnect.protocol.internal_records import State, TargetState
 from pyconnect.worker.failure_trace import failure_trace
-from pyconnect.worker.maybe_await import maybe_await
+from pyconnect.worker.plugin_calls import PluginCalls, PluginCallTimeout
 from pyconnect.worker.status import StatusReporter
 
 log = logging.getLogger(__name__)
 
 TASK_CLASS_CONFIG = "task.class"
+TASK_CONFIGS_TIMEOUT_S = 5.0
+"""How long a connector's ``task_configs`` may take (the herder's loop waits for it)."""
 
 
 def java_class_name(cls: type) -> str:
@@ -47,6 +58,9 @@ class WorkerConnector:
         reporter: StatusReporter,
         *,
         stop_timeout_s: float = 5.0,
+        calls: PluginCalls | None = None,
+        task_configs_timeout_s: float = TASK_CONFIGS_TIMEOUT_S,
+        version: str | None = None,
     ) -> None:
         self.name = name
         self.connector = connector
@@ -54,10 +68,15 @@ class WorkerConnector:
         self._context = context
         self._reporter = reporter
         self._stop_timeout_s = stop_timeout_s
+        self._calls = calls if calls is not None else PluginCalls()
+        self._task_configs_timeout_s = task_configs_timeout_s
+        self._starting: asyncio.Task[bool] | None = None
+        self._target_after_start: TargetState | None = None
         self._started = False
         self._failed = False
         self._state: TargetState | None = None
         self._shut_down = False
+        self._version = version
 
     @property
     def running(self) -> bool:
@@ -72,10 +91,8 @@ class WorkerConnector:
         return self._state
 
     def version(self) -> str | None:
-        try:
-            return str(self.connector.version())
-        except Exception:
-            return None
+        """The plugin's version as the worker asked it before the start (never called on the loop)."""
+        return self._version
 
     async def start(self, target: TargetState) -> bool:
         """Initialize and move to ``target``; False when the connector failed."""
@@ -88,14 +105,38 @@ class WorkerConnector:
                 return False
             return await self.transition_to(target)
 
+    def begin(
+        self, target: TargetState, on_started: Callable[[bool, TargetState | None], None]
+    ) -> asyncio.Task[bool]:
+        """:meth:`start` in a task owned by this object; ``on_started(ok, state)`` when it ends (not
+        when ``shutdown`` cancelled it). ``state`` is the target state the connector is in then, which
+        differs from ``target`` when a transition arrived while the start was pending."""
+
+        async def run() -> bool:
+            ok = await self.start(target)
+            while ok and self._target_after_start is not None:
+                later, self._target_after_start = self._target_after_start, None
+                ok = await self.transition_to(later)
+            on_started(ok, self._state)
+            return ok
+
+        with connector_scope(self.name):  # the start task's lines name the connector
+            self._starting = asyncio.create_task(run(), name=f"connector-start-{self.name}")
+        return self._starting
+
     async def transition_to(self, target: TargetState) -> bool:
+        """Move to ``target``; while :meth:`begin`'s start is pending, ``target`` is applied after it."""
         with connector_scope(self.name):
             if self._failed or self._shut_down:
                 return False
+            starting = self._starting
+            if starting is not None and not starting.done() and asyncio.current_task() is not starting:
+                self._target_after_start = target
+                return True
             if target == TargetState.STARTED:
                 if not self._started:
                     try:
-                        await maybe_await(self.connector.start(self.config))
+                        await self._calls.call(self.name, "start", self.connector.start, self.config)
                     except asyncio.CancelledError:
                         # Stopped while starting: the plugin releases what its start opened.
                         await self._stop_plugin()
@@ -129,20 +170,37 @@ class WorkerConnector:
         log.error("Connector %s failed: %s", self.name, exc)
         self._reporter.report(self.name, State.FAILED, trace, version=self.version())
 
-    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+    async def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         with connector_scope(self.name):
             if not self.running:
                 raise RuntimeError(f"connector {self.name} is not running")
-            configs = self.connector.task_configs(max_tasks)
+            try:
+                configs = await self._calls.call(
+                    self.name,
+                    "task_configs",
+                    self.connector.task_configs,
+                    max_tasks,
+                    timeout=self._task_configs_timeout_s,
+                )
+            except PluginCallTimeout as exc:
+                self.fail(exc)
+                raise
             task_class = java_class_name(self.connector.task_class())
             return [{**{k: v for k, v in c.items()}, TASK_CLASS_CONFIG: task_class} for c in configs]
 
     async def _stop_plugin(self) -> None:
         self._started = False
         try:
-            await asyncio.wait_for(maybe_await(self.connector.stop()), self._stop_timeout_s)
-        except TimeoutError:
-            log.error("Connector %s did not stop within %.0f s", self.name, self._stop_timeout_s)
+            await self._calls.call(self.name, "stop", self.connector.stop, timeout=self._stop_timeout_s)
+        except PluginCallTimeout:
+            log.error(
+                "Connector '%s' failed to properly shut down within %g s, has become unresponsive, and "
+                "may be consuming external resources. Correct the configuration for this connector or "
+                "remove the connector. After fixing the connector, it may be necessary to restart this "
+                "worker to release any consumed resources.",
+                self.name,
+                self._stop_timeout_s,
+            )
         except Exception as exc:
             self.fail(exc)
 
@@ -150,6 +208,9 @@ class WorkerConnector:
         with connector_scope(self.name):
             if self._shut_down:
                 return
+            starting, self._starting = self._starting, None
+            if starting is not None and not starting.done():
+                await cancel_and_wait(starting, log=log)
             was_failed = self._failed
             if self._started:
                 await self._stop_plugin()

@@ -158,7 +158,11 @@ async def read_topic(
         enable_auto_commit=False,
         isolation_level=isolation,
     )
-    await consumer.start()
+    try:
+        await consumer.start()
+    except BaseException:  # a cluster still starting: the consumer is closed all the same
+        await consumer.stop()
+        raise
     records: list[TopicRecord] = []
     try:
         idle = 0

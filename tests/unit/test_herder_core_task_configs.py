@@ -240,6 +240,20 @@ def test_invalid_tasks_max_is_retried_rather_than_generated() -> None:
     assert h.core.wait_time(h.now) == pytest.approx(0.25)
 
 
+@pytest.mark.parametrize("leader", [True, False], ids=["leader", "follower"])
+def test_task_configs_generated_after_the_connector_was_stopped_are_dropped(leader: bool) -> None:
+    """The connector's ``task_configs`` runs off the loop: the stop (empty task configs, then STOPPED)
+    can be read while it runs. Its late answer is neither written nor published (Java generates
+    nothing for a connector whose target state is not STARTED, and refuses task configs for a STOPPED
+    one)."""
+    h = with_conn1(leader=leader)
+    h.core.leader_url = LEADER_URL
+    assert h.step() == [GenerateTaskConfigs(CONN1, 2)]
+    h.events(h.log.put_tasks(CONN1, []))
+    h.events(h.log.put_target(CONN1, TargetState.STOPPED))
+    assert h.core.task_configs_generated(CONN1, NEW_CONFIGS, h.log.snapshot(), h.now) == []
+
+
 def test_paused_connector_is_not_reconfigured() -> None:
     h = with_conn1()
     h.events(h.log.put_target(CONN1, TargetState.PAUSED))

@@ -117,6 +117,24 @@ def test_a_patch_is_merged_validated_then_written() -> None:
     ]
 
 
+def test_a_patch_validated_before_it_was_queued_is_not_validated_again_unless_the_config_moved() -> None:
+    """The REST handler validates the merge off the loop; the loop validates only a merge that differs
+    (the stored config changed while the request waited), so a blocking ``validate`` never holds it."""
+    h = member(leader=True)
+    merged = {**connector_config(CONN1), "tasks.max": "5"}
+    patch = {"tasks.max": "5"}
+    assert decide(h, rq.PatchConnectorConfig(CONN1, patch, dict(merged))) == [
+        WriteConnectorConfig(CONN1, merged, None),
+        Reply(None),
+    ]
+    stale = {**merged, "extra": "gone meanwhile"}
+    assert decide(h, rq.PatchConnectorConfig(CONN1, patch, stale)) == [
+        ValidateConnectorConfig(CONN1, merged),
+        WriteConnectorConfig(CONN1, merged, None),
+        Reply(None),
+    ]
+
+
 @pytest.mark.parametrize(
     ("request_", "message"),
     [
@@ -139,11 +157,13 @@ def test_unknown_connectors_and_tasks_are_not_found_in_the_java_resource_wording
         decide(h, request_)
 
 
-def test_stop_writes_empty_task_configs_then_the_stopped_state() -> None:
+def test_stop_writes_empty_task_configs_then_the_stopped_state_and_reads_it_back() -> None:
+    """Java's ``stopConnector`` refreshes its config snapshot after writing STOPPED: the next request
+    (a follower's late task configs) must see the connector stopped, or it gives it tasks again."""
     h = member(leader=True)
     assert decide(h, rq.StopConnector(CONN1)) == [
         WriteTaskConfigs(CONN1, ()),
-        WriteTargetState(CONN1, TargetState.STOPPED),
+        WriteTargetState(CONN1, TargetState.STOPPED, read_back=True),
         Reply(None),
     ]
     assert decide(h, rq.DeleteConnector(CONN1)) == [RemoveConnectorConfig(CONN1), Reply(None)]
@@ -208,3 +228,16 @@ def test_task_configs_from_a_follower_are_written_by_the_leader() -> None:
         WriteTaskConfigs(CONN1, ({"a": "1"}, {"a": "2"})),
         Reply(None),
     ]
+
+
+def test_task_configs_published_late_for_a_stopped_connector_are_refused() -> None:
+    """Java's ``writeTaskConfigs``: a follower's task configs generated before it read the stop, and
+    arriving after it, must not give the STOPPED connector tasks again (400); empty ones are written."""
+    h = member(leader=True)
+    h.events(h.log.put_tasks(CONN1, []))
+    h.events(h.log.put_target(CONN1, TargetState.STOPPED))
+    with pytest.raises(
+        BadRequestError, match=f"Cannot submit non-empty set of task configs for stopped connector {CONN1}"
+    ):
+        decide(h, rq.PutTaskConfigs(CONN1, ({"a": "1"},)))
+    assert decide(h, rq.PutTaskConfigs(CONN1, ())) == [WriteTaskConfigs(CONN1, ()), Reply(None)]

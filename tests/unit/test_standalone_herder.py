@@ -49,8 +49,11 @@ class FakeProducer:
 
     def __init__(self, _config: Any) -> None:
         self.offset = 0
-        # the producer's metadata view: one partition per topic
-        self.client = SimpleNamespace(cluster=SimpleNamespace(partitions_for_topic=lambda _topic: {0}))
+        # The metadata view a batch sender reads before it hands a batch over: no topic known yet.
+        self.client = SimpleNamespace(
+            cluster=SimpleNamespace(partitions_for_topic=lambda _topic: None),
+            force_metadata_update=lambda: None,
+        )
 
     async def start(self) -> None:
         pass

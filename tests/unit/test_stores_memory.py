@@ -148,6 +148,28 @@ async def test_deletion_writes_javas_tombstones_and_removes_the_connector() -> N
     assert store.snapshot().tasks("c") == [] and store.snapshot().connectors() == []
 
 
+async def test_a_target_state_written_with_read_back_is_in_the_snapshot_when_the_write_returns() -> None:
+    """Java's ``stopConnector`` reads STOPPED back before it answers: the next request sees it."""
+
+    class Refreshes(MemoryConfigStore):
+        def __init__(self) -> None:
+            super().__init__()
+            self.refreshed: list[float] = []
+
+        async def refresh(self, timeout: float) -> None:
+            self.refreshed.append(timeout)
+            await super().refresh(timeout)
+
+    store = Refreshes()
+    await store.start()
+    await store.put_connector_config("c", PROPS)
+    await store.put_target_state("c", TargetState.PAUSED)
+    assert store.refreshed == []  # pause and resume wait for the broker's ack only, as in Java
+    await store.put_target_state("c", TargetState.STOPPED, read_back_timeout=5)
+    assert store.refreshed == [5]
+    assert store.snapshot().target_state("c") is TargetState.STOPPED
+
+
 async def test_initial_target_state_is_written_first_and_applies_to_the_new_connector() -> None:
     topic = MemoryTopic("configs")
     store, recorder = await started(topic)

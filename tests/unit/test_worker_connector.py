@@ -56,7 +56,7 @@ async def test_started_paused_stopped_resumed_and_shut_down() -> None:
     plugin = FakeConnector(async_stop=True)
     wc = WorkerConnector("c", plugin, {"k": "v"}, object(), reporter)
     assert await wc.start(TargetState.STARTED)
-    assert wc.task_configs(2) == [
+    assert await wc.task_configs(2) == [
         {"n": "0", TASK_CLASS_CONFIG: "org.example.FakeTask"},
         {"n": "1", TASK_CLASS_CONFIG: "org.example.FakeTask"},
     ]

@@ -1,7 +1,10 @@
 """The converter contracts (``org.apache.kafka.connect.storage.Converter`` / ``HeaderConverter``).
 
 Who calls: the worker's source task loop, once per record batch. A converter instance belongs to one
-task and is used from one coroutine at a time; methods are synchronous, CPU-only and must not block.
+task and is used by one caller at a time; methods are synchronous. The runtime's own converters
+(``pyconnect.*``) run on the event loop and never block; when a task uses a converter from elsewhere,
+its batches are converted on a plugin thread (:mod:`pyconnect.worker.plugin_calls`), so such a
+converter may block (a schema registry call) without holding up the worker.
 
 The data path is batch-first: the runtime calls :meth:`Converter.from_connect_batch` with the key (or
 value) schema shared by a run of records and the list of their values. The default implementation
