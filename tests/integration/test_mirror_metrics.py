@@ -96,18 +96,21 @@ def test_mirror_source_metrics_count_every_record_with_sane_latency(
                     found[client] = found.get(client, 0.0) + value
             return found
 
+        # every record handed to a producer at least once (a batch sent again counts again, as in Java)
         sent = by_client("kafka_producer_record_send_total", "connector-producer-mirror-")
-        assert len(sent) == 2 and sum(sent.values()) == RECORDS, sent
+        assert len(sent) == 2 and sum(sent.values()) >= RECORDS, sent
         outgoing = by_client("kafka_producer_outgoing_byte_total", "connector-producer-mirror-")
         assert sent.keys() == outgoing.keys() and all(v > 0 for v in outgoing.values()), outgoing
         assert by_client("kafka_producer_buffer_available_bytes", "connector-producer-mirror-") == {
             client: 33554432.0 for client in sent
         }
         consumed = by_client("kafka_consumer_fetch_manager_records_consumed_total", "replication-consumer")
-        assert len(consumed) == 2 and sum(consumed.values()) == RECORDS, consumed
+        assert len(consumed) == 2 and sum(consumed.values()) >= RECORDS, consumed
         incoming = by_client("kafka_consumer_incoming_byte_total", "replication-consumer")
         value_and_key_bytes = sum(len(f"v{i}") + len(f"k{i}") for i in range(RECORDS))
-        assert sum(incoming.values()) == value_and_key_bytes, incoming
+        if sum(consumed.values()) == RECORDS:  # nothing read twice: the bytes are exactly the records'
+            assert sum(incoming.values()) == value_and_key_bytes, incoming
+        assert sum(incoming.values()) >= value_and_key_bytes, incoming
         assert all(
             client.startswith('"') and client.endswith('|replication-consumer"') for client in incoming
         )

@@ -90,7 +90,12 @@ SECRET = "s3cret-value"
 def checkpoint_config(source: dict[str, str], group: str) -> dict[str, str]:
     keys = ("source.cluster.alias", "target.cluster.alias", "source.cluster.bootstrap.servers")
     return {
-        **{k: source[k] for k in (*keys, "target.cluster.bootstrap.servers", "topics")},
+        # the source's byte converters too: checkpoint records are bytes (the worker's JSON converter
+        # would write JSON into the checkpoints topic that other flows A->B share)
+        **{
+            k: source[k]
+            for k in (*keys, "target.cluster.bootstrap.servers", "topics", "key.converter", "value.converter")
+        },
         "connector.class": "org.apache.kafka.connect.mirror.MirrorCheckpointConnector",
         "tasks.max": "1",
         "groups": group,
