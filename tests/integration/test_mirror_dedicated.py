@@ -347,8 +347,15 @@ def test_ads_guide_file(
             checkpoint = found[(remote, partition)]
             assert (checkpoint.upstream_offset, checkpoint.metadata) == (committed, f"m{partition}")
             assert 0 <= checkpoint.downstream_offset <= committed, checkpoint
-        status = connector_status(b, "A", "MirrorCheckpointConnector")
-        assert status is not None and status.state == State.RUNNING, status
+        # The new leader may be restarting it for its rewritten config (below): UNASSIGNED for a moment.
+        wait_for(
+            "MirrorCheckpointConnector RUNNING after the restart",
+            lambda: (
+                (s := connector_status(b, "A", "MirrorCheckpointConnector")) is not None
+                and s.state == State.RUNNING
+            ),
+            30,
+        )
         # `groups` is a top-level connector key, so it is part of all three configs: the new leader
         # found each of them different from the config topic and wrote it again (KAFKA-15372).
         for name in ("MirrorSourceConnector", "MirrorHeartbeatConnector", "MirrorCheckpointConnector"):
