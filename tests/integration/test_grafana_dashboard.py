@@ -16,7 +16,7 @@ import pytest
 
 from pyconnect.testing.backends import ClusterHandle
 from tests.integration.fleet import fleet, python_workers, running_tasks, wait_for
-from tests.integration.test_mirror_checkpoint import commit_group, flow
+from tests.integration.test_mirror_checkpoint import commit_group, quick_checkpoints
 from tests.integration.test_mirror_source import create_and_fill, mirror_config, source_rows, wait_mirrored
 from tests.promtool import prometheus_query, prometheus_server, promtool
 
@@ -57,18 +57,7 @@ def test_every_dashboard_panel_returns_series_for_a_live_mirror(
     with fleet(python_workers(b, tmp_path, unique("dash-worker"), 1)) as (worker,):
         connectors = {
             "mirror-source": mirror_config(cluster_a, cluster_b, f"{prefix}-.*"),
-            "mirror-checkpoint": flow(
-                cluster_a,
-                cluster_b,
-                "MirrorCheckpointConnector",
-                groups=group,
-                topics=f"{prefix}-.*",
-                **{
-                    "emit.checkpoints.interval.seconds": "1",
-                    "refresh.groups.interval.seconds": "2",
-                    "checkpoints.topic.replication.factor": "1",
-                },
-            ),
+            "mirror-checkpoint": quick_checkpoints(cluster_a, cluster_b, group, f"{prefix}-.*"),
         }
         for name, config in connectors.items():
             code, body = worker.rest("POST", "/connectors", {"name": name, "config": config})

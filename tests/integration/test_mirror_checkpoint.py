@@ -59,6 +59,26 @@ def flow(a: ClusterHandle, b: ClusterHandle, connector: str, **extra: str) -> di
     }
 
 
+def quick_checkpoints(
+    a: ClusterHandle, b: ClusterHandle, group: str, topics: str, **extra: str
+) -> dict[str, str]:
+    """A MirrorCheckpointConnector for ``group`` on ``topics`` that checkpoints every second and
+    refreshes groups every 2 s (single-broker checkpoints topic)."""
+    return flow(
+        a,
+        b,
+        "MirrorCheckpointConnector",
+        groups=group,
+        topics=topics,
+        **{
+            "emit.checkpoints.interval.seconds": "1",
+            "refresh.groups.interval.seconds": "2",
+            "checkpoints.topic.replication.factor": "1",
+            **extra,
+        },
+    )
+
+
 async def commit_group(bootstrap: str, group: str, topic: str) -> None:
     """The group reads the first ``COMMITTED[p]`` records of each partition on A and commits."""
     consumer = AIOKafkaConsumer(

@@ -31,7 +31,7 @@ from spark_analytics.session import local_spark
 from spark_analytics.translation_audit import SYNC_OK, SYNC_VIOLATION, run_translation_audit
 from tests.integration.fleet import fleet, python_workers, running_tasks, wait_for
 from tests.integration.mirror_helpers import CHECKPOINTS_TOPIC, latest_checkpoints
-from tests.integration.test_mirror_checkpoint import COMMITTED, commit_group, flow
+from tests.integration.test_mirror_checkpoint import COMMITTED, commit_group, quick_checkpoints
 from tests.integration.test_mirror_source import (
     OFFSET_SYNCS_TOPIC,
     create_and_fill,
@@ -105,18 +105,8 @@ def test_audits_pass_on_a_faithful_mirror_and_catch_perturbations(
     started = time.monotonic()
     with fleet(python_workers(b, tmp_path, unique("audit-worker"), 1)) as (worker,):
         source_config = mirror_config(cluster_a, cluster_b, f"{prefix}-.*", **{"tasks.max": "1"})
-        checkpoint_config = flow(
-            cluster_a,
-            cluster_b,
-            "MirrorCheckpointConnector",
-            groups=group,
-            topics=f"{prefix}-.*",
-            **{
-                "emit.checkpoints.interval.seconds": "1",
-                "refresh.groups.interval.seconds": "2",
-                "checkpoints.topic.replication.factor": "1",
-                "pyconnect.offset.translation": "java",
-            },
+        checkpoint_config = quick_checkpoints(
+            cluster_a, cluster_b, group, f"{prefix}-.*", **{"pyconnect.offset.translation": "java"}
         )
         for name, config in (("mirror-source", source_config), ("mirror-checkpoint", checkpoint_config)):
             code, body = worker.rest("POST", "/connectors", {"name": name, "config": config})

@@ -35,7 +35,7 @@ from spark_analytics.standalone import StandaloneCluster, loopback_env, spark_sc
 from tests.headless_browser import headless
 from tests.integration.fleet import fleet, python_workers, running_tasks, wait_for
 from tests.integration.mirror_helpers import CHECKPOINTS_TOPIC, latest_checkpoints
-from tests.integration.test_mirror_checkpoint import COMMITTED, commit_group, flow
+from tests.integration.test_mirror_checkpoint import COMMITTED, commit_group, quick_checkpoints
 from tests.integration.test_mirror_source import mirror_config, source_rows, wait_mirrored
 from tests.integration.test_spark_audit import create_and_fill_now
 
@@ -70,18 +70,7 @@ def mirrored(
     base = tmp_path_factory.mktemp("audit-worker")
     with fleet(python_workers(b, base, f"{prefix}-worker", 1)) as (worker,):
         source_config = mirror_config(cluster_a, cluster_b, f"{prefix}-.*", **{"tasks.max": "1"})
-        checkpoint_config = flow(
-            cluster_a,
-            cluster_b,
-            "MirrorCheckpointConnector",
-            groups=group,
-            topics=f"{prefix}-.*",
-            **{
-                "emit.checkpoints.interval.seconds": "1",
-                "refresh.groups.interval.seconds": "2",
-                "checkpoints.topic.replication.factor": "1",
-            },
-        )
+        checkpoint_config = quick_checkpoints(cluster_a, cluster_b, group, f"{prefix}-.*")
         for name, config in (("mirror-source", source_config), ("mirror-checkpoint", checkpoint_config)):
             code, body = worker.rest("POST", "/connectors", {"name": name, "config": config})
             assert code == 201, body
