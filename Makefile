@@ -6,7 +6,7 @@ EXTRAS ?= test,docker,spark,bench
 STAMP  := $(VENV)/.installed-$(shell echo '$(EXTRAS)' | tr ',' '-')
 CLUSTERS_DIR ?= run/clusters
 
-.PHONY: test unit lint typecheck kafka spark-kafka clusters clusters-down demo bench clean
+.PHONY: test chaos unit lint typecheck kafka spark-kafka clusters clusters-down demo bench clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required")'
@@ -23,9 +23,14 @@ kafka: $(STAMP)
 spark-kafka: $(STAMP)
 	$(PY) -m spark_analytics.packages fetch
 
-## test: the whole suite, unit and integration, against two real local Kafka clusters
+## test: the whole suite, unit and integration, against two real local Kafka clusters; tests marked
+## `long` (each has a short version that runs here) are left to `make chaos`
 test: kafka spark-kafka
-	$(PY) -m pytest
+	$(PY) -m pytest -m "not long"
+
+## chaos: the long runs only (faults, scale, many rounds); bounded, tens of minutes
+chaos: kafka spark-kafka
+	$(PY) -m pytest -m long
 
 ## unit: only the tests that need no Kafka
 unit: $(STAMP)

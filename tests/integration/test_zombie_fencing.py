@@ -228,11 +228,15 @@ def test_a_frozen_workers_task_is_fenced_by_the_round_and_commits_nothing(
         zombie_log = zombie.log_file.read_text(errors="replace")
     assert "Fencing out 2 task producers for source connector verif" in leader_log
     (frozen_task,) = [task for task, owner in owners.items() if owner == zombie.worker_id]
-    failures = [line for line in zombie_log.splitlines() if f"Task verif-{frozen_task} failed" in line]
-    print("\n".join(failures))
-    assert failures and all("ProducerFenced" in line for line in failures), (
-        "woken, the zombie could not commit"
-    )
+    task_lines = [line for line in zombie_log.splitlines() if f"verif-{frozen_task}" in line]
+    print("\n".join(task_lines))
+    failures = [line for line in task_lines if f"Task verif-{frozen_task} failed" in line]
+    held_back = [line for line in task_lines if "holding polled records back" in line]
+    # Woken, the zombie either tries to commit and is refused by the broker (its producer was fenced),
+    # or first sees its membership lapsed and holds its polled records back until it is stopped:
+    # which comes first is a race between its commit and its heartbeat. Nothing else may happen.
+    assert all("ProducerFenced" in line for line in failures), failures
+    assert failures or held_back, "woken, the zombie neither was refused its commit nor held back"
     assert_exactly_once(seqnos_per_task(bootstrap, topic), 3, "zombie fenced")
 
 
