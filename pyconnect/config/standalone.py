@@ -41,6 +41,7 @@ class StandaloneConfig(WorkerConfig):
     """Parsed standalone worker config; the same typed view as :class:`WorkerConfig`."""
 
     definition = STANDALONE_CONFIG_DEF
+    connector_offsets_topics_permitted = False
 
     def __init__(self, props: Mapping[str, Any], *, environ: Mapping[str, str] | None = None) -> None:
         self._environ = dict(os.environ if environ is None else environ)

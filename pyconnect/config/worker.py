@@ -123,6 +123,10 @@ class WorkerConfig:
         """``exactly.once.source.support=enabled`` (a standalone worker has no such key: False)."""
         return str(self._values.get("exactly.once.source.support", "disabled")).lower() == "enabled"
 
+    #: Java ``WorkerConfig.connectorOffsetsTopicsPermitted``: a connector may name its own
+    #: ``offsets.storage.topic`` (distributed and dedicated mode; a standalone worker: False).
+    connector_offsets_topics_permitted = True
+
     def topic_settings(self, prefix: str) -> dict[str, Any]:
         """Topic-level configs for the internal topic ``prefix`` (one of the ``*_STORAGE_PREFIX``)."""
         settings = self.with_prefix(prefix)

@@ -206,10 +206,6 @@ class AbstractHerder:
                 f"org.apache.kafka.connect.runtime.rest.errors.BadRequestException: {exc}"
             ) from None
 
-    @property
-    def _offset_store(self) -> Any:
-        return self.worker.offset_store
-
     async def _modify_offsets(
         self,
         name: str,
@@ -218,13 +214,25 @@ class AbstractHerder:
     ) -> str:
         """KIP-875, once the request was accepted (leader; connector STOPPED without tasks): the
         connector's ``alter_offsets`` sees the change first, then the pairs are written (``None``:
-        a tombstone for every known partition); the reply message says who manages the offsets."""
+        a tombstone for every known partition) to the connector's offsets (its own
+        ``offsets.storage.topic`` when it has one); the reply message says who manages the offsets."""
+        exactly_once = self.config.exactly_once_source_enabled
+        async with self.worker.offsets_opened(name, config, read_only=exactly_once) as view:
+            return await self._write_modified_offsets(name, config, offsets, view)
+
+    async def _write_modified_offsets(
+        self,
+        name: str,
+        config: Mapping[str, str],
+        offsets: Sequence[tuple[Mapping[str, Any], Mapping[str, Any] | None]] | None,
+        view: Any,
+    ) -> str:
         verb = "altered" if offsets is not None else "reset"
         connector = self.worker.plugins.resolve_connector(config["connector.class"])()
         pairs: list[tuple[dict[str, Any], dict[str, Any] | None]]
         if offsets is None:
-            await self._offset_store.read_to_end()
-            pairs = [(p, None) for p in self._offset_store.connector_partitions(name)]
+            await view.read_to_end()
+            pairs = [(p, None) for p in view.connector_partitions(name)]
         else:
             pairs = [(dict(p), None if o is None else dict(o)) for p, o in offsets]
         alter = getattr(connector, "alter_offsets", None)
@@ -250,9 +258,9 @@ class AbstractHerder:
                 ) from None
         try:
             if self.config.exactly_once_source_enabled:
-                await self.worker.write_offsets_exactly_once(name, config, pairs)
+                await self.worker.write_offsets_exactly_once(name, config, pairs, view)
             else:
-                await self._offset_store.set(name, pairs)
+                await view.set(name, pairs)
         except DataError as exc:
             raise BadRequestError(str(exc)) from None
         if handled:

@@ -778,9 +778,12 @@ class Herder(AbstractHerder):
         return TaskState(status.state.value, status.worker_id, status.trace, status.version, id=task.task)
 
     async def connector_offsets(self, name: str) -> dict[str, Any]:
-        """``GET /connectors/{c}/offsets``: every source partition with a committed offset."""
-        self._known_config(name)
-        pairs = await self._offset_store.connector_offsets(name)
+        """``GET /connectors/{c}/offsets``: every source partition with a committed offset (from the
+        connector's own ``offsets.storage.topic`` when it has one: see
+        :mod:`pyconnect.stores.connector_offsets`)."""
+        config = self._known_config(name)
+        async with self.worker.offsets_opened(name, config, read_only=True) as view:
+            pairs = await view.connector_offsets(name)
         return {"offsets": [{"partition": p, "offset": o} for p, o in pairs]}
 
     # -- the HerderApi: writes -----------------------------------------------------------------

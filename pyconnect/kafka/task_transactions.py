@@ -20,6 +20,9 @@ Contract:
   producer picks for their key, as the offset store's own writes do. Any failure (a batch the broker
   refused, a fenced producer, an expired transaction) raises :class:`TransactionCommitError`; the
   transaction is then abandoned (never committed) and the caller fails the task, as Java does.
+- ``worker_copy`` (a connector with its own offsets topic, Java's secondary store): the tombstones of
+  a commit's offset records go to the worker's offsets topic before the transaction begins (a failure
+  fails the commit), and its regular offsets once it committed (best effort).
 - ``abort()`` aborts the open transaction (connector-defined boundaries); the next ``commit`` begins a
   new one (for offsets alone if nothing else was sent).
 - ``open`` says whether a transaction is open (records sent and not yet committed).
@@ -29,7 +32,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import InvalidProducerEpoch, ProducerFenced
@@ -37,6 +40,15 @@ from aiokafka.errors import InvalidProducerEpoch, ProducerFenced
 from pyconnect.errors import ConnectError
 from pyconnect.kafka.batch_sender import BatchSender, OutgoingRecord, SentBatch
 from pyconnect.metrics.client_metrics import ProducerMetrics
+
+
+class WorkerOffsetsCopy(Protocol):
+    """The worker-store half of a connector's own offsets topic
+    (:class:`~pyconnect.stores.connector_offsets.ConnectorOffsets`)."""
+
+    async def copy_tombstones_first(self, records: Sequence[tuple[bytes, bytes | None]]) -> None: ...
+
+    async def copy_after_commit(self, records: Sequence[tuple[bytes, bytes | None]]) -> None: ...
 
 
 class TransactionCommitError(ConnectError):
@@ -65,8 +77,10 @@ class TaskTransactions:
         task: str,
         *,
         metrics: ProducerMetrics | None = None,
+        worker_copy: WorkerOffsetsCopy | None = None,
     ) -> None:
         self._producer = producer
+        self._worker_copy = worker_copy
         self._sender = BatchSender(producer, metrics=metrics)
         self._offsets_topic = offsets_topic
         self._task = task
@@ -115,6 +129,8 @@ class TaskTransactions:
         if not self._open and not offset_records:
             return
         try:
+            if self._worker_copy is not None:
+                await self._worker_copy.copy_tombstones_first(offset_records)
             await self._begin()
             if offset_records:
                 offsets = [OutgoingRecord(self._offsets_topic, key, value) for key, value in offset_records]
@@ -134,3 +150,5 @@ class TaskTransactions:
             ) from exc
         finally:
             self._open = False
+        if self._worker_copy is not None:
+            await self._worker_copy.copy_after_commit(offset_records)

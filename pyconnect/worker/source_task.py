@@ -53,6 +53,8 @@ Contract:
   commits (the producer fence is the guard). A failed commit fails the task; a failed task abandons its
   open transaction. ``commit_record`` hooks of sent records and ``task.commit()`` run after the
   transaction commits.
+- ``open_offsets()`` (the connector's own offsets topic, when it has one: created if missing and read
+  to the end) runs first in the loop, before any offset is read; its failure fails the task.
 - The plugin's ``start``/``poll``/``commit``/``commit_record``/``stop`` go through
   :class:`~pyconnect.worker.plugin_calls.PluginCalls`: coroutine methods run on the loop as they are
   (no thread hop), plain ones on a plugin thread, so a task that blocks never blocks the loop. A plain
@@ -151,6 +153,7 @@ class WorkerSourceTask:
         transaction_context: TransactionContext | None = None,
         preflight: Callable[[], Awaitable[None]] | None = None,
         postflight: Callable[[], Awaitable[None]] | None = None,
+        open_offsets: Callable[[], Awaitable[None]] | None = None,
         calls: PluginCalls | None = None,
         stop_timeout_s: float = 5.0,
     ) -> None:
@@ -196,6 +199,7 @@ class WorkerSourceTask:
         self._encode_offsets = encode_offsets
         self._txn_interval_s = transaction_interval_s
         self._preflight = preflight
+        self._open_offsets = open_offsets
         self._txn_context = transaction_context
         self._postflight = postflight
         self._last_txn_commit = 0.0
@@ -273,6 +277,8 @@ class WorkerSourceTask:
                 # Stopped before it began (as Java's WorkerTask: closed, and reported as shut down).
                 await self._finish(started, failed)
                 return
+            if self._open_offsets is not None:
+                await self._unless_stopping(self._open_offsets())
             if self._transactions is not None:
                 if self._preflight is not None:
                     await self._unless_stopping(self._preflight())

@@ -37,7 +37,7 @@ import asyncio
 import contextlib
 import hashlib
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from pyconnect import COMPATIBLE_KAFKA_VERSION, __version__
@@ -70,6 +70,7 @@ from pyconnect.protocol.internal_records import (
     encode_offset_value,
 )
 from pyconnect.protocol.task_id import ConnectorTaskId
+from pyconnect.stores.connector_offsets import ConnectorOffsets, connector_offsets_for
 from pyconnect.transforms.chain import TransformationChain
 from pyconnect.transforms.config import transformation_chain
 from pyconnect.worker.failure_trace import failure_trace
@@ -165,6 +166,49 @@ class Worker:
         self.connector_task_counts = ConnectorTaskCounts(self.metrics, self._task_states)
         self.plugin_calls = PluginCalls()
         self.connector_start_wait_s = CONNECTOR_START_WAIT_S
+        self._connector_offsets: dict[str, ConnectorOffsets] = {}
+
+    def offsets_view(
+        self,
+        connector: str,
+        connector_config: Mapping[str, str],
+        *,
+        producer_config: Mapping[str, Any] | None = None,
+        client_label: str | None = None,
+        read_only: bool = False,
+    ) -> ConnectorOffsets:
+        """The (unstarted) view of ``connector``'s offsets: the worker's store, or the connector's own
+        ``offsets.storage.topic`` backed by it (:mod:`pyconnect.stores.connector_offsets`).
+        ``producer_config`` names the cluster the connector writes to (default: its producer's)."""
+        if producer_config is None:
+            overrides = client_overrides(
+                connector_config, self.config.connector_client_config_override_policy
+            )
+            producer_config = self.config.producer_configs(
+                f"connector-producer-{connector}", self.kafka_cluster_id, overrides
+            )
+        return connector_offsets_for(
+            self.config,
+            self.offset_store,
+            connector,
+            connector_config,
+            producer_config,
+            client_label=client_label or connector,
+            cluster_id=self.kafka_cluster_id,
+            read_only=read_only,
+        )
+
+    @contextlib.asynccontextmanager
+    async def offsets_opened(
+        self, connector: str, connector_config: Mapping[str, str], *, read_only: bool = False
+    ) -> AsyncIterator[ConnectorOffsets]:
+        """``offsets_view`` started for one request (``GET``/KIP-875 writes), stopped after it."""
+        view = self.offsets_view(connector, connector_config, read_only=read_only)
+        try:
+            await view.start()
+            yield view
+        finally:
+            await view.stop()
 
     def _task_states(self) -> dict[tuple[str, int], State | None]:
         return {(t.connector, t.task): m.state for t, (m, *_rest) in self._task_metrics.items()}
@@ -195,15 +239,20 @@ class Worker:
         created, with False before this returns."""
         if name in self.connectors:
             raise RuntimeError(f"connector {name} is already running on this worker")
-        context = ConnectorContextImpl(name, on_reconfigure, ConnectorOffsetReader(self.offset_store, name))
         record_startup = self.worker_metrics.record_connector_startup
         try:
+            offsets = self.offsets_view(name, config, read_only=True)
             plugin = self.plugins.resolve_connector(config["connector.class"])()
         except Exception as exc:
             self._observed(lambda state: None, record_startup).report(name, State.FAILED, failure_trace(exc))
             if on_started is not None:
                 on_started(False, None)
             return False
+        stale = self._connector_offsets.pop(name, None)
+        if stale is not None:
+            await stale.stop()
+        self._connector_offsets[name] = offsets
+        context = ConnectorContextImpl(name, on_reconfigure, ConnectorOffsetReader(offsets, name))
         version = await self.plugin_calls.version(name, plugin)
         metrics = self._connector_metrics.pop(name, None)
         if metrics is not None:
@@ -268,6 +317,9 @@ class Worker:
             metrics = self._connector_metrics.pop(name, None)
             if metrics is not None:
                 metrics.close()
+            offsets = self._connector_offsets.pop(name, None)
+            if offsets is not None:
+                await offsets.stop()
 
     async def set_target_state(self, name: str, target: TargetState) -> None:
         runner = self.connectors.get(name)
@@ -330,6 +382,13 @@ class Worker:
             ]
             if dropped:
                 log.debug("Task %s: producer settings without an equivalent here: %s", task_id, dropped)
+            offsets = self.offsets_view(
+                task_id.connector,
+                connector_config,
+                producer_config=producer_config,
+                client_label=str(task_id),
+                read_only=exactly_once,
+            )
             cluster = cluster_label(producer_config)
             producer = create_producer(producer_config)
             if not exactly_once:
@@ -351,7 +410,16 @@ class Worker:
         async def write_offsets(
             offsets: dict[str, tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]],
         ) -> None:
-            await self.offset_store.set(task_id.connector, [(p, o) for p, o in offsets.values()])
+            await task_offsets.set(task_id.connector, [(p, o) for p, o in offsets.values() if p is not None])
+
+        task_offsets = offsets
+        started_producer = producer
+
+        async def close_clients() -> None:
+            try:
+                await started_producer.stop()
+            finally:
+                await task_offsets.stop()
 
         producer_metrics = ProducerMetrics(
             self.metrics.hub,
@@ -362,7 +430,6 @@ class Worker:
         interval_s = None
         prepare = None
         if exactly_once:
-            started_producer = producer
 
             async def prepare() -> None:
                 if preflight is not None:
@@ -370,7 +437,11 @@ class Worker:
                 await start_client(started_producer, producer_config, cluster)
 
             transactions = TaskTransactions(
-                producer, self.config.offset_storage_topic, str(task_id), metrics=producer_metrics
+                producer,
+                offsets.primary_topic or self.config.offset_storage_topic,
+                str(task_id),
+                metrics=producer_metrics,
+                worker_copy=offsets if offsets.has_own_topic else None,
             )
             if boundary == "interval":
                 interval_ms = connector_config.get("transaction.boundary.interval.ms")
@@ -383,7 +454,7 @@ class Worker:
         ) -> list[tuple[bytes, bytes | None]]:
             try:
                 return [
-                    (self.offset_store.key_bytes(task_id.connector, p), encode_offset_value(o))
+                    (task_offsets.key_bytes(task_id.connector, p), encode_offset_value(o))
                     for p, o in pairs
                     if p is not None
                 ]
@@ -405,7 +476,7 @@ class Worker:
         transaction_context = TransactionContext() if exactly_once and boundary == "connector" else None
         context = SourceTaskContext(
             dict(task_config),
-            ConnectorOffsetReader(self.offset_store, task_id.connector),
+            ConnectorOffsetReader(offsets, task_id.connector),
             transaction_context=transaction_context,
             metrics=self.metrics.hub,
         )
@@ -425,7 +496,8 @@ class Worker:
             offset_flush_interval_s=self.config.offset_flush_interval_ms / 1000,
             offset_flush_timeout_s=self.config.offset_flush_timeout_ms / 1000,
             tolerate_errors=tolerance == "all",
-            close_producer=producer.stop,
+            close_producer=close_clients,
+            open_offsets=offsets.start,
             on_topic=self.topic_tracker,
             metrics=source_metrics,
             task_metrics=task_metrics,
@@ -452,27 +524,34 @@ class Worker:
         connector: str,
         connector_config: Mapping[str, str],
         pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any] | None]],
+        offsets: ConnectorOffsets,
     ) -> None:
         """KIP-875 under exactly-once support (Java ``Worker.modifySourceConnectorOffsets``): the offsets
         are written in one transaction of the producer of task 0 (``<group.id>-<connector>-0``, which
-        also fences any instance of that task), then read back into the offset store."""
+        also fences any instance of that task) to the connector's offsets topic, with the worker-store
+        copy ``offsets`` makes when that topic is the connector's own; then read back."""
         overrides = client_overrides(connector_config, self.config.connector_client_config_override_policy)
         producer_config = exactly_once_task_producer_config(
             self.config, connector, 0, self.kafka_cluster_id, overrides
         )
         try:
-            records = [(self.offset_store.key_bytes(connector, p), encode_offset_value(o)) for p, o in pairs]
+            records = [(offsets.key_bytes(connector, p), encode_offset_value(o)) for p, o in pairs]
         except InternalRecordError as exc:
             raise DataError(str(exc)) from None
         producer = create_producer(producer_config)
         try:
             await start_client(producer, producer_config, cluster_label(producer_config))
-            transactions = TaskTransactions(producer, self.config.offset_storage_topic, f"{connector}-0")
+            transactions = TaskTransactions(
+                producer,
+                offsets.primary_topic or self.config.offset_storage_topic,
+                f"{connector}-0",
+                worker_copy=offsets if offsets.has_own_topic else None,
+            )
             await transactions.initialize()
             await transactions.commit(records)
         finally:
             await producer.stop()
-        await self.offset_store.read_to_end()
+        await offsets.read_to_end()
 
     async def stop_tasks(self, task_ids: Iterable[ConnectorTaskId]) -> None:
         runners = [(tid, self.tasks.pop(tid)) for tid in list(task_ids) if tid in self.tasks]
