@@ -148,12 +148,26 @@ def test_a_connector_given_its_own_offsets_topic_behaves_as_on_java(
     assert java["last records after reset"] == (None, None)
 
 
-def test_exactly_once_writes_the_connectors_own_topic_in_its_transactions(
-    cluster_a: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
+@pytest.mark.parametrize("where", ["own topic", "producer on another cluster"])
+def test_exactly_once_writes_the_connectors_offsets_in_its_transactions(
+    where: str,
+    cluster_a: ClusterHandle,
+    cluster_b: ClusterHandle,
+    unique: Callable[[str], str],
+    tmp_path: Path,
 ) -> None:
+    """``own topic``: the connector names ``offsets.storage.topic``; ``producer on another cluster``:
+    the workers run on A, the task producer writes to B, so the offsets live in a topic of the
+    worker's name on B (Java's ``offsetStoreForExactlyOnceSourceTask``)."""
     bootstrap = cluster_a.bootstrap_servers
-    group, topic, offsets_topic = unique("own-eos"), unique("out"), unique("own-offsets")
-    config = verifiable(topic, 2, throughput=100, **{"offsets.storage.topic": offsets_topic})
+    group, topic = unique("own-eos"), unique("out")
+    if where == "own topic":
+        data, offsets_topic = bootstrap, unique("own-offsets")
+        extra = {"offsets.storage.topic": offsets_topic}
+    else:
+        data, offsets_topic = cluster_b.bootstrap_servers, f"{group}-offsets"
+        extra = {"producer.override.bootstrap.servers": cluster_b.bootstrap_servers}
+    config = verifiable(topic, 2, throughput=100, **extra)
 
     def worker(n: int) -> PyconnectWorker:
         return PyconnectWorker(
@@ -165,20 +179,19 @@ def test_exactly_once_writes_the_connectors_own_topic_in_its_transactions(
         code, body = first.rest("POST", "/connectors", {"name": "verif", "config": config})
         assert code == 201, body
         wait_for("2 tasks RUNNING", lambda: running_tasks(first, "verif", 2), 60)
-        time.sleep(3)
-    committed = offsets_records(bootstrap, offsets_topic, "verif")
-    assert committed, "the task's transactions wrote the connector's own topic"
-    uncommitted = asyncio.run(
-        read_topic(bootstrap, offsets_topic, "read_uncommitted", max_s=10, idle_reads=2)
-    )
+        wait_for("100 records", lambda: asyncio.run(log_end(data, topic, 0)) >= 100, 60)
+    first_end = asyncio.run(log_end(data, topic, 0))
+    committed = offsets_records(data, offsets_topic, "verif")
+    assert committed, "the task's transactions wrote the connector's offsets topic"
+    uncommitted = asyncio.run(read_topic(data, offsets_topic, "read_uncommitted", max_s=10, idle_reads=1))
     assert len([r for r in uncommitted if r[2] is not None]) == len(committed), "no aborted offsets"
     copied = offsets_records(bootstrap, str(first.offset_topic), "verif")
     assert copied and set(copied) <= set(committed), "the worker's topic holds copies of committed offsets"
     second = worker(1)
     with fleet([second]):
         wait_for("2 tasks RUNNING on the second worker", lambda: running_tasks(second, "verif", 2), 60)
-        time.sleep(3)
+        wait_for("100 more records", lambda: asyncio.run(log_end(data, topic, 0)) >= first_end + 100, 60)
         stop_and_wait(second, "verif")
         code, body = second.rest("GET", "/connectors/verif/offsets")
     assert code == 200 and sorted(e["partition"]["id"] for e in body["offsets"]) == [0, 1], body
-    assert_exactly_once(seqnos_per_task(bootstrap, topic), 2, "own offsets topic, EOS, worker replaced")
+    assert_exactly_once(seqnos_per_task(data, topic), 2, f"EOS, {where}, worker replaced")
