@@ -71,8 +71,8 @@ T = TypeVar("T")
 class ProxyStats:
     """A snapshot of one proxy's counters since it started.
 
-    ``bytes_upstream`` counts what was forwarded from clients to the upstream server,
-    ``bytes_downstream`` what was forwarded back; held or discarded bytes are not counted.
+    ``bytes_upstream`` counts what was forwarded (handed to the socket) from clients to the upstream
+    server, ``bytes_downstream`` what was forwarded back; held or discarded bytes are not counted.
     """
 
     accepted: int
@@ -158,12 +158,12 @@ class _Connection:
                     if pause > 0:
                         await asyncio.sleep(pause)
                     await proxy._flowing.wait()
+                proxy._count(direction, len(piece))
                 try:
                     writer.write(piece)
                     await writer.drain()
                 except OSError:
                     return
-                proxy._count(direction, len(piece))
 
     def close(self) -> None:
         """Close both sides, flushing nothing more (a normal end or a proxy shutting down)."""
@@ -172,7 +172,9 @@ class _Connection:
                 w.transport.abort()
 
     def reset(self) -> None:
-        """Reset both sides (RST where the socket allows) and stop the connection's task."""
+        """Reset both sides (RST where the socket allows) and stop the connection's task; the
+        connection no longer counts as open from this moment."""
+        self.proxy._connections.discard(self)
         for w in (self.client, self.upstream):
             if w is None:
                 continue
@@ -272,9 +274,10 @@ class FaultProxy:
     async def _shutdown(self) -> None:
         if self._server is not None:
             self._server.close()
-        for conn in list(self._connections):
+        open_now = list(self._connections)
+        for conn in open_now:
             conn.reset()
-        tasks = [c.task for c in self._connections if c.task is not None]
+        tasks = [c.task for c in open_now if c.task is not None]
         await asyncio.gather(*tasks, return_exceptions=True)
         await asyncio.gather(*self._handlers, return_exceptions=True)
         if self._server is not None:

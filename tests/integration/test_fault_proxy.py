@@ -8,8 +8,11 @@ and two pyconnect workers of one group, one per route, one of which is cut off p
 from __future__ import annotations
 
 import asyncio
+import signal
 import socket
 import statistics
+import subprocess
+import sys
 import threading
 import time
 from collections import Counter
@@ -21,9 +24,10 @@ from typing import Any
 import pytest
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaConnectionError, KafkaError
+from aiokafka.protocol.metadata import MetadataRequest
 
 from pyconnect.testing.fault_proxy import FaultProxy
-from pyconnect.testing.kafka import KafkaCluster, start_clusters, stop_clusters
+from pyconnect.testing.kafka import KafkaCluster, free_ports, start_clusters, stop_clusters
 from tests.integration.fleet import fleet, python_workers, read_topic, running_tasks, verifiable, wait_for
 
 SESSION_TIMEOUT_MS = 6000
@@ -99,8 +103,8 @@ def test_drop_resets_open_connections_and_refuses_new_ones_until_healed(echo_por
             assert proxy.stats().open == 0
             with pytest.raises(OSError):
                 echoed(s, b"x")
-        with closing(connect(proxy)) as s:  # accepted by the kernel, then reset by the proxy
-            with pytest.raises(OSError):
+        with pytest.raises(OSError):  # accepted by the kernel, then reset by the proxy
+            with closing(connect(proxy)) as s:
                 echoed(s, b"x")
         proxy.heal()
         with closing(connect(proxy)) as s:
@@ -358,3 +362,86 @@ def test_a_worker_cut_off_its_route_loses_its_tasks_and_gets_them_back_after_hea
         assert running_tasks(kept, "verif", 4) == stable
         assert running_tasks(cut, "verif", 4) == stable
     assert asyncio.run(read_topic(w2.bootstrap_servers, topic, max_s=15, idle_reads=1))
+
+
+def test_the_cli_forwards_with_a_delay_until_interrupted_and_refuses_bad_arguments(echo_port: int) -> None:
+    command = [sys.executable, "-m", "pyconnect.testing.fault_proxy"]
+    bad = subprocess.run(
+        [*command, "--listen", "0", "--upstream", "nowhere"], capture_output=True, text=True, timeout=60
+    )
+    assert bad.returncode == 1
+    assert bad.stderr.strip().splitlines() == ["error: --upstream 'nowhere': expected HOST:PORT"]
+
+    (port,) = free_ports(1)
+    proc = subprocess.Popen(
+        [*command, "--listen", str(port), "--upstream", f"127.0.0.1:{echo_port}", "--delay-ms", "50"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.startswith(f"listening on 127.0.0.1:{port}, forwarding to 127.0.0.1:{echo_port}"), line
+        assert "delay=50ms" in line
+        with closing(socket.create_connection(("127.0.0.1", port), timeout=5)) as s:
+            s.settimeout(5)
+            started = time.monotonic()
+            assert echoed(s, b"ping") == b"ping"
+            assert time.monotonic() - started >= 0.1
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+
+
+async def answers(p: AIOKafkaProducer, node_id: int) -> bool:
+    """Whether broker ``node_id`` answers a metadata request from ``p``'s client within 5 s."""
+    try:
+        await asyncio.wait_for(p.client.send(node_id, MetadataRequest(topics=[])), 5)
+    except (KafkaError, TimeoutError):
+        return False
+    return True
+
+
+@pytest.mark.long
+def test_routes_on_three_brokers_fault_one_broker_and_survive_a_broker_kill(tmp_path: Path) -> None:
+    """A three-node cluster: a route's metadata names its three proxies; one broker's proxy dropped makes
+    only that broker unreachable through the route; a broker killed (-9) and restarted serves the route
+    again through the same proxy."""
+    clusters = start_clusters(["R3"], tmp_path, brokers=3, routes=("w1", "w2"), die_with_parent=True)
+    cluster = clusters["R3"]
+    w1 = cluster.route("w1")
+    try:
+
+        async def check() -> None:
+            async with producer(w1.bootstrap_servers, request_timeout_ms=5000) as p:
+                await p.send_and_wait("three", b"1")
+                assert {b.port for b in p.client.cluster.brokers()} == proxy_ports(cluster, "w1")
+                w1.broker(2).drop()
+                reachable = {n: await answers(p, n) for n in (1, 2, 3)}
+                assert reachable == {1: True, 2: False, 3: True}
+                w1.broker(2).heal()
+                assert await answers(p, 2)
+
+        asyncio.run(check())
+        victim = cluster.node(1)
+        victim.kill()
+        victim.start()
+        cluster.wait_ready()
+
+        async def after_restart() -> None:
+            async with producer(w1.bootstrap_servers, request_timeout_ms=10000) as p:
+                assert await answers(p, 1)
+                for i in range(6):
+                    await p.send_and_wait("three", str(i).encode(), partition=0)
+
+        asyncio.run(asyncio.wait_for(after_restart(), 60))
+        assert w1.broker(1).stats().accepted > 0
+    finally:
+        stop_clusters(clusters.values(), timeout=15)
