@@ -188,8 +188,13 @@ class _Connection:
 
 
 class FaultProxy:
-    """A TCP forwarder from ``127.0.0.1:listen_port`` (0: any free port) to ``upstream_host:upstream_port``
-    whose faults can be switched at runtime from any thread (see the module docstring)."""
+    """A TCP forwarder from ``127.0.0.1:listen_port`` to ``upstream_host:upstream_port`` whose faults can be
+    switched at runtime from any thread (see the module docstring). With ``listen_port`` 0 a free port is
+    chosen at ``start()`` and ``listen_port`` becomes it (a restart after ``close()`` binds it again).
+
+    A proxy in front of one broker of a cluster is bypassed as soon as the client reads the metadata
+    (brokers advertise their own address): put proxies in front of whole clusters with the routes of
+    :mod:`pyconnect.testing.network_routes`."""
 
     def __init__(
         self, upstream_host: str, upstream_port: int, listen_port: int = 0, *, name: str = ""
@@ -253,12 +258,14 @@ class FaultProxy:
 
     async def _bind(self) -> None:
         self._flowing = asyncio.Event()
-        self._flowing.set()
+        if self._mode == PASS:  # a proxy started again after close() keeps its faults
+            self._flowing.set()
         self._server = await asyncio.start_server(self._accept, "127.0.0.1", self.listen_port)
-        self._port = self._server.sockets[0].getsockname()[1]
+        self._port = self.listen_port = self._server.sockets[0].getsockname()[1]
 
     def close(self) -> None:
-        """Stop listening, close every connection and end the proxy's thread. Idempotent."""
+        """Stop listening, close every connection and end the proxy's thread. Idempotent; ``start()``
+        serves again on the same port with the faults in force at close."""
         loop, thread = self._loop, self._thread
         if loop is None or thread is None:
             return

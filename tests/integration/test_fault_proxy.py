@@ -445,3 +445,21 @@ def test_routes_on_three_brokers_fault_one_broker_and_survive_a_broker_kill(tmp_
         assert w1.broker(1).stats().accepted > 0
     finally:
         stop_clusters(clusters.values(), timeout=15)
+
+
+def test_a_closed_proxy_starts_again_on_its_port_with_its_faults(echo_port: int) -> None:
+    proxy = FaultProxy("127.0.0.1", echo_port).start()
+    try:
+        port = proxy.port
+        proxy.drop()
+        proxy.close()
+        proxy.close()  # idempotent
+        proxy.start()
+        assert (proxy.port, proxy.state) == (port, "drop")
+        with pytest.raises(OSError), closing(connect(proxy)) as s:
+            echoed(s, b"x")
+        proxy.heal()
+        with closing(connect(proxy)) as s:
+            assert echoed(s, b"back") == b"back"
+    finally:
+        proxy.close()
