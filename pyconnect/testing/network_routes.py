@@ -101,22 +101,28 @@ class NetworkRoute:
             ) from None
 
     def heal(self) -> None:
+        """Plain pass-through on every broker of the route (see :meth:`FaultProxy.heal`)."""
         for p in self.proxies.values():
             p.heal()
 
     def drop(self) -> None:
+        """Reset the route's connections to every broker and refuse new ones until healed."""
         for p in self.proxies.values():
             p.drop()
 
     def blackhole(self) -> None:
+        """Hold every byte to and from every broker of the route (half-open) until healed."""
         for p in self.proxies.values():
             p.blackhole()
 
     def delay(self, seconds: float) -> None:
+        """A one-way delay of ``seconds`` each way to every broker (the round trip gains twice that)."""
         for p in self.proxies.values():
             p.delay(seconds)
 
     def throttle(self, bytes_per_second: float | None) -> None:
+        """Hold each broker's link, each direction, to ``bytes_per_second`` (so the route as a whole
+        carries up to that times the number of brokers); None removes the limit."""
         for p in self.proxies.values():
             p.throttle(bytes_per_second)
 
