@@ -30,8 +30,8 @@ The faults:
   direction is held to the rate by one token bucket shared by all connections. ``delay(0)`` and
   ``throttle(None)`` undo one; ``heal()`` undoes both (and the mode).
 
-Each connection holds at most :data:`MAX_CHUNKS_IN_FLIGHT` chunks per direction (like a TCP window),
-then stops reading; a slow or delayed link therefore pushes back on the sender instead of buffering.
+Each connection holds at most :data:`WINDOW_BYTES` per direction (like a TCP window), then stops
+reading; a slow or delayed link therefore pushes back on the sender instead of buffering.
 A connection whose upstream cannot be reached is closed. Every fault change is logged at INFO.
 """
 
@@ -57,7 +57,7 @@ __all__ = ["FaultProxy", "ProxyStats"]
 log = logging.getLogger(__name__)
 
 CHUNK = 64 * 1024
-MAX_CHUNKS_IN_FLIGHT = 64
+WINDOW_BYTES = 4 * 1024 * 1024
 CONNECT_TIMEOUT_S = 10.0
 CONTROL_TIMEOUT_S = 10.0
 
@@ -82,6 +82,31 @@ class ProxyStats:
     bytes_downstream: int
 
 
+class _Pipe:
+    """One direction of a connection: the chunks read and not yet written, with their release times,
+    bounded by a byte window (the reader waits for room, the writer makes it)."""
+
+    def __init__(self, window: int = WINDOW_BYTES) -> None:
+        self.chunks: asyncio.Queue[tuple[float, bytes] | None] = asyncio.Queue()
+        self.window = window
+        self.held = 0
+        self.room = asyncio.Event()
+        self.room.set()
+
+    async def put(self, item: tuple[float, bytes] | None) -> None:
+        while self.held >= self.window:
+            self.room.clear()
+            await self.room.wait()
+        if item is not None:
+            self.held += len(item[1])
+        self.chunks.put_nowait(item)
+
+    def written(self, size: int) -> None:
+        self.held -= size
+        if self.held < self.window:
+            self.room.set()
+
+
 class _Connection:
     """One client connection and its upstream twin; owned by the proxy's loop."""
 
@@ -104,8 +129,7 @@ class _Connection:
             return
         self.upstream = upstream
         proxy._upstream_ok()
-        up: asyncio.Queue[tuple[float, bytes] | None] = asyncio.Queue(MAX_CHUNKS_IN_FLIGHT)
-        down: asyncio.Queue[tuple[float, bytes] | None] = asyncio.Queue(MAX_CHUNKS_IN_FLIGHT)
+        up, down = _Pipe(), _Pipe()
         readers = [
             asyncio.create_task(self._read(client_reader, up)),
             asyncio.create_task(self._read(upstream_reader, down)),
@@ -121,9 +145,7 @@ class _Connection:
                 task.cancel()
             await asyncio.gather(*readers, *writers, return_exceptions=True)
 
-    async def _read(
-        self, reader: asyncio.StreamReader, queue: asyncio.Queue[tuple[float, bytes] | None]
-    ) -> None:
+    async def _read(self, reader: asyncio.StreamReader, pipe: _Pipe) -> None:
         loop = asyncio.get_running_loop()
         previous = 0.0
         while True:
@@ -132,18 +154,16 @@ class _Connection:
             except OSError:
                 data = b""
             if not data:
-                await queue.put(None)
+                await pipe.put(None)
                 return
             previous = release_at(loop.time(), self.proxy._delay, previous)
-            await queue.put((previous, data))
+            await pipe.put((previous, data))
 
-    async def _write(
-        self, queue: asyncio.Queue[tuple[float, bytes] | None], writer: asyncio.StreamWriter, direction: str
-    ) -> None:
+    async def _write(self, pipe: _Pipe, writer: asyncio.StreamWriter, direction: str) -> None:
         loop = asyncio.get_running_loop()
         proxy = self.proxy
         while True:
-            item = await queue.get()
+            item = await pipe.chunks.get()
             if item is None:
                 return
             release, data = item
@@ -164,6 +184,7 @@ class _Connection:
                     await writer.drain()
                 except OSError:
                     return
+            pipe.written(len(data))
 
     def close(self) -> None:
         """Close both sides, flushing nothing more (a normal end or a proxy shutting down)."""

@@ -267,17 +267,19 @@ async def test_blackhole_keeps_connections_open_and_requests_time_out(routed: Ka
         await asyncio.wait_for(p1.send_and_wait("blackhole", b"w1 again"), 15)
 
 
-async def produce_round_trips(p: AIOKafkaProducer, count: int) -> float:
-    """The median seconds of ``count`` produce round trips (acks=1, one record each)."""
+async def produce_round_trips(p: AIOKafkaProducer, count: int) -> list[float]:
+    """The seconds of ``count`` produce round trips (acks=1, one record each)."""
     times = []
     for i in range(count):
         started = time.monotonic()
         await p.send_and_wait("delay", str(i).encode())
         times.append(time.monotonic() - started)
-    return statistics.median(times)
+    return times
 
 
 async def test_delay_adds_twice_the_one_way_delay_to_a_round_trip(routed: KafkaCluster) -> None:
+    """Every round trip through a delay of 100 ms each way takes 200 ms more than the fastest plain one
+    (the minimum: a loaded machine slows some plain round trips, never the delayed ones below it)."""
     w1 = routed.route("w1")
     async with producer(w1.bootstrap_servers, acks=1) as p:
         await p.send_and_wait("delay", b"warm-up")
@@ -285,9 +287,12 @@ async def test_delay_adds_twice_the_one_way_delay_to_a_round_trip(routed: KafkaC
         w1.delay(0.1)
         assert w1.state == {1: "pass delay=100ms"}
         delayed = await produce_round_trips(p, 5)
-    print(f"\nproduce round trip: {plain * 1000:.1f} ms plain, {delayed * 1000:.1f} ms with delay(0.1)")
-    assert delayed - plain >= 0.195
-    assert delayed < plain + 0.5
+    print(
+        f"\nproduce round trip (min/median): plain {min(plain) * 1000:.1f}/{statistics.median(plain) * 1000:.1f}"
+        f" ms, with delay(0.1) {min(delayed) * 1000:.1f}/{statistics.median(delayed) * 1000:.1f} ms"
+    )
+    assert min(delayed) - min(plain) >= 0.195
+    assert statistics.median(delayed) < statistics.median(plain) + 0.5
 
 
 async def timed_produce(p: AIOKafkaProducer, proxy: FaultProxy, topic: str, total: int) -> float:
@@ -303,13 +308,15 @@ async def timed_produce(p: AIOKafkaProducer, proxy: FaultProxy, topic: str, tota
 
 async def test_throttle_bounds_a_routes_throughput_to_its_rate(routed: KafkaCluster) -> None:
     w1 = routed.route("w1")
-    rate = 256 * 1024
+    rate = 64 * 1024
     async with producer(w1.bootstrap_servers, linger_ms=5) as p:
         await p.send_and_wait("throttle", b"warm-up")
         free = await timed_produce(p, w1.broker(1), "throttle", 768 * 1024)
         w1.throttle(rate)
-        slow = await timed_produce(p, w1.broker(1), "throttle", 768 * 1024)
-    print(f"\nproduce through w1: {free / 1024:.0f} KiB/s free, {slow / 1024:.0f} KiB/s at 256 KiB/s")
+        slow = await timed_produce(p, w1.broker(1), "throttle", 192 * 1024)
+    print(
+        f"\nproduce through w1: {free / 1024:.0f} KiB/s free, {slow / 1024:.0f} KiB/s at {rate // 1024} KiB/s"
+    )
     assert 0.6 * rate <= slow <= 1.15 * rate
     assert free > 3 * rate
 
