@@ -148,7 +148,9 @@ def test_a_connector_given_its_own_offsets_topic_behaves_as_on_java(
     assert java["last records after reset"] == (None, None)
 
 
-@pytest.mark.parametrize("where", ["own topic", "producer on another cluster"])
+@pytest.mark.parametrize(
+    "where", [pytest.param("own topic", marks=pytest.mark.long), "producer on another cluster"]
+)
 def test_exactly_once_writes_the_connectors_offsets_in_its_transactions(
     where: str,
     cluster_a: ClusterHandle,

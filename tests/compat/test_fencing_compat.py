@@ -51,7 +51,7 @@ def fence_answers(worker: ConnectWorkerProcess) -> list[tuple[int, object]]:
     ]
 
 
-@pytest.mark.parametrize("eos", ["enabled", "disabled"])
+@pytest.mark.parametrize("eos", ["enabled", pytest.param("disabled", marks=pytest.mark.long)])
 def test_the_fence_endpoint_and_the_task_count_record_match_java(
     eos: str, cluster_a: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
 ) -> None:
@@ -126,7 +126,7 @@ def test_java_and_pyconnect_take_over_each_others_fenced_generations(
     assert_exactly_once(seqnos_per_task(bootstrap, topic), 2, "pyconnect -> java -> pyconnect")
 
 
-@pytest.mark.parametrize("leader", ["pyconnect", "java"])
+@pytest.mark.parametrize("leader", ["pyconnect", pytest.param("java", marks=pytest.mark.long)])
 def test_a_mixed_fleet_fences_across_implementations(
     leader: str, cluster_a: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
 ) -> None:

@@ -22,7 +22,7 @@ from tests.integration.fleet import fleet, python_workers, running_tasks, verifi
 pytestmark = pytest.mark.kafka
 
 CHECKS = "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance"
-BUDGET_S = 40
+BUDGET_S = 20
 
 
 def schemathesis_cli() -> list[str]:

@@ -176,6 +176,7 @@ def _submitted(master: str, job_dir: Path, args: list[str]) -> tuple[int, str, s
     return code, out_log.read_text(), err_log.read_text(), time.monotonic() - started
 
 
+@pytest.mark.long  # a Spark standalone cluster starts for it (~1.5 min); `make chaos` runs it
 @pytest.mark.timeout(1200)
 def test_the_flow_audit_on_a_standalone_cluster_gives_the_local_verdict(
     mirrored: Mirrored, local_run: LocalRun, spark_cluster: StandaloneCluster, tmp_path: Path
