@@ -11,7 +11,9 @@ Contract:
   writes nothing more.
 - ``send(records)`` begins a transaction if none is open and hands the records to the producer through
   the :class:`~pyconnect.kafka.batch_sender.BatchSender`; the returned batches' futures resolve on
-  acknowledgement.
+  acknowledgement. A record for the task's own offsets topic is refused before anything is sent
+  (:data:`OWN_OFFSETS_TOPIC_MESSAGE`, Java's): its open transaction would block the task's next
+  offset read, which reads that topic ``read_committed`` to its end.
 - ``commit(offset_records)`` writes the offset records (already serialized ``[connector, partition]``
   keys and offset values) to the offsets topic through the same producer, in the open transaction
   (one is begun for offsets alone when none is open), waits for every batch of the transaction, then
@@ -49,6 +51,11 @@ class WorkerOffsetsCopy(Protocol):
     async def copy_tombstones_first(self, records: Sequence[tuple[bytes, bytes | None]]) -> None: ...
 
     async def copy_after_commit(self, records: Sequence[tuple[bytes, bytes | None]]) -> None: ...
+
+
+OWN_OFFSETS_TOPIC_MESSAGE = (
+    "Source tasks may not produce to their own offsets topics when exactly-once support is enabled"
+)
 
 
 class TransactionCommitError(ConnectError):
@@ -107,6 +114,9 @@ class TaskTransactions:
             self._open = True
 
     async def send(self, records: Sequence[OutgoingRecord]) -> list[SentBatch]:
+        own = self._offsets_topic
+        if any(record.topic == own for record in records):
+            raise ConnectError(OWN_OFFSETS_TOPIC_MESSAGE)
         await self._begin()
         batches = await self._sender.send(records)
         self._pending.extend(batch.future for batch in batches)

@@ -24,7 +24,7 @@ from pyconnect.api.source import (
     SourceTaskContext,
     TransactionContext,
 )
-from pyconnect.kafka.task_transactions import TaskTransactions
+from pyconnect.kafka.task_transactions import OWN_OFFSETS_TOPIC_MESSAGE, TaskTransactions
 from pyconnect.protocol.internal_records import State, TargetState, encode_offset_key, encode_offset_value
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.testing.backends import ClusterHandle
@@ -608,6 +608,42 @@ async def test_a_failed_fencing_check_fails_the_task_before_the_plugin_starts(
     assert ("zombie fencing" if step == "preflight" else "already been revoked") in trace
     assert steps == (["preflight"] if step == "preflight" else ["preflight", "postflight"])
     assert not hasattr(task, "prefix"), "the plugin never started"
+
+
+async def test_an_exactly_once_task_may_not_produce_to_its_own_offsets_topic(
+    cluster_a: ClusterHandle, unique: Callable[[str], str]
+) -> None:
+    """Java ``ExactlyOnceWorkerSourceTask.prepareToSendRecord``: the task fails with Java's message and
+    nothing of its batch reaches the topic."""
+    bootstrap = cluster_a.bootstrap_servers
+    offsets_topic = unique("offsets")
+    await make_topic(bootstrap, offsets_topic)
+    producer = AIOKafkaProducer(
+        bootstrap_servers=bootstrap,
+        acks="all",
+        enable_idempotence=True,
+        transactional_id=unique("g") + "-c-0",
+    )
+    task, reporter = CountingTask(offsets_topic, 10), RecordingReporter()
+
+    async def preflight() -> None:
+        await producer.start()
+
+    runner, _ = build(
+        cluster_a,
+        task,
+        {},
+        reporter,
+        producer=producer,
+        transactions=TaskTransactions(producer, offsets_topic, "c-0"),
+        preflight=preflight,
+    )
+    runner.start()
+    assert await runner.wait_stopped(30), "the refusal ends the loop by itself"
+    _item, state, trace = reporter.reports[-1]
+    assert state == State.FAILED and trace
+    assert trace.splitlines()[0].endswith(OWN_OFFSETS_TOPIC_MESSAGE), trace
+    assert await read_committed(bootstrap, offsets_topic, 0, settle_s=1.0) == []
 
 
 async def test_stopping_a_task_does_not_wait_for_its_fencing_round(
