@@ -68,6 +68,7 @@ from pyconnect.herder.loggers import LOGGERS, parse_level
 from pyconnect.herder.membership import Membership
 from pyconnect.herder.modes import DISTRIBUTED, HerderMode
 from pyconnect.herder.signing import verify
+from pyconnect.herder.sink_offsets import sink_connector_offsets
 from pyconnect.herder.source_fencing import RequestFencing, SourceFencing
 from pyconnect.metrics.connect import CoordinatorMetrics, RebalanceMetrics
 from pyconnect.protocol.assignor import ConfigSnapshot
@@ -779,7 +780,9 @@ class Herder(AbstractHerder):
 
     async def connector_offsets(self, name: str) -> dict[str, Any]:
         """``GET /connectors/{c}/offsets``: every source partition with a committed offset."""
-        self._known_config(name)
+        config = self._known_config(name)
+        if self._connector_type(config) == ConnectorType.SINK:
+            return await sink_connector_offsets(self.worker, name, self._resolved(config))
         pairs = await self._offset_store.connector_offsets(name)
         return {"offsets": [{"partition": p, "offset": o} for p, o in pairs]}
 

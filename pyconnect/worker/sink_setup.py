@@ -1,0 +1,130 @@
+"""What a sink task needs from its worker (Java ``Worker.buildWorkerTask`` for a sink): its plugin,
+converters, transformation chain and consumer.
+
+Contract: :func:`create_sink_task` builds an unstarted :class:`~pyconnect.worker.sink_task.WorkerSinkTask`
+or raises (nothing left open: the consumer is created last and not yet started). The consumer config
+is Java's ``Worker.baseConsumerConfigs``: group ``connect-<connector>``, ``client.id``
+``connector-consumer-<connector>-<task>``, no auto commit, ``auto.offset.reset=earliest``, then the
+worker's ``consumer.*`` keys, then the connector's ``consumer.override.*`` keys the override policy
+allows (``consumer.override.group.id`` included). ``topics`` is a comma list; ``topics.regex`` a Java
+regex matched against whole topic names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from connectors.mirror.java_regex import compile_java_regex
+from pyconnect.api.sink import TOPICS_CONFIG, TOPICS_REGEX_CONFIG, SinkConnector
+from pyconnect.config.client_configs import client_overrides
+from pyconnect.errors import ConfigError
+from pyconnect.kafka.sink_consumer import SinkConsumer
+from pyconnect.metrics.connect import TaskMetrics
+from pyconnect.protocol.internal_records import State, TargetState
+from pyconnect.protocol.task_id import ConnectorTaskId
+from pyconnect.transforms.config import transformation_chain
+from pyconnect.worker.sink_task import WorkerSinkTask, WorkerSinkTaskContext
+
+if TYPE_CHECKING:
+    from pyconnect.worker.worker import Worker
+
+
+def consumer_group_id(connector: str) -> str:
+    """Java's ``SinkUtils.consumerGroupId``."""
+    return f"connect-{connector}"
+
+
+def sink_group_id(connector: str, connector_config: Mapping[str, str]) -> str:
+    """The group a sink connector's tasks join and its offsets live in."""
+    return connector_config.get("consumer.override.group.id") or consumer_group_id(connector)
+
+
+def topics_list(value: str | None) -> list[str]:
+    """``topics`` as Java parses a LIST: comma separated, trimmed, empty entries dropped."""
+    return [t.strip() for t in (value or "").split(",") if t.strip()]
+
+
+def subscription(connector_config: Mapping[str, str]) -> tuple[list[str], str | None]:
+    """``(topics, None)`` or ``([], python pattern)`` from the config (validated at creation)."""
+    topics = topics_list(connector_config.get(TOPICS_CONFIG))
+    regex = (connector_config.get(TOPICS_REGEX_CONFIG) or "").strip()
+    if topics and regex:
+        raise ConfigError(
+            f"{TOPICS_CONFIG} and {TOPICS_REGEX_CONFIG} are mutually exclusive options, but both are set."
+        )
+    if not topics and not regex:
+        raise ConfigError(f"Must configure one of {TOPICS_CONFIG} or {TOPICS_REGEX_CONFIG}")
+    if regex:
+        return [], f"(?:{compile_java_regex(regex).pattern})\\Z"
+    return topics, None
+
+
+def is_sink(worker: Worker, connector_config: Mapping[str, str]) -> bool:
+    try:
+        connector_class = worker.plugins.resolve_connector(connector_config["connector.class"])
+    except Exception:
+        return False
+    return issubclass(connector_class, SinkConnector)
+
+
+def create_sink_task(
+    worker: Worker,
+    task_id: ConnectorTaskId,
+    connector_config: Mapping[str, str],
+    task_config: Mapping[str, str],
+    target: TargetState,
+) -> tuple[WorkerSinkTask, TaskMetrics]:
+    connector_class = worker.plugins.resolve_connector(connector_config["connector.class"])
+    task = connector_class().task_class()()
+    transformations = transformation_chain(worker.plugins, connector_config)
+    try:
+        key_converter = worker.converter(connector_config, "key.converter", True)
+        value_converter = worker.converter(connector_config, "value.converter", False)
+        header_converter = worker.converter(connector_config, "header.converter", False)
+        topics, pattern = subscription(connector_config)
+        overrides = client_overrides(
+            connector_config, worker.config.connector_client_config_override_policy, role="consumer"
+        )
+        consumer_config = worker.config.consumer_configs(
+            consumer_group_id(task_id.connector),
+            f"connector-consumer-{task_id.connector}-{task_id.task}",
+            worker.kafka_cluster_id,
+            overrides,
+        )
+        consumer = SinkConsumer(consumer_config, topics=topics, pattern=pattern)
+    except BaseException:
+        transformations.close()
+        raise
+    task_metrics = TaskMetrics(
+        worker.metrics,
+        task_id.connector,
+        task_id.task,
+        State.RUNNING if target == TargetState.STARTED else State.PAUSED,
+    )
+    tolerance = str(connector_config.get("errors.tolerance", "none")).strip().lower()
+    context = WorkerSinkTaskContext(
+        {k: v for k, v in task_config.items() if v is not None}, metrics=worker.metrics.hub
+    )
+    runner = WorkerSinkTask(
+        task_id,
+        task,
+        {k: v for k, v in task_config.items() if v is not None},
+        context,
+        consumer=consumer,
+        key_converter=key_converter,
+        value_converter=value_converter,
+        header_converter=header_converter,
+        reporter=worker._observed(task_metrics.record_state, worker.worker_metrics.record_task_startup),
+        target_state=target,
+        offset_flush_interval_s=worker.config.offset_flush_interval_ms / 1000,
+        tolerate_errors=tolerance == "all",
+        log_errors=str(connector_config.get("errors.log.enable", "false")).strip().lower() == "true",
+        log_include_messages=str(connector_config.get("errors.log.include.messages", "false")).strip().lower()
+        == "true",
+        transformations=transformations,
+        task_metrics=task_metrics,
+        calls=worker.plugin_calls,
+        stop_timeout_s=int(worker.config["task.shutdown.graceful.timeout.ms"]) / 1000,
+    )
+    return runner, task_metrics
