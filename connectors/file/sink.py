@@ -4,7 +4,8 @@ output when ``file`` is unset or empty. ``flush`` flushes the file; offsets are 
 (``alter_offsets`` accepts any change, as Java's does).
 
 The task's methods are plain: the runtime runs them on a plugin thread, so file I/O never blocks the
-worker's event loop.
+worker's event loop. A file is opened unbuffered in append mode and each ``put`` writes its whole batch
+in one call, so tasks of several workers appending to one file never cut each other's lines.
 """
 
 from __future__ import annotations
@@ -76,7 +77,8 @@ class FileStreamSinkConnector(SinkConnector):
 class FileStreamSinkTask(SinkTask):
     def __init__(self) -> None:
         self.filename: str | None = None
-        self._out: IO[str] | None = None
+        self._out: IO[bytes] | None = None
+        self._stdout = False
 
     def version(self) -> str:
         return pyconnect.COMPATIBLE_KAFKA_VERSION
@@ -85,29 +87,35 @@ class FileStreamSinkTask(SinkTask):
         configured = CONFIG_DEF.parse(props).get(FILE_CONFIG)
         self.filename = str(configured) if configured else None
         if self.filename is None:
-            self._out = sys.stdout
+            self._stdout = True
             return
         try:
-            self._out = open(self.filename, "a", encoding="utf-8")
+            self._out = open(self.filename, "ab", buffering=0)
         except OSError as exc:
             raise ConnectError(
                 f"Couldn't find or create file '{self.filename}' for FileStreamSinkTask"
             ) from exc
 
     def put(self, records: Sequence[SinkRecord]) -> None:
-        out = self._out
-        if out is None or not records:
+        if not records:
             return
-        out.write("".join(java_text(r.value) + "\n" for r in records))
+        text = "".join(java_text(r.value) + "\n" for r in records)
+        if self._stdout:
+            sys.stdout.write(text)
+        elif self._out is not None:
+            data = text.encode()
+            written = self._out.write(data)
+            if written != len(data):  # a regular file takes all of it; a full disk does not
+                raise ConnectError(f"Wrote {written} of {len(data)} bytes to '{self.filename}'")
 
     def flush(self, current_offsets: Mapping[TopicPartition, int]) -> None:
-        if self._out is not None:
-            self._out.flush()
+        if self._stdout:
+            sys.stdout.flush()
 
     def close(self, partitions: Collection[TopicPartition]) -> None:
         return None
 
     def stop(self) -> None:
         out, self._out = self._out, None
-        if out is not None and out is not sys.stdout:
+        if out is not None:
             out.close()

@@ -79,15 +79,27 @@ def test_parse_accepts_numbers_and_numeric_strings() -> None:
 @pytest.mark.parametrize(
     ("partition", "offset", "message"),
     [
-        ({"kafka_topic": "a"}, {"kafka_offset": 1}, "must contain the keys 'kafka_topic' and 'kafka_partition'"),
+        (
+            {"kafka_topic": "a"},
+            {"kafka_offset": 1},
+            "must contain the keys 'kafka_topic' and 'kafka_partition'",
+        ),
         ({"kafka_topic": None, "kafka_partition": 0}, {"kafka_offset": 1}, "may not be null"),
-        ({"kafka_topic": "a", "kafka_partition": None}, {"kafka_offset": 1}, "Kafka partitions must be valid"),
+        (
+            {"kafka_topic": "a", "kafka_partition": None},
+            {"kafka_offset": 1},
+            "Kafka partitions must be valid",
+        ),
         (
             {"kafka_topic": "a", "kafka_partition": "x"},
             {"kafka_offset": 1},
             "Failed to parse the following Kafka partition value in the provided offsets: 'x'.",
         ),
-        ({"kafka_topic": "a", "kafka_partition": 0}, {"offset": 1}, "should either be null or contain the key"),
+        (
+            {"kafka_topic": "a", "kafka_partition": 0},
+            {"offset": 1},
+            "should either be null or contain the key",
+        ),
         (
             {"kafka_topic": "a", "kafka_partition": 0},
             {"kafka_offset": 1.5},

@@ -24,7 +24,10 @@ def errors(props: dict[str, str], group: str | None = "connect-cluster") -> dict
 
 def test_exactly_one_of_topics_and_regex() -> None:
     both = "topics and topics.regex are mutually exclusive options, but both are set."
-    assert errors({"name": "s", "topics": "a", "topics.regex": "a.*"}) == {"topics": [both], "topics.regex": [both]}
+    assert errors({"name": "s", "topics": "a", "topics.regex": "a.*"}) == {
+        "topics": [both],
+        "topics.regex": [both],
+    }
     neither = "Must configure one of topics or topics.regex"
     assert errors({"name": "s", "topics": " "}) == {"topics": [neither], "topics.regex": [neither]}
     assert errors({"name": "s", "topics": "a"}) == {}
@@ -47,7 +50,9 @@ def test_dead_letter_queue_topic_is_not_consumed() -> None:
 
 def test_consumer_group_must_not_be_the_worker_group() -> None:
     assert errors({"name": "cluster", "topics": "a"}, "connect-cluster") == {
-        "name": ["Consumer group for sink connector named cluster conflicts with Connect worker group connect-cluster"]
+        "name": [
+            "Consumer group for sink connector named cluster conflicts with Connect worker group connect-cluster"
+        ]
     }
     assert errors({"name": "s", "topics": "a", "consumer.override.group.id": "g"}, "g") == {
         "consumer.override.group.id": ["Consumer group g conflicts with Connect worker group g"]
