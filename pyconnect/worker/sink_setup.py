@@ -7,7 +7,10 @@ is Java's ``Worker.baseConsumerConfigs``: group ``connect-<connector>``, ``clien
 ``connector-consumer-<connector>-<task>``, no auto commit, ``auto.offset.reset=earliest``, then the
 worker's ``consumer.*`` keys, then the connector's ``consumer.override.*`` keys the override policy
 allows (``consumer.override.group.id`` included). ``topics`` is a comma list; ``topics.regex`` a Java
-regex matched against whole topic names.
+regex matched against whole topic names. With ``errors.deadletterqueue.topic.name`` the task gets a
+dead-letter queue (:mod:`pyconnect.worker.errant_records`): producer ``connector-dlq-producer-<c>-<t>``
+from the worker's ``producer.*`` and the connector's ``producer.override.*``, admin
+``connector-dlq-adminclient-<c>-<t>`` (with ``admin.override.*``), as Java's.
 """
 
 from __future__ import annotations
@@ -19,12 +22,20 @@ from connectors.mirror.java_regex import compile_java_regex
 from pyconnect.api.sink import TOPICS_CONFIG, TOPICS_REGEX_CONFIG, SinkConnector
 from pyconnect.config.client_configs import client_overrides
 from pyconnect.errors import ConfigError
+from pyconnect.kafka.dead_letter_queue import DeadLetterQueueWriter
 from pyconnect.kafka.sink_consumer import SinkConsumer
 from pyconnect.metrics.connect import TaskMetrics
 from pyconnect.protocol.internal_records import State, TargetState
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.transforms.config import transformation_chain
+from pyconnect.worker.errant_records import ErrantRecords
 from pyconnect.worker.sink_task import WorkerSinkTask, WorkerSinkTaskContext
+from pyconnect.worker.worker_connector import java_class_name
+
+DLQ_TOPIC = "errors.deadletterqueue.topic.name"
+DLQ_REPLICATION_FACTOR = "errors.deadletterqueue.topic.replication.factor"
+DLQ_REPLICATION_FACTOR_DEFAULT = 3
+DLQ_CONTEXT_HEADERS = "errors.deadletterqueue.context.headers.enable"
 
 if TYPE_CHECKING:
     from pyconnect.worker.worker import Worker
@@ -58,6 +69,18 @@ def subscription(connector_config: Mapping[str, str]) -> tuple[list[str], str | 
     if regex:
         return [], f"(?:{compile_java_regex(regex).pattern})\\Z"
     return topics, None
+
+
+def _flag(config: Mapping[str, str], key: str) -> bool:
+    return str(config.get(key, "false")).strip().lower() == "true"
+
+
+def plugin_class_name(worker: Worker, plugin: object) -> str:
+    """The class name a plugin instance is registered under (its Java name for ports)."""
+    for desc in worker.plugins.plugins():
+        if desc.plugin_class is type(plugin):
+            return desc.class_name
+    return java_class_name(type(plugin))
 
 
 def is_sink(worker: Worker, connector_config: Mapping[str, str]) -> bool:
@@ -103,6 +126,42 @@ def create_sink_task(
         State.RUNNING if target == TargetState.STARTED else State.PAUSED,
     )
     tolerance = str(connector_config.get("errors.tolerance", "none")).strip().lower()
+    log_errors = _flag(connector_config, "errors.log.enable")
+    log_messages = _flag(connector_config, "errors.log.include.messages")
+    dlq_topic = (connector_config.get(DLQ_TOPIC) or "").strip()
+    writer = None
+    if dlq_topic:
+        producer_overrides = client_overrides(
+            connector_config, worker.config.connector_client_config_override_policy, role="producer"
+        )
+        admin_overrides = client_overrides(
+            connector_config, worker.config.connector_client_config_override_policy, role="admin"
+        )
+        writer = DeadLetterQueueWriter(
+            dlq_topic,
+            int(connector_config.get(DLQ_REPLICATION_FACTOR) or DLQ_REPLICATION_FACTOR_DEFAULT),
+            worker.config.producer_configs(
+                f"connector-dlq-producer-{task_id.connector}-{task_id.task}",
+                worker.kafka_cluster_id,
+                producer_overrides,
+            ),
+            worker.config.admin_configs(
+                f"connector-dlq-adminclient-{task_id.connector}-{task_id.task}",
+                worker.kafka_cluster_id,
+                admin_overrides,
+            ),
+        )
+    errant = (
+        ErrantRecords(
+            task_id,
+            writer=writer,
+            context_headers_enabled=_flag(connector_config, DLQ_CONTEXT_HEADERS),
+            log_errors=log_errors,
+            log_include_messages=log_messages,
+        )
+        if writer is not None or log_errors
+        else None
+    )
     context = WorkerSinkTaskContext(
         {k: v for k, v in task_config.items() if v is not None}, metrics=worker.metrics.hub
     )
@@ -119,9 +178,10 @@ def create_sink_task(
         target_state=target,
         offset_flush_interval_s=worker.config.offset_flush_interval_ms / 1000,
         tolerate_errors=tolerance == "all",
-        log_errors=str(connector_config.get("errors.log.enable", "false")).strip().lower() == "true",
-        log_include_messages=str(connector_config.get("errors.log.include.messages", "false")).strip().lower()
-        == "true",
+        log_errors=log_errors,
+        log_include_messages=log_messages,
+        errant=errant,
+        class_name=lambda plugin: plugin_class_name(worker, plugin),
         transformations=transformations,
         task_metrics=task_metrics,
         calls=worker.plugin_calls,

@@ -39,7 +39,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from pyconnect.api.sink import SinkRecord, SinkTask, TopicPartition
@@ -52,13 +52,26 @@ from pyconnect.metrics.connect import TaskMetrics
 from pyconnect.protocol.internal_records import State, TargetState
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.transforms.chain import TransformationChain
+from pyconnect.worker.errant_records import (
+    HEADER_CONVERTER,
+    KEY_CONVERTER,
+    TRANSFORMATION,
+    VALUE_CONVERTER,
+    ErrantRecords,
+    TaskErrantRecordReporter,
+)
 from pyconnect.worker.failure_trace import failure_trace
 from pyconnect.worker.plugin_calls import PluginCalls, PluginCallTimeout
 from pyconnect.worker.sink_offsets import SinkOffsets
 from pyconnect.worker.source_task import runtime_converter
 from pyconnect.worker.status import StatusReporter
+from pyconnect.worker.worker_connector import java_class_name
 
 log = logging.getLogger(__name__)
+
+Failure = tuple[FetchedRecord, str, str, BaseException]
+"""A record tolerated as failed: the record, the stage and executing class, the error."""
+Converted = tuple[list[SinkRecord], dict[TopicPartition, int], list[Failure]]
 
 MAX_FETCH_WAIT_S = 0.5
 """Longest single fetch: how soon a stop, pause or commit request is seen while no data arrives."""
@@ -175,6 +188,8 @@ class WorkerSinkTask:
         task_metrics: TaskMetrics | None = None,
         calls: PluginCalls | None = None,
         stop_timeout_s: float = 5.0,
+        errant: ErrantRecords | None = None,
+        class_name: Callable[[Any], str] | None = None,
     ) -> None:
         self.id = task_id
         self.task = task
@@ -190,8 +205,6 @@ class WorkerSinkTask:
         self._target = target_state
         self._flush_interval_s = offset_flush_interval_s
         self._tolerate = tolerate_errors
-        self._log_errors = log_errors
-        self._log_messages = log_include_messages
         self._transformations = transformations if transformations else None
         self._task_metrics = task_metrics
         self._stop_timeout_s = stop_timeout_s
@@ -213,6 +226,25 @@ class WorkerSinkTask:
         self._retry_next: dict[TopicPartition, int] = {}
         self._retry_at = 0.0
         self._rebalance_error: BaseException | None = None
+        self._class_name = class_name or (lambda plugin: java_class_name(type(plugin)))
+        self._converter_names = (
+            self._class_name(key_converter),
+            self._class_name(value_converter),
+            self._class_name(header_converter),
+        )
+        if errant is None and (log_errors and tolerate_errors):
+            errant = ErrantRecords(task_id, log_errors=True, log_include_messages=log_include_messages)
+        self._errant = errant
+        self._originals: dict[tuple[str, int, int], FetchedRecord] = {}
+        self._retry_originals: dict[tuple[str, int, int], FetchedRecord] = {}
+        if errant is not None and errant.enabled:
+            context.reporter = TaskErrantRecordReporter(
+                errant,
+                asyncio.get_running_loop(),
+                lambda: self._originals,
+                tolerate_errors,
+                java_class_name(type(task)),
+            )
         self._run_task: asyncio.Task[None] | None = None
         self.records_read = 0
         self.records_put = 0
@@ -263,6 +295,9 @@ class WorkerSinkTask:
     async def _close_clients(self) -> None:
         with contextlib.suppress(Exception):
             await self._stop_plugin()
+        if self._errant is not None:
+            with contextlib.suppress(Exception):
+                await self._errant.stop()
         consumer, self._consumer = self._consumer, None
         if consumer is not None:
             with contextlib.suppress(Exception):
@@ -283,6 +318,8 @@ class WorkerSinkTask:
             await self._calls.call(self._owner, "start", self.task.start, self._config)
             self._started = True
             consumer = self._client()
+            if self._errant is not None:
+                await self._errant.start()
             await consumer.start(self._on_assigned, self._on_revoked)
             self._reporter.report(self.id, State.RUNNING, version=self._version_text)
             next_commit = time.monotonic() + self._flush_interval_s
@@ -309,12 +346,16 @@ class WorkerSinkTask:
                         await self._wait(min(wait_s, self._retry_at - now))
                         continue
                     async with self._lock:
+                        self._originals = self._retry_originals
                         await self._deliver(self._retry_batch, self._retry_next)
                     continue
                 fetched = await consumer.fetch(wait_s)
                 self.records_read += len(fetched)
-                records, next_offsets = await self._convert(fetched) if fetched else ([], {})
+                records, next_offsets, failures = await self._convert(fetched) if fetched else ([], {}, [])
+                if failures:
+                    self._tolerated(failures)
                 async with self._lock:
+                    self._originals = {(r.topic, r.partition, r.offset): r for r in fetched}
                     live = self._context.assignment()
                     next_offsets = {p: o for p, o in next_offsets.items() if p in live}
                     records = [r for r in records if (r.original_topic, r.original_kafka_partition) in live]
@@ -414,7 +455,11 @@ class WorkerSinkTask:
             )
             if self._retry_batch is None and self._consumer is not None:
                 self._consumer.pause(self._context.assignment())
-            self._retry_batch, self._retry_next = records, next_offsets
+            self._retry_batch, self._retry_next, self._retry_originals = (
+                records,
+                next_offsets,
+                self._originals,
+            )
             timeout = self._context.retry_timeout_s()
             self._retry_at = time.monotonic() + (timeout if timeout is not None else self._flush_interval_s)
             return
@@ -429,31 +474,34 @@ class WorkerSinkTask:
             "Task %s: put %d record(s) in %.1f ms", self.id, len(records), (time.monotonic() - started) * 1000
         )
 
-    async def _convert_on_loop(
-        self, fetched: list[FetchedRecord]
-    ) -> tuple[list[SinkRecord], dict[TopicPartition, int]]:
+    async def _convert_on_loop(self, fetched: list[FetchedRecord]) -> Converted:
         return self._convert_batch(fetched)
 
-    def _convert_batch(
-        self, fetched: Sequence[FetchedRecord]
-    ) -> tuple[list[SinkRecord], dict[TopicPartition, int]]:
-        """The batch as sink records (converted, then transformed) and the next offset per partition
-        (past every fetched record, skipped and dropped ones included)."""
+    def _convert_batch(self, fetched: Sequence[FetchedRecord]) -> Converted:
+        """The batch as sink records (converted, then transformed), the next offset per partition (past
+        every fetched record, skipped and dropped ones included) and the records tolerated as failed
+        (with their stage and executing class). May run on a plugin thread: no task state changes."""
         key_converter, value_converter = self._key_converter, self._value_converter
-        header_converter, chain = self._header_converter, self._transformations
+        header_converter = self._header_converter
+        stages = self._transformations.stages if self._transformations is not None else ()
+        key_name, value_name, header_name = self._converter_names
         records: list[SinkRecord] = []
         next_offsets: dict[TopicPartition, int] = {}
+        failures: list[Failure] = []
         for r in fetched:
             next_offsets[TopicPartition(r.topic, r.partition)] = r.offset + 1
+            stage, executing = KEY_CONVERTER, key_name
             try:
                 key = key_converter.to_connect_data(r.topic, None, r.key)
+                stage, executing = VALUE_CONVERTER, value_name
                 value = value_converter.to_connect_data(r.topic, None, r.value)
+                stage, executing = HEADER_CONVERTER, header_name
                 headers: list[Header] = []
                 for header_key, header_value in r.headers:
                     converted = header_converter.to_connect_header(r.topic, header_key, header_value)
                     if converted is not None:
                         headers.append(Header(header_key, converted.schema, converted.value))
-                record: SinkRecord | None = SinkRecord(
+                record: Any = SinkRecord(
                     r.topic,
                     r.partition,
                     key.schema,
@@ -465,31 +513,27 @@ class WorkerSinkTask:
                     r.timestamp_type,
                     headers,
                 )
-                if chain is not None and record is not None:
-                    record = chain.apply(record)  # type: ignore[arg-type,assignment]  # transformations are record-generic
+                stage = TRANSFORMATION
+                for transform in stages:  # the chain's stages one by one, to name the one that failed
+                    executing = self._class_name(transform.transformation)
+                    record = transform.apply(record)
+                    if record is None:
+                        break
             except Exception as exc:
                 if not self._tolerate:
                     raise
-                self._skipped(r, exc)
+                failures.append((r, stage, executing, exc))
                 continue
             if record is not None:
                 records.append(record)
-        return records, next_offsets
+        return records, next_offsets, failures
 
-    def _skipped(self, record: FetchedRecord, exc: BaseException) -> None:
-        self.records_skipped += 1
-        if not self._log_errors:
-            return
-        detail = f" key={record.key!r} value={record.value!r}" if self._log_messages else ""
-        log.warning(
-            "Task %s skipped the record at %s-%d offset %d it could not convert or transform: %s%s",
-            self.id,
-            record.topic,
-            record.partition,
-            record.offset,
-            exc,
-            detail,
-        )
+    def _tolerated(self, failures: list[Failure]) -> None:
+        """On the loop: each tolerated record is counted, logged and sent to the DLQ (ErrantRecords)."""
+        self.records_skipped += len(failures)
+        if self._errant is not None:
+            for record, stage, executing, exc in failures:
+                self._errant.report(record, stage, executing, exc)
 
     # -- commits and rebalances --------------------------------------------------------------------
 
@@ -500,7 +544,10 @@ class WorkerSinkTask:
         closing: bool,
         closed: Sequence[TopicPartition] = (),
     ) -> None:
-        """``pre_commit``, then (``closing``) ``close(closed)``, then commit what may be; held lock."""
+        """``pre_commit``, then (``closing``) ``close(closed)``, then commit what may be; held lock.
+        Dead-letter-queue writes queued so far are awaited first (Java's ``awaitFutures``)."""
+        if self._errant is not None:
+            await self._errant.flush()
         try:
             if requested or closing:
                 provided = await self._calls.call(

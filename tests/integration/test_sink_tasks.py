@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiokafka import AIOKafkaProducer
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from pyconnect.testing.backends import ClusterHandle
@@ -314,3 +314,86 @@ def test_kill_9_mid_stream_loses_nothing(
         )
         assert {int(v) for v in seen} == set(range(total))
         assert task_states(survivor, name) == ["RUNNING"]
+
+
+async def _read_dlq(bootstrap: str, topic: str, expected: int) -> list[Any]:
+    consumer = AIOKafkaConsumer(
+        topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest", enable_auto_commit=False
+    )
+    await consumer.start()
+    found: list[Any] = []
+    try:
+        deadline = time.monotonic() + 30
+        while len(found) < expected and time.monotonic() < deadline:
+            for batch in (await consumer.getmany(timeout_ms=500)).values():
+                found += batch
+    finally:
+        await consumer.stop()
+    return found
+
+
+def test_poison_records_go_to_the_dead_letter_queue(
+    workers: Sequence[PyconnectWorker], cluster_a: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
+) -> None:
+    bootstrap = cluster_a.bootstrap_servers
+    topic, dlq, name = unique("in"), unique("dlq"), unique("dlqsink")
+    sink_dir = tmp_path / "sink"
+    sink_dir.mkdir()
+    create_topic(bootstrap, topic, 1)
+    values = [b"1", b"2", b"{not json", b"3", b'"errant"', b"4"]
+
+    async def produce_raw() -> None:
+        producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
+        await producer.start()
+        try:
+            for value in values:
+                await producer.send(topic, value, key=b"k", headers=[("h", b"v")])
+            await producer.flush()
+        finally:
+            await producer.stop()
+
+    asyncio.run(produce_raw())
+    config = {
+        "connector.class": FAILING_SINK,
+        "tasks.max": "1",
+        "topics": topic,
+        "fail.dir": str(sink_dir),
+        "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter.schemas.enable": "false",
+        "errors.tolerance": "all",
+        "errors.log.enable": "true",
+        "errors.deadletterqueue.topic.name": dlq,
+        "errors.deadletterqueue.topic.replication.factor": "1",
+        "errors.deadletterqueue.context.headers.enable": "true",
+    }
+    create(workers[0], name, config)
+    wait_for("the good records", lambda: len(lines(sink_dir / "records")) >= 4, 30)
+    assert lines(sink_dir / "records") == ["1", "2", "3", "4"]
+    found = asyncio.run(_read_dlq(bootstrap, dlq, 2))
+    assert [r.value for r in found] == [b"{not json", b'"errant"']
+    converter, put = ({k: v for k, v in r.headers} for r in found)
+    assert found[0].key == b"k" and converter["h"] == b"v"  # the original record, its headers first
+    assert [k for k, _ in found[0].headers][1:] == [
+        "__connect.errors.topic",
+        "__connect.errors.partition",
+        "__connect.errors.offset",
+        "__connect.errors.connector.name",
+        "__connect.errors.task.id",
+        "__connect.errors.stage",
+        "__connect.errors.class.name",
+        "__connect.errors.exception.class.name",
+        "__connect.errors.exception.message",
+        "__connect.errors.exception.stacktrace",
+    ]
+    assert converter["__connect.errors.topic"] == topic.encode()
+    assert (converter["__connect.errors.partition"], converter["__connect.errors.offset"]) == (b"0", b"2")
+    assert converter["__connect.errors.connector.name"] == name.encode()
+    assert converter["__connect.errors.task.id"] == b"0"
+    assert converter["__connect.errors.stage"] == b"VALUE_CONVERTER"
+    assert converter["__connect.errors.class.name"] == b"org.apache.kafka.connect.json.JsonConverter"
+    assert put["__connect.errors.stage"] == b"TASK_PUT"
+    assert put["__connect.errors.offset"] == b"4"
+    assert put["__connect.errors.exception.message"] == b"errant on demand"
+    assert task_states(workers[1], name) == ["RUNNING"]
+    workers[0].rest("DELETE", f"/connectors/{name}")

@@ -1,7 +1,8 @@
 """A sink connector whose tasks fail on demand: ``put`` raises once ``<fail.dir>/fail`` exists
 (``ConnectError``), or, while ``<fail.dir>/retry`` exists, a ``RetriableError``. Every record it
 accepted is appended (its value, one line) to ``<fail.dir>/records``, so a test sees what was
-delivered before the failure."""
+delivered before the failure. A record whose value is ``"errant"`` is not written but handed to the
+task's errant-record reporter (KIP-610), whose write the task waits for."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ FAIL_FILE = "fail"
 RETRY_FILE = "retry"
 RECORDS_FILE = "records"
 FAILURE_MESSAGE = "put() failed on demand"
+ERRANT_VALUE = "errant"
+ERRANT_MESSAGE = "errant on demand"
 
 
 class FailingSinkConnector(SinkConnector):
@@ -58,9 +61,17 @@ class FailingSinkTask(SinkTask):
             self.retries += 1
             self.context.timeout(100)
             raise RetriableError(f"retry {self.retries}")
-        if records:
+        kept = []
+        for record in records:
+            reporter = self.context.errant_record_reporter()
+            if record.value == ERRANT_VALUE and reporter is not None:
+                written = reporter.report(record, ValueError(ERRANT_MESSAGE))
+                written.result(timeout=30)  # type: ignore[union-attr]  # a plain put gets a concurrent future
+            else:
+                kept.append(record)
+        if kept:
             with open(self.directory / RECORDS_FILE, "a", encoding="utf-8") as out:
-                out.write("".join(f"{r.value}\n" for r in records))
+                out.write("".join(f"{r.value}\n" for r in kept))
 
     def stop(self) -> None:
         return None
