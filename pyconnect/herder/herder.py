@@ -897,7 +897,8 @@ class Herder(AbstractHerder):
         return await self._modify_offsets_request(rq.ModifyOffsets(name, None))
 
     async def _modify_offsets_request(self, request: rq.ModifyOffsets) -> str:
-        if self.config.exactly_once_source_enabled:
+        sink = self._connector_type(self._known_config(request.name)) == ConnectorType.SINK
+        if self.config.exactly_once_source_enabled and not sink:  # Java fences source connectors only
             return await self.fencing.modify_offsets(request)
         return str(await self._submit(request))
 
