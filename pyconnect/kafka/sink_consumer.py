@@ -10,11 +10,12 @@ Contract:
   through :meth:`commit` (the group generation is still the old one while revoking).
 - ``fetch(timeout_s)`` returns at most ``max.poll.records`` (Java's default 500) records as
   :class:`FetchedRecord` tuples in offset order per partition, partitions one after another.
-- Offsets are "next offset to read"; ``commit`` is synchronous (waits for the coordinator).
+- Offsets are "next offset to read"; ``commit`` waits for the coordinator, within its bound.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -146,11 +147,19 @@ class SinkConsumer:
         wanted = [TopicPartition(p.topic, p.partition) for p in partitions]
         self._client().resume(*[tp for tp in wanted if tp in assigned])
 
-    async def commit(self, offsets: Mapping[Partition, int]) -> None:
+    async def commit(self, offsets: Mapping[Partition, int], timeout_s: float | None = None) -> None:
+        """Commit and wait, at most ``timeout_s`` (aiokafka retries retriable errors forever)."""
         if not offsets:
             return
+        committing = self._client().commit(
+            {TopicPartition(p.topic, p.partition): o for p, o in offsets.items()}
+        )
         try:
-            await self._client().commit({TopicPartition(p.topic, p.partition): o for p, o in offsets.items()})
+            await asyncio.wait_for(committing, timeout_s)
+        except TimeoutError:
+            raise SinkCommitError(
+                f"committing offsets of group {self.group_id} timed out after {timeout_s} s"
+            ) from None
         except KafkaError as exc:
             raise SinkCommitError(f"committing offsets of group {self.group_id} failed: {exc!r}") from exc
 

@@ -177,6 +177,7 @@ def create_sink_task(
         reporter=worker._observed(task_metrics.record_state, worker.worker_metrics.record_task_startup),
         target_state=target,
         offset_flush_interval_s=worker.config.offset_flush_interval_ms / 1000,
+        offset_flush_timeout_s=worker.config.offset_flush_timeout_ms / 1000,
         tolerate_errors=tolerance == "all",
         log_errors=log_errors,
         log_include_messages=log_messages,

@@ -19,7 +19,8 @@ Contract:
   is committed to the group (only that; invalid entries are ignored with a WARN). A failed commit is
   logged at WARN and retried at the next interval. When partitions are revoked by a rebalance, and for
   all partitions when the task stops or fails: ``pre_commit``, then ``close(partitions)``, then a
-  commit of those partitions; then ``open`` for newly assigned partitions. ``pre_commit`` is given the
+  commit of those partitions; then ``open`` for newly assigned partitions. A commit waits at most
+  ``offset_flush_timeout_s`` (``offset.flush.timeout.ms``). ``pre_commit`` is given the
   partitions that delivered records since their assignment (Java also lists quiet ones, at their
   position: the same commit, since nothing changed).
 - ``put`` raising :class:`~pyconnect.errors.RetriableError`: every partition is paused, the same batch
@@ -181,6 +182,7 @@ class WorkerSinkTask:
         reporter: StatusReporter,
         target_state: TargetState = TargetState.STARTED,
         offset_flush_interval_s: float = 60.0,
+        offset_flush_timeout_s: float = 5.0,
         tolerate_errors: bool = False,
         log_errors: bool = False,
         log_include_messages: bool = False,
@@ -204,6 +206,7 @@ class WorkerSinkTask:
         self._reporter = reporter
         self._target = target_state
         self._flush_interval_s = offset_flush_interval_s
+        self._commit_timeout_s = offset_flush_timeout_s
         self._tolerate = tolerate_errors
         self._transformations = transformations if transformations else None
         self._task_metrics = task_metrics
@@ -221,6 +224,7 @@ class WorkerSinkTask:
         self._state_changed = asyncio.Event()
         self._plugin_started = False
         self._started = False
+        self._consumer_started = False
         self._version_text: str | None = None
         self._retry_batch: list[SinkRecord] | None = None
         self._retry_next: dict[TopicPartition, int] = {}
@@ -321,6 +325,7 @@ class WorkerSinkTask:
             if self._errant is not None:
                 await self._errant.start()
             await consumer.start(self._on_assigned, self._on_revoked)
+            self._consumer_started = True
             self._reporter.report(self.id, State.RUNNING, version=self._version_text)
             next_commit = time.monotonic() + self._flush_interval_s
             while not self._stopping.is_set():
@@ -401,7 +406,12 @@ class WorkerSinkTask:
         self._reporter.report(self.id, State.PAUSED, version=self._version_text)
         while self._target != TargetState.STARTED and not self._stopping.is_set():
             self._state_changed.clear()
-            await self._state_changed.wait()
+            if self._consumer is not None and self._consumer_started:
+                # keep polling (every partition is paused), as Java's loop does: aiokafka leaves the
+                # group when it is not polled within max.poll.interval.ms
+                await self._consumer.fetch(MAX_FETCH_WAIT_S)
+            else:
+                await self._state_changed.wait()
         return self._stopping.is_set()
 
     async def _pause_all(self) -> None:
@@ -571,7 +581,7 @@ class WorkerSinkTask:
         if not plan.offsets:
             return
         try:
-            await self._client().commit(plan.offsets)
+            await self._client().commit(plan.offsets, self._commit_timeout_s)
         except SinkCommitError as exc:
             log.warning("Task %s: offset commit failed, retrying at the next commit: %s", self.id, exc)
             return

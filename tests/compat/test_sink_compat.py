@@ -152,5 +152,6 @@ def test_offsets_body_and_task_configs(workers: tuple[JavaConnectWorker, Pyconne
             lambda w=worker, n=name: (r := w.rest("GET", f"/connectors/{n}/tasks")) and r[1] and r,
             60,
         )
+        assert code == 200, body
         tasks.append({k: v for k, v in body[0]["config"].items() if k != "name"})
     assert tasks[1] == tasks[0], tasks

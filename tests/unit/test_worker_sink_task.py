@@ -59,7 +59,7 @@ class FakeConsumer:
     def resume(self, partitions: Collection[TopicPartition]) -> None:
         self.paused -= set(partitions)
 
-    async def commit(self, offsets: Mapping[TopicPartition, int]) -> None:
+    async def commit(self, offsets: Mapping[TopicPartition, int], timeout_s: float | None = None) -> None:
         self.calls.append("commit")
         self.commits.append(dict(offsets))
 
