@@ -397,3 +397,29 @@ def test_poison_records_go_to_the_dead_letter_queue(
     assert put["__connect.errors.exception.message"] == b"errant on demand"
     assert task_states(workers[1], name) == ["RUNNING"]
     workers[0].rest("DELETE", f"/connectors/{name}")
+
+
+def test_topics_regex_and_pause_resume(
+    workers: Sequence[PyconnectWorker], cluster_a: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
+) -> None:
+    bootstrap = cluster_a.bootstrap_servers
+    prefix, name, out = unique("rx"), unique("rxsink"), tmp_path / "out.txt"
+    for suffix in ("a", "b"):
+        create_topic(bootstrap, f"{prefix}.{suffix}", 1)
+    create_topic(bootstrap, f"{prefix}-other", 1)
+    produce(bootstrap, f"{prefix}.a", range(0, 10))
+    produce(bootstrap, f"{prefix}.b", range(10, 20))
+    produce(bootstrap, f"{prefix}-other", range(100, 110))
+    config = {**file_sink("", out), "topics.regex": f"{prefix}\\.[a-z]"}
+    del config["topics"]
+    create(workers[1], name, config)
+    wait_for("20 lines", lambda: len(lines(out)) >= 20, 30)
+    assert workers[0].rest("PUT", f"/connectors/{name}/pause")[0] == 202
+    wait_for("the task PAUSED", lambda: task_states(workers[0], name) == ["PAUSED"], 30)
+    produce(bootstrap, f"{prefix}.a", range(20, 25))
+    time.sleep(1.5)
+    assert len(lines(out)) == 20
+    assert workers[0].rest("PUT", f"/connectors/{name}/resume")[0] == 202
+    wait_for("25 lines", lambda: len(lines(out)) >= 25, 30)
+    assert sorted(int(v) for v in lines(out)) == list(range(25))  # the other topic never matched
+    workers[0].rest("DELETE", f"/connectors/{name}")
