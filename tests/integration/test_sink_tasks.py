@@ -276,46 +276,6 @@ def test_offsets_of_a_stopped_sink(
     workers[0].rest("DELETE", f"/connectors/{name}")
 
 
-def test_kill_9_mid_stream_loses_nothing(
-    cluster_a: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
-) -> None:
-    bootstrap = cluster_a.bootstrap_servers
-    topic, name, out = unique("in"), unique("ksink"), tmp_path / "out.txt"
-    create_topic(bootstrap, topic, 2)
-    total = 3000
-    producer = threading.Thread(target=produce, args=(bootstrap, topic, range(total), 2, 400.0), daemon=True)
-    with fleet(sink_workers(bootstrap, tmp_path, 2)) as fleet_workers:
-        create(fleet_workers[0], name, file_sink(topic, out))
-        body = wait_for(
-            "the task RUNNING",
-            lambda: (
-                (s := status(fleet_workers[0], name))
-                and task_states(fleet_workers[0], name) == ["RUNNING"]
-                and s
-            ),
-            30,
-        )
-        owner = body["tasks"][0]["worker_id"]
-        victim = next(w for w in fleet_workers if w.worker_id == owner)
-        survivor = next(w for w in fleet_workers if w is not victim)
-        producer.start()
-        wait_for("the sink mid-stream", lambda: len(lines(out)) >= 500, 30)
-        victim.kill()
-        killed_at = time.monotonic()
-        producer.join(30)
-        seen = wait_for(
-            "every record after the failover",
-            lambda: (values := {v for v in lines(out) if v.isdigit()}) and len(values) >= total and values,
-            60,
-        )
-        print(
-            f"\nkill -9 to all {total} records in the file: {time.monotonic() - killed_at:.1f} s; "
-            f"{len(lines(out)) - total} written twice"
-        )
-        assert {int(v) for v in seen} == set(range(total))
-        assert task_states(survivor, name) == ["RUNNING"]
-
-
 async def _read_dlq(bootstrap: str, topic: str, expected: int) -> list[Any]:
     consumer = AIOKafkaConsumer(
         topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest", enable_auto_commit=False
@@ -423,3 +383,39 @@ def test_topics_regex_and_pause_resume(
     wait_for("25 lines", lambda: len(lines(out)) >= 25, 30)
     assert sorted(int(v) for v in lines(out)) == list(range(25))  # the other topic never matched
     workers[0].rest("DELETE", f"/connectors/{name}")
+
+
+def test_kill_9_mid_stream_loses_nothing(
+    workers: Sequence[PyconnectWorker], cluster_a: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
+) -> None:
+    """Last in the module: it kills one of the module's workers (the fixture stops what is left)."""
+    bootstrap = cluster_a.bootstrap_servers
+    topic, name, out = unique("in"), unique("ksink"), tmp_path / "out.txt"
+    create_topic(bootstrap, topic, 2)
+    total = 2000
+    producer = threading.Thread(target=produce, args=(bootstrap, topic, range(total), 2, 500.0), daemon=True)
+    create(workers[0], name, file_sink(topic, out))
+    body = wait_for(
+        "the task RUNNING",
+        lambda: (s := status(workers[0], name)) and task_states(workers[0], name) == ["RUNNING"] and s,
+        30,
+    )
+    owner = body["tasks"][0]["worker_id"]
+    victim = next(w for w in workers if w.worker_id == owner)
+    survivor = next(w for w in workers if w is not victim)
+    producer.start()
+    wait_for("the sink mid-stream", lambda: len(lines(out)) >= 300, 30)
+    victim.kill()
+    killed_at = time.monotonic()
+    producer.join(30)
+    seen = wait_for(
+        "every record after the failover",
+        lambda: (values := {v for v in lines(out) if v.isdigit()}) and len(values) >= total and values,
+        60,
+    )
+    print(
+        f"\nkill -9 to all {total} records in the file: {time.monotonic() - killed_at:.1f} s; "
+        f"{len(lines(out)) - total} written twice"
+    )
+    assert {int(v) for v in seen} == set(range(total))
+    assert task_states(survivor, name) == ["RUNNING"]
