@@ -25,6 +25,7 @@ from pyconnect.errors import ConfigError
 from pyconnect.kafka.dead_letter_queue import DeadLetterQueueWriter
 from pyconnect.kafka.sink_consumer import SinkConsumer
 from pyconnect.metrics.connect import TaskMetrics
+from pyconnect.metrics.sink_task import SinkTaskMetrics
 from pyconnect.protocol.internal_records import State, TargetState
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.transforms.config import transformation_chain
@@ -97,7 +98,7 @@ def create_sink_task(
     connector_config: Mapping[str, str],
     task_config: Mapping[str, str],
     target: TargetState,
-) -> tuple[WorkerSinkTask, TaskMetrics]:
+) -> tuple[WorkerSinkTask, TaskMetrics, SinkTaskMetrics]:
     connector_class = worker.plugins.resolve_connector(connector_config["connector.class"])
     task = connector_class().task_class()()
     transformations = transformation_chain(worker.plugins, connector_config)
@@ -115,7 +116,44 @@ def create_sink_task(
             worker.kafka_cluster_id,
             overrides,
         )
-        consumer = SinkConsumer(consumer_config, topics=topics, pattern=pattern)
+        tolerance = str(connector_config.get("errors.tolerance", "none")).strip().lower()
+        log_errors = _flag(connector_config, "errors.log.enable")
+        log_messages = _flag(connector_config, "errors.log.include.messages")
+        dlq_topic = (connector_config.get(DLQ_TOPIC) or "").strip()
+        writer = None
+        if dlq_topic:
+            producer_overrides = client_overrides(
+                connector_config, worker.config.connector_client_config_override_policy, role="producer"
+            )
+            admin_overrides = client_overrides(
+                connector_config, worker.config.connector_client_config_override_policy, role="admin"
+            )
+            writer = DeadLetterQueueWriter(
+                dlq_topic,
+                int(connector_config.get(DLQ_REPLICATION_FACTOR) or DLQ_REPLICATION_FACTOR_DEFAULT),
+                worker.config.producer_configs(
+                    f"connector-dlq-producer-{task_id.connector}-{task_id.task}",
+                    worker.kafka_cluster_id,
+                    producer_overrides,
+                ),
+                worker.config.admin_configs(
+                    f"connector-dlq-adminclient-{task_id.connector}-{task_id.task}",
+                    worker.kafka_cluster_id,
+                    admin_overrides,
+                ),
+            )
+        errant = (
+            ErrantRecords(
+                task_id,
+                writer=writer,
+                context_headers_enabled=_flag(connector_config, DLQ_CONTEXT_HEADERS),
+                log_errors=log_errors,
+                log_include_messages=log_messages,
+            )
+            if writer is not None or log_errors
+            else None
+        )
+        consumer = SinkConsumer(consumer_config, topics=topics, pattern=pattern)  # last: nothing to close
     except BaseException:
         transformations.close()
         raise
@@ -125,43 +163,7 @@ def create_sink_task(
         task_id.task,
         State.RUNNING if target == TargetState.STARTED else State.PAUSED,
     )
-    tolerance = str(connector_config.get("errors.tolerance", "none")).strip().lower()
-    log_errors = _flag(connector_config, "errors.log.enable")
-    log_messages = _flag(connector_config, "errors.log.include.messages")
-    dlq_topic = (connector_config.get(DLQ_TOPIC) or "").strip()
-    writer = None
-    if dlq_topic:
-        producer_overrides = client_overrides(
-            connector_config, worker.config.connector_client_config_override_policy, role="producer"
-        )
-        admin_overrides = client_overrides(
-            connector_config, worker.config.connector_client_config_override_policy, role="admin"
-        )
-        writer = DeadLetterQueueWriter(
-            dlq_topic,
-            int(connector_config.get(DLQ_REPLICATION_FACTOR) or DLQ_REPLICATION_FACTOR_DEFAULT),
-            worker.config.producer_configs(
-                f"connector-dlq-producer-{task_id.connector}-{task_id.task}",
-                worker.kafka_cluster_id,
-                producer_overrides,
-            ),
-            worker.config.admin_configs(
-                f"connector-dlq-adminclient-{task_id.connector}-{task_id.task}",
-                worker.kafka_cluster_id,
-                admin_overrides,
-            ),
-        )
-    errant = (
-        ErrantRecords(
-            task_id,
-            writer=writer,
-            context_headers_enabled=_flag(connector_config, DLQ_CONTEXT_HEADERS),
-            log_errors=log_errors,
-            log_include_messages=log_messages,
-        )
-        if writer is not None or log_errors
-        else None
-    )
+    sink_metrics = SinkTaskMetrics(worker.metrics, task_id.connector, task_id.task)
     context = WorkerSinkTaskContext(
         {k: v for k, v in task_config.items() if v is not None}, metrics=worker.metrics.hub
     )
@@ -182,10 +184,11 @@ def create_sink_task(
         log_errors=log_errors,
         log_include_messages=log_messages,
         errant=errant,
+        sink_metrics=sink_metrics,
         class_name=lambda plugin: plugin_class_name(worker, plugin),
         transformations=transformations,
         task_metrics=task_metrics,
         calls=worker.plugin_calls,
         stop_timeout_s=int(worker.config["task.shutdown.graceful.timeout.ms"]) / 1000,
     )
-    return runner, task_metrics
+    return runner, task_metrics, sink_metrics

@@ -28,6 +28,8 @@ Contract:
   partitions the task did not pause itself resume. Any other exception from ``put`` (or ``open``,
   ``close``, ``pre_commit`` outside a stop) fails the task: FAILED with its trace; the worker and its
   other tasks go on.
+- Metrics: ``connector-task-metrics`` (batch sizes, commit times and outcomes) and
+  ``sink-task-metrics`` (:mod:`pyconnect.metrics.sink_task`), recorded per batch and per commit.
 - Conversion and transformation errors fail the task, unless ``errors.tolerance=all``: then the record
   is skipped (its offset still commits) and, with ``errors.log.enable``, logged at WARN naming task,
   topic, partition and offset (the record's bytes too with ``errors.log.include.messages``).
@@ -50,6 +52,7 @@ from pyconnect.errors import ConnectError, RetriableError
 from pyconnect.kafka.sink_consumer import FetchedRecord, SinkCommitError, SinkConsumer
 from pyconnect.log_context import enter_task
 from pyconnect.metrics.connect import TaskMetrics
+from pyconnect.metrics.sink_task import SinkTaskMetrics
 from pyconnect.protocol.internal_records import State, TargetState
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.transforms.chain import TransformationChain
@@ -191,6 +194,7 @@ class WorkerSinkTask:
         calls: PluginCalls | None = None,
         stop_timeout_s: float = 5.0,
         errant: ErrantRecords | None = None,
+        sink_metrics: SinkTaskMetrics | None = None,
         class_name: Callable[[Any], str] | None = None,
     ) -> None:
         self.id = task_id
@@ -231,6 +235,8 @@ class WorkerSinkTask:
         self._retry_at = 0.0
         self._rebalance_error: BaseException | None = None
         self._class_name = class_name or (lambda plugin: java_class_name(type(plugin)))
+        self._sink_metrics = sink_metrics
+        self._commit_seq = 0
         self._converter_names = (
             self._class_name(key_converter),
             self._class_name(value_converter),
@@ -356,6 +362,8 @@ class WorkerSinkTask:
                     continue
                 fetched = await consumer.fetch(wait_s)
                 self.records_read += len(fetched)
+                if fetched and self._sink_metrics is not None:
+                    self._sink_metrics.record_read(len(fetched))
                 records, next_offsets, failures = await self._convert(fetched) if fetched else ([], {}, [])
                 if failures:
                     self._tolerated(failures)
@@ -477,6 +485,9 @@ class WorkerSinkTask:
         if self._task_metrics is not None:
             self._task_metrics.record_batch(len(records))
         self.offsets.delivered(next_offsets)
+        if self._sink_metrics is not None and (records or next_offsets):
+            self._sink_metrics.record_put(len(records), (time.monotonic() - started) * 1000)
+            self._record_active()
         if self._retry_batch is not None:
             self._retry_batch, self._retry_next = None, {}
             self._resume_unpaused()
@@ -574,19 +585,36 @@ class WorkerSinkTask:
             if closing and closed:
                 await self._close_partitions(closed)
         plan = self.offsets.to_commit(requested, dict(provided or {}), self._context.assignment())
-        if plan is None:
-            return
-        for warning in plan.warnings:
+        for warning in plan.warnings if plan is not None else ():
             log.warning("Task %s: %s", self.id, warning)
-        if not plan.offsets:
+        if not requested:
             return
+        self._commit_seq += 1
+        if plan is None or not plan.offsets:
+            if self._sink_metrics is not None:
+                self._sink_metrics.record_commit(self._commit_seq, skipped=True)
+            return
+        started = time.monotonic()
         try:
             await self._client().commit(plan.offsets, self._commit_timeout_s)
         except SinkCommitError as exc:
             log.warning("Task %s: offset commit failed, retrying at the next commit: %s", self.id, exc)
+            if self._task_metrics is not None:
+                self._task_metrics.record_commit((time.monotonic() - started) * 1000, False)
             return
         self.offsets.committed(plan.offsets)
         self.commits += 1
+        if self._task_metrics is not None:
+            self._task_metrics.record_commit((time.monotonic() - started) * 1000, True)
+        if self._sink_metrics is not None:
+            self._sink_metrics.record_commit(self._commit_seq, skipped=False)
+            self._record_active()
+
+    def _record_active(self) -> None:
+        assert self._sink_metrics is not None
+        committed = self.offsets.last_committed
+        active = sum(max(0, o - committed[p]) for p, o in self.offsets.current.items() if p in committed)
+        self._sink_metrics.record_active(active)
 
     async def _close_partitions(self, partitions: Sequence[TopicPartition]) -> None:
         try:
@@ -599,6 +627,8 @@ class WorkerSinkTask:
     async def _on_assigned(self, partitions: list[TopicPartition]) -> None:
         async with self._lock:
             self._context.set_assignment(self._client().assignment())
+            if self._sink_metrics is not None:
+                self._sink_metrics.record_partition_count(len(self._context.assignment()))
             log.info("Task %s: assigned %s", self.id, ", ".join(str(p) for p in partitions))
             if self._retry_batch is not None or self._target != TargetState.STARTED:
                 self._client().pause(self._context.assignment())
@@ -624,6 +654,8 @@ class WorkerSinkTask:
                     log.warning("Task %s: committing revoked partitions failed: %s", self.id, exc)
             self.offsets.revoked(partitions)
             self._context.set_assignment(self._context.assignment() - set(partitions))
+            if self._sink_metrics is not None:
+                self._sink_metrics.record_partition_count(len(self._context.assignment()))
 
     async def _stop_plugin(self) -> None:
         chain, self._transformations = self._transformations, None

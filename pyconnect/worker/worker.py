@@ -64,6 +64,7 @@ from pyconnect.metrics.connect import (
     WorkerMetrics,
 )
 from pyconnect.metrics.registry import MetricsHub
+from pyconnect.metrics.sink_task import SinkTaskMetrics
 from pyconnect.metrics.stats import MetricConfig
 from pyconnect.protocol.internal_records import (
     InternalRecordError,
@@ -165,7 +166,8 @@ class Worker:
         )
         self.worker_metrics = WorkerMetrics(self.metrics, self.connectors, self.tasks)
         self._task_metrics: dict[
-            ConnectorTaskId, tuple[TaskMetrics, SourceTaskMetrics, ProducerMetrics] | tuple[TaskMetrics]
+            ConnectorTaskId,
+            tuple[TaskMetrics, SourceTaskMetrics, ProducerMetrics] | tuple[TaskMetrics, SinkTaskMetrics],
         ] = {}
         self._connector_metrics: dict[str, ConnectorMetrics] = {}
         self.connector_task_counts = ConnectorTaskCounts(self.metrics, self._task_states)
@@ -464,7 +466,9 @@ class Worker:
     ) -> bool:
         """A sink task (:mod:`pyconnect.worker.sink_setup`): FAILED with its trace when it cannot be built."""
         try:
-            runner, task_metrics = create_sink_task(self, task_id, connector_config, task_config, target)
+            runner, task_metrics, sink_metrics = create_sink_task(
+                self, task_id, connector_config, task_config, target
+            )
         except Exception as exc:
             log.error("Task %s could not be created: %s", task_id, exc)
             self._observed(lambda state: None, self.worker_metrics.record_task_startup).report(
@@ -472,7 +476,7 @@ class Worker:
             )
             return False
         self.tasks[task_id] = runner
-        self._task_metrics[task_id] = (task_metrics,)
+        self._task_metrics[task_id] = (task_metrics, sink_metrics)
         self.connector_task_counts.task_added(task_id.connector)
         runner.start()
         return True

@@ -15,6 +15,9 @@ from pyconnect.api.converters.header import SimpleHeaderConverter
 from pyconnect.api.sink import SinkRecord, SinkTask, TopicPartition
 from pyconnect.errors import RetriableError
 from pyconnect.kafka.sink_consumer import FetchedRecord
+from pyconnect.metrics.connect import ConnectMetrics
+from pyconnect.metrics.registry import MetricsHub
+from pyconnect.metrics.sink_task import SinkTaskMetrics
 from pyconnect.protocol.internal_records import State
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.worker.plugin_calls import PluginCalls
@@ -242,3 +245,22 @@ async def test_conversion_errors_are_skipped_under_tolerance_all() -> None:
     task.stop()
     assert await task.wait_stopped(5)
     assert consumer.commits == [{TP0: 3}]  # the skipped record's offset commits with its neighbours
+
+
+async def test_sink_task_metrics() -> None:
+    hub = MetricsHub()
+    metrics = SinkTaskMetrics(ConnectMetrics("w", hub), "s", 0)
+    consumer = FakeConsumer([TP0, TP1])
+    sink = RecordingSink(consumer)
+    consumer.batches = [fetched(0, range(3)) + fetched(1, range(2))]
+    task = runner(consumer, sink, RecordingReporter(), offset_flush_interval_s=0.05, sink_metrics=metrics)
+    task.start()
+    await wait_until(lambda: consumer.commits)
+    task.stop()
+    assert await task.wait_stopped(5)
+    got = {r.name.name: r.value for r in hub.read() if r.name.group == "sink-task-metrics"}
+    assert got["sink-record-read-total"] == 5 and got["sink-record-send-total"] == 5
+    assert got["partition-count"] == 2
+    assert got["offset-commit-completion-total"] >= 1 and got["offset-commit-seq-no"] >= 1
+    assert got["sink-record-active-count"] == 0  # everything put was committed
+    metrics.close()
