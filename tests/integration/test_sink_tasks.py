@@ -142,9 +142,9 @@ def test_file_sink_writes_every_record(
     produce(bootstrap, topic, range(600), partitions=3)
     create(workers[0], name, file_sink(topic, out, **{"tasks.max": "2"}))
     # two tasks append to one file: each put is one write of whole lines, so lines stay whole
-    wait_for("600 lines", lambda: len(lines(out)) >= 600, 30)
-    assert sorted(int(v) for v in lines(out)) == list(range(600))
-    assert task_states(workers[1], name) == ["RUNNING", "RUNNING"]
+    wait_for("two RUNNING tasks", lambda: task_states(workers[1], name) == ["RUNNING", "RUNNING"], 30)
+    wait_for("600 values", lambda: len({int(v) for v in lines(out)}) >= 600, 30)
+    assert {int(v) for v in lines(out)} == set(range(600))  # at least once: a rebalance may repeat some
     workers[1].rest("DELETE", f"/connectors/{name}")
 
 
