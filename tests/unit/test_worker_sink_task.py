@@ -264,3 +264,14 @@ async def test_sink_task_metrics() -> None:
     assert got["offset-commit-completion-total"] >= 1 and got["offset-commit-seq-no"] >= 1
     assert got["sink-record-active-count"] == 0  # everything put was committed
     metrics.close()
+
+
+def test_insert_field_adds_a_sink_records_offset() -> None:
+    from pyconnect.transforms.fields import InsertFieldValue
+
+    transform = InsertFieldValue()
+    transform.configure({"offset.field": "off", "topic.field": "t"})
+    record = SinkRecord("topic", 0, None, None, None, {"a": 1}, 42)
+    out = transform.apply(record)  # type: ignore[arg-type]
+    assert out is not None and out.value == {"a": 1, "off": 42, "t": "topic"}
+    assert isinstance(out, SinkRecord) and out.kafka_offset == 42
