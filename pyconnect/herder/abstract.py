@@ -23,11 +23,11 @@ from pyconnect.api.sink import SinkConnector
 from pyconnect.config.connector_name import address_problem
 from pyconnect.config.definition import ConfigValue
 from pyconnect.config.info import config_infos
-from pyconnect.config.sink_validation import check_sink_config
 from pyconnect.errors import BadRequestError, ConnectError, DataError, ForbiddenError, NotFoundError
 from pyconnect.herder.health import Stage
 from pyconnect.herder.loggers import LOGGERS
 from pyconnect.herder.sink_offsets import modify_sink_offsets
+from pyconnect.herder.sink_validation import check_sink_config
 from pyconnect.protocol.javahash import default_hash_order, hash_order, java_string_hash
 from pyconnect.transforms.config import enrich, validate_enriched
 from pyconnect.worker.plugin_calls import PluginCallsClosed, PluginCallTimeout

@@ -626,6 +626,8 @@ class WorkerSinkTask:
 
     async def _on_assigned(self, partitions: list[TopicPartition]) -> None:
         async with self._lock:
+            if self._consumer is None:  # closing
+                return
             self._context.set_assignment(self._client().assignment())
             if self._sink_metrics is not None:
                 self._sink_metrics.record_partition_count(len(self._context.assignment()))

@@ -13,7 +13,7 @@ from connectors.verifiable import VerifiableSinkTask
 from pyconnect.api.data import INT64_SCHEMA
 from pyconnect.api.sink import SinkRecord, TopicPartition
 from pyconnect.config.definition import ConfigValue
-from pyconnect.config.sink_validation import check_sink_config
+from pyconnect.herder.sink_validation import check_sink_config
 
 
 def errors(props: dict[str, str], group: str | None = "connect-cluster") -> dict[str, list[str]]:
