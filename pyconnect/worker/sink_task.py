@@ -59,6 +59,7 @@ from pyconnect.transforms.chain import TransformationChain
 from pyconnect.worker.errant_records import (
     HEADER_CONVERTER,
     KEY_CONVERTER,
+    SINK_TASK_CLASS,
     TRANSFORMATION,
     VALUE_CONVERTER,
     ErrantRecords,
@@ -253,7 +254,7 @@ class WorkerSinkTask:
                 asyncio.get_running_loop(),
                 lambda: self._originals,
                 tolerate_errors,
-                java_class_name(type(task)),
+                SINK_TASK_CLASS,  # Java names the SinkTask interface as the executing class of put
             )
         self._run_task: asyncio.Task[None] | None = None
         self.records_read = 0

@@ -353,6 +353,7 @@ def test_poison_records_go_to_the_dead_letter_queue(
     assert converter["__connect.errors.stage"] == b"VALUE_CONVERTER"
     assert converter["__connect.errors.class.name"] == b"org.apache.kafka.connect.json.JsonConverter"
     assert put["__connect.errors.stage"] == b"TASK_PUT"
+    assert put["__connect.errors.class.name"] == b"org.apache.kafka.connect.sink.SinkTask"
     assert put["__connect.errors.offset"] == b"4"
     assert put["__connect.errors.exception.message"] == b"errant on demand"
     assert task_states(workers[1], name) == ["RUNNING"]
