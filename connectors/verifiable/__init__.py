@@ -1,5 +1,11 @@
-"""Port of Java's verifiable source connector, for system tests of the runtime."""
+"""Ports of Java's verifiable source and sink connectors, for system tests of the runtime."""
 
+from connectors.verifiable.sink import VerifiableSinkConnector, VerifiableSinkTask
 from connectors.verifiable.source import VerifiableSourceConnector, VerifiableSourceTask
 
-__all__ = ["VerifiableSourceConnector", "VerifiableSourceTask"]
+__all__ = [
+    "VerifiableSinkConnector",
+    "VerifiableSinkTask",
+    "VerifiableSourceConnector",
+    "VerifiableSourceTask",
+]

@@ -19,12 +19,15 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from pyconnect.api.sink import SinkConnector
 from pyconnect.config.connector_name import address_problem
 from pyconnect.config.definition import ConfigValue
 from pyconnect.config.info import config_infos
 from pyconnect.errors import BadRequestError, ConnectError, DataError, ForbiddenError, NotFoundError
 from pyconnect.herder.health import Stage
 from pyconnect.herder.loggers import LOGGERS
+from pyconnect.herder.sink_offsets import modify_sink_offsets
+from pyconnect.herder.sink_validation import check_sink_config
 from pyconnect.protocol.javahash import default_hash_order, hash_order, java_string_hash
 from pyconnect.transforms.config import enrich, validate_enriched
 from pyconnect.worker.plugin_calls import PluginCallsClosed, PluginCallTimeout
@@ -39,6 +42,17 @@ VALIDATION_TIMEOUT_S = 90.0
 """Java's REST request timeout, within which a connector's ``config`` and ``validate`` must return."""
 CONFIG_STAGE = "retrieving the configuration definition from the connector"
 VALIDATE_STAGE = "performing multi-property validation for the connector"
+
+
+def _modified_message(handled: bool, verb: str) -> str:
+    """KIP-875's reply: who manages the offsets decides the wording (Java's messages)."""
+    if handled:
+        return f"The offsets for this connector have been {verb} successfully"
+    return (
+        f"The Connect framework-managed offsets for this connector have been {verb} successfully. "
+        "However, if this connector manages offsets externally, they will need to be manually "
+        f"{verb} in the system that the connector uses."
+    )
 
 
 class _InvalidConnectorRequest(ConnectError):
@@ -136,6 +150,8 @@ class AbstractHerder:
         framework_values = validate_enriched(plugins, framework, present)
         if kind == PluginType.SOURCE:
             self._validate_source_connector(connector, present, framework_values)
+        else:
+            check_sink_config(present, framework_values, getattr(self.config, "group_id", None))
         own_values = await self._plugin_call(
             owner, "validate", connector.validate, present, stage=VALIDATE_STAGE, deadline=deadline
         )
@@ -216,46 +232,35 @@ class AbstractHerder:
         connector's ``alter_offsets`` sees the change first, then the pairs are written (``None``:
         a tombstone for every known partition) to the connector's offsets (its own
         ``offsets.storage.topic`` when it has one); the reply message says who manages the offsets."""
+        verb = "altered" if offsets is not None else "reset"
+        connector = self.worker.plugins.resolve_connector(config["connector.class"])()
+        if isinstance(connector, SinkConnector):
+
+            async def sink_hook(parsed: dict[Any, int | None]) -> bool:
+                return await self._alter_offsets_hook(name, config, connector, parsed, offsets is not None)
+
+            handled = await modify_sink_offsets(self.worker, name, self._resolved(config), offsets, sink_hook)
+            return _modified_message(handled, verb)
         exactly_once = self.config.exactly_once_source_enabled
         async with self.worker.offsets_opened(name, config, read_only=exactly_once) as view:
-            return await self._write_modified_offsets(name, config, offsets, view)
+            return await self._write_source_offsets(name, config, connector, offsets, view)
 
-    async def _write_modified_offsets(
+    async def _write_source_offsets(
         self,
         name: str,
         config: Mapping[str, str],
+        connector: Any,
         offsets: Sequence[tuple[Mapping[str, Any], Mapping[str, Any] | None]] | None,
         view: Any,
     ) -> str:
         verb = "altered" if offsets is not None else "reset"
-        connector = self.worker.plugins.resolve_connector(config["connector.class"])()
         pairs: list[tuple[dict[str, Any], dict[str, Any] | None]]
         if offsets is None:
             await view.read_to_end()
             pairs = [(p, None) for p in view.connector_partitions(name)]
         else:
             pairs = [(dict(p), None if o is None else dict(o)) for p, o in offsets]
-        alter = getattr(connector, "alter_offsets", None)
-        handled = False
-        if alter is not None:
-            try:
-                handled = bool(
-                    await self.worker.plugin_calls.call(
-                        name,
-                        "alter_offsets",
-                        alter,
-                        self._resolved(config),
-                        list(pairs),
-                        timeout=self.validation_timeout_s,
-                    )
-                )
-            except ConnectError:
-                raise
-            except Exception as exc:
-                raise BadRequestError(
-                    f"Failed to {'alter' if offsets is not None else 'reset'} offsets for connector "
-                    f"{name} because it threw an error: {exc}"
-                ) from None
+        handled = await self._alter_offsets_hook(name, config, connector, list(pairs), offsets is not None)
         try:
             if self.config.exactly_once_source_enabled:
                 await self.worker.write_offsets_exactly_once(name, config, pairs, view)
@@ -263,13 +268,33 @@ class AbstractHerder:
                 await view.set(name, pairs)
         except DataError as exc:
             raise BadRequestError(str(exc)) from None
-        if handled:
-            return f"The offsets for this connector have been {verb} successfully"
-        return (
-            f"The Connect framework-managed offsets for this connector have been {verb} successfully. "
-            "However, if this connector manages offsets externally, they will need to be manually "
-            f"{verb} in the system that the connector uses."
-        )
+        return _modified_message(handled, verb)
+
+    async def _alter_offsets_hook(
+        self, name: str, config: Mapping[str, str], connector: Any, payload: Any, altering: bool
+    ) -> bool:
+        """The connector's ``alter_offsets(config, payload)`` on a plugin thread; its error is a 400."""
+        alter = getattr(connector, "alter_offsets", None)
+        if alter is None:
+            return False
+        try:
+            return bool(
+                await self.worker.plugin_calls.call(
+                    name,
+                    "alter_offsets",
+                    alter,
+                    self._resolved(config),
+                    payload,
+                    timeout=self.validation_timeout_s,
+                )
+            )
+        except ConnectError:
+            raise
+        except Exception as exc:
+            raise BadRequestError(
+                f"Failed to {'alter' if altering else 'reset'} offsets for connector "
+                f"{name} because it threw an error: {exc}"
+            ) from None
 
     def _topic_tracking(self, *, reset: bool = False) -> None:
         if not self.config.topic_tracking_enable:

@@ -68,6 +68,7 @@ from pyconnect.herder.loggers import LOGGERS, parse_level
 from pyconnect.herder.membership import Membership
 from pyconnect.herder.modes import DISTRIBUTED, HerderMode
 from pyconnect.herder.signing import verify
+from pyconnect.herder.sink_offsets import sink_connector_offsets
 from pyconnect.herder.source_fencing import RequestFencing, SourceFencing
 from pyconnect.metrics.connect import CoordinatorMetrics, RebalanceMetrics
 from pyconnect.protocol.assignor import ConfigSnapshot
@@ -778,10 +779,12 @@ class Herder(AbstractHerder):
         return TaskState(status.state.value, status.worker_id, status.trace, status.version, id=task.task)
 
     async def connector_offsets(self, name: str) -> dict[str, Any]:
-        """``GET /connectors/{c}/offsets``: every source partition with a committed offset (from the
-        connector's own ``offsets.storage.topic`` when it has one: see
-        :mod:`pyconnect.stores.connector_offsets`)."""
+        """``GET /connectors/{c}/offsets``: a sink's from its consumer group; a source's every partition
+        with a committed offset (from the connector's own ``offsets.storage.topic`` when it has one:
+        see :mod:`pyconnect.stores.connector_offsets`)."""
         config = self._known_config(name)
+        if self._connector_type(config) == ConnectorType.SINK:
+            return await sink_connector_offsets(self.worker, name, self._resolved(config))
         async with self.worker.offsets_opened(name, config, read_only=True) as view:
             pairs = await view.connector_offsets(name)
         return {"offsets": [{"partition": p, "offset": o} for p, o in pairs]}
@@ -897,7 +900,8 @@ class Herder(AbstractHerder):
         return await self._modify_offsets_request(rq.ModifyOffsets(name, None))
 
     async def _modify_offsets_request(self, request: rq.ModifyOffsets) -> str:
-        if self.config.exactly_once_source_enabled:
+        sink = self._connector_type(self._known_config(request.name)) == ConnectorType.SINK
+        if self.config.exactly_once_source_enabled and not sink:  # Java fences source connectors only
             return await self.fencing.modify_offsets(request)
         return str(await self._submit(request))
 

@@ -61,7 +61,8 @@ def _insertion_spec(spec: object) -> tuple[str, bool] | None:
 
 
 class InsertField(KeyOrValue):
-    """Adds topic, partition, timestamp and/or a static string (offset is sink-only: an error here)."""
+    """Adds topic, partition, timestamp and/or a static string; the Kafka offset for sink records only
+    (on a source record it is an error, as in Java)."""
 
     CONFIG_DEF = ConfigDef(
         [
@@ -124,9 +125,12 @@ class InsertField(KeyOrValue):
         if self._partition is not None and record.kafka_partition is not None:
             put(self._partition[0], record.kafka_partition)
         if self._offset is not None:
-            raise DataError(
-                f"Only SinkRecord supported for [{self.PURPOSE}], found: org.apache.kafka.connect.source.SourceRecord"
-            )
+            offset = getattr(record, "kafka_offset", None)  # a SinkRecord's (pyconnect.api.sink)
+            if offset is None:
+                raise DataError(
+                    f"Only SinkRecord supported for [{self.PURPOSE}], found: org.apache.kafka.connect.source.SourceRecord"
+                )
+            put(self._offset[0], offset)
         if self._timestamp is not None and record.timestamp is not None:
             put(
                 self._timestamp[0],

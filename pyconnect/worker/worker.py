@@ -5,6 +5,8 @@ Contract:
   belongs to it until ``stop_connector`` / ``stop_tasks`` / ``stop`` ends it.
 - A connector or task that cannot be created or started is reported FAILED with its trace and the
   call returns False; it never raises into the herder.
+- A task of a sink connector is a :class:`~pyconnect.worker.sink_task.WorkerSinkTask` with its own
+  consumer in group ``connect-<connector>`` (:mod:`pyconnect.worker.sink_setup`).
 - Each source task gets its own producer: the worker's ``producer.*`` settings over Java's source
   defaults, then the connector's ``producer.override.*`` when ``connector.client.config.override.policy``
   allows them (``All``, the Kafka 4 default; ``None`` forbids any; ``Principal`` only SASL JAAS).
@@ -62,6 +64,7 @@ from pyconnect.metrics.connect import (
     WorkerMetrics,
 )
 from pyconnect.metrics.registry import MetricsHub
+from pyconnect.metrics.sink_task import SinkTaskMetrics
 from pyconnect.metrics.stats import MetricConfig
 from pyconnect.protocol.internal_records import (
     InternalRecordError,
@@ -76,6 +79,8 @@ from pyconnect.transforms.config import transformation_chain
 from pyconnect.worker.failure_trace import failure_trace
 from pyconnect.worker.plugin_calls import PluginCalls
 from pyconnect.worker.plugins import PluginRegistry
+from pyconnect.worker.sink_setup import create_sink_task, is_sink
+from pyconnect.worker.sink_task import WorkerSinkTask
 from pyconnect.worker.source_task import WorkerSourceTask
 from pyconnect.worker.status import Item, ObservedReporter, StatusReporter
 from pyconnect.worker.worker_connector import WorkerConnector, java_class_name
@@ -152,7 +157,7 @@ class Worker:
         self.reporter = reporter
         self.kafka_cluster_id = kafka_cluster_id
         self.connectors: dict[str, WorkerConnector] = {}
-        self.tasks: dict[ConnectorTaskId, WorkerSourceTask] = {}
+        self.tasks: dict[ConnectorTaskId, WorkerSourceTask | WorkerSinkTask] = {}
         self.topic_tracker: Callable[[ConnectorTaskId, str], None] | None = None
         """KIP-558: told after each acknowledged batch which topic a task wrote to (set by the herder)."""
         self.offset_commit_permit: Callable[[ConnectorTaskId], bool] | None = None
@@ -161,7 +166,10 @@ class Worker:
             metrics if metrics is not None else default_metrics(worker_id, config, kafka_cluster_id)
         )
         self.worker_metrics = WorkerMetrics(self.metrics, self.connectors, self.tasks)
-        self._task_metrics: dict[ConnectorTaskId, tuple[TaskMetrics, SourceTaskMetrics, ProducerMetrics]] = {}
+        self._task_metrics: dict[
+            ConnectorTaskId,
+            tuple[TaskMetrics, SourceTaskMetrics, ProducerMetrics] | tuple[TaskMetrics, SinkTaskMetrics],
+        ] = {}
         self._connector_metrics: dict[str, ConnectorMetrics] = {}
         self.connector_task_counts = ConnectorTaskCounts(self.metrics, self._task_states)
         self.plugin_calls = PluginCalls()
@@ -353,6 +361,8 @@ class Worker:
         fencing): started earlier, its initialisation could be fenced by that very round."""
         if task_id in self.tasks:
             raise RuntimeError(f"task {task_id} is already running on this worker")
+        if is_sink(self, connector_config):
+            return self._start_sink_task(task_id, connector_config, task_config, target)
         producer = None
         transformations = TransformationChain()
         try:
@@ -515,6 +525,30 @@ class Worker:
         )
         self.tasks[task_id] = runner
         self._task_metrics[task_id] = (task_metrics, source_metrics, producer_metrics)
+        self.connector_task_counts.task_added(task_id.connector)
+        runner.start()
+        return True
+
+    def _start_sink_task(
+        self,
+        task_id: ConnectorTaskId,
+        connector_config: Mapping[str, str],
+        task_config: Mapping[str, str],
+        target: TargetState,
+    ) -> bool:
+        """A sink task (:mod:`pyconnect.worker.sink_setup`): FAILED with its trace when it cannot be built."""
+        try:
+            runner, task_metrics, sink_metrics = create_sink_task(
+                self, task_id, connector_config, task_config, target
+            )
+        except Exception as exc:
+            log.error("Task %s could not be created: %s", task_id, exc)
+            self._observed(lambda state: None, self.worker_metrics.record_task_startup).report(
+                task_id, State.FAILED, failure_trace(exc)
+            )
+            return False
+        self.tasks[task_id] = runner
+        self._task_metrics[task_id] = (task_metrics, sink_metrics)
         self.connector_task_counts.task_added(task_id.connector)
         runner.start()
         return True

@@ -12,7 +12,8 @@ Contract:
   the herder need not wait for it, and ``shutdown`` cancels a start still pending (a plain ``start``
   keeps its thread until it returns; the plugin's ``stop`` is still called).
 - ``task_configs(max_tasks)`` asks a started connector for its task configs; each gets
-  ``task.class`` added, as Java does. It is bounded by ``task_configs_timeout_s``: a connector that
+  ``task.class`` added, as Java does (a sink connector's tasks also get its ``topics`` /
+  ``topics.regex``). It is bounded by ``task_configs_timeout_s``: a connector that
   overruns is FAILED with a trace naming ``task_configs()`` (Java has no bound: its herder thread
   would hang there).
 - ``shutdown()`` stops a started connector and reports UNASSIGNED; it is idempotent and bounded by
@@ -29,6 +30,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pyconnect.api.sink import TOPICS_CONFIG, TOPICS_REGEX_CONFIG, SinkConnector
 from pyconnect.concurrency import cancel_and_wait
 from pyconnect.log_context import connector_scope
 from pyconnect.protocol.internal_records import State, TargetState
@@ -186,7 +188,12 @@ class WorkerConnector:
                 self.fail(exc)
                 raise
             task_class = java_class_name(self.connector.task_class())
-            return [{**{k: v for k, v in c.items()}, TASK_CLASS_CONFIG: task_class} for c in configs]
+            extra = {TASK_CLASS_CONFIG: task_class}
+            if isinstance(self.connector, SinkConnector):  # Java copies the sink's topics into each task
+                for key in (TOPICS_CONFIG, TOPICS_REGEX_CONFIG):
+                    if self.config.get(key) is not None:
+                        extra[key] = self.config[key]
+            return [{**{k: v for k, v in c.items()}, **extra} for c in configs]
 
     async def _stop_plugin(self) -> None:
         self._started = False
