@@ -8,7 +8,7 @@ The results document (``SCHEMA``)::
      "ratios": {"throughput_100b", "throughput_1kb", "p99_latency", "rss", "startup",
                 "control_create", "control_status", "uvloop_vs_asyncio_100b", "uvloop_vs_asyncio_1kb",
                 "uvloop_vs_asyncio_cpu_100b", "uvloop_vs_asyncio_cpu_1kb", "eos_throughput_poll",
-                "eos_throughput_interval", "eos_p99_latency": float | null},
+                "eos_throughput_interval", "eos_p99_latency", "wan_throughput_1kb": float | null},
      "ratio_directions": {...}, "ratio_notes": {name: why the ratio is null, or what it compares},
      "goals": {name: {"goal", "met", "factor"}}, "notes": [str]}
 
@@ -189,6 +189,13 @@ def compute_ratios(scenarios: Mapping[str, Any]) -> tuple[dict[str, float | None
         "startup": (
             "startup",
             lambda m: (m.get("first_record_s"), "process start to first record mirrored (s)"),
+        ),
+        "wan_throughput_1kb": (
+            "wan",
+            lambda m: (
+                (m.get("1kb") or {}).get("records_per_s"),
+                f"1 KB drain with the source {2 * int(m.get('one_way_delay_ms') or 0)} ms away (records/s)",
+            ),
         ),
         "eos_throughput_poll": (
             "exactly_once",
@@ -451,6 +458,20 @@ def render_markdown(results: Mapping[str, Any], chart_name: str | None = "chart.
             ),
             ("duplicates (read_committed)", lambda m: (m.get("poll") or {}).get("duplicates")),
             ("p99 latency ms (poll boundary)", lambda m: eos_summary(m)["p99_ms"]),
+        ],
+    )
+    out += _section(
+        scenarios.get("wan"),
+        "High-latency link (the source cluster behind delaying proxies, 1 KB records)",
+        [
+            ("round trip added (ms)", lambda m: 2 * int(m.get("one_way_delay_ms") or 0)),
+            ("records/s", lambda m: (m.get("1kb") or {}).get("records_per_s")),
+            ("MB/s", lambda m: (m.get("1kb") or {}).get("mb_per_s")),
+            ("CPU-s / M records", lambda m: (m.get("1kb") or {}).get("cpu_s_per_million")),
+            (
+                "p99 latency ms",
+                lambda m: (((m.get("latency") or {}).get("rates") or [{}])[0]).get("p99_ms"),
+            ),
         ],
     )
     out += _control_plane_section(scenarios.get("control_plane"))

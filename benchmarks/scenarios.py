@@ -35,7 +35,16 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from benchmarks import checkpoint_lag, control_plane, exactly_once, perftools, profiler, runners, workload
+from benchmarks import (
+    checkpoint_lag,
+    control_plane,
+    exactly_once,
+    perftools,
+    profiler,
+    runners,
+    wan,
+    workload,
+)
 from benchmarks.procstats import RssSampler, rss_mb, total_cpu_seconds
 from benchmarks.settings import BenchSettings
 from benchmarks.stats import combine_drains, cpu_seconds_per_million, latency_summary, rate
@@ -48,6 +57,10 @@ log = logging.getLogger("benchmarks")
 READY_TIMEOUT_S = 120.0
 RUNNING_TIMEOUT_S = 120.0
 DESCRIPTIONS = {
+    "wan": "The source cluster reached through proxies that delay every byte by wan_delay_ms each way (a "
+    "round trip of twice that), as across regions: one fresh worker per Connect system drains the 1 KB "
+    "throughput backlog again under an alias of its own, measured as in the throughput scenario, then "
+    "latency at the first fixed rate over the same link. The target and the workers' own cluster stay local.",
     "exactly_once": "One fresh worker per Connect system with exactly.once.source.support=enabled drains a "
     "backlog of sequence-numbered 1 KB records with MirrorSourceConnector at each transaction boundary (poll; "
     "interval, every transaction.boundary.interval.ms), the same JSON on both systems plus "
@@ -158,8 +171,13 @@ class Bench:
 
     def run(self) -> dict[str, dict[str, Any]]:
         log.info("starting clusters A and B")
-        self.clusters = start_clusters(["A", "B"], self.work_dir / "kafka", die_with_parent=True)
+        routes = (wan.ROUTE,) if self.wants("wan") else ()
+        self.clusters = start_clusters(
+            ["A", "B"], self.work_dir / "kafka", die_with_parent=True, routes=routes
+        )
         try:
+            if routes:
+                self.clusters["A"].route(wan.ROUTE).delay(self.s.wan_delay_ms / 1000)
             self._prepare()
             if self.wants("limit"):
                 self._limit()
@@ -179,13 +197,17 @@ class Bench:
     def _prepare(self) -> None:
         p = self.s.partitions
         sources = []
-        if self.wants("throughput", "resources", "startup", "latency", "profile", "scale_out", "event_loop"):
+        if self.wants(
+            "throughput", "resources", "startup", "latency", "profile", "scale_out", "event_loop", "wan"
+        ):
             sources += [f"bench-tp-{size}" for size in self.s.backlog]
             sources.append("bench-startup")
         workload.create_topics(self.a, sources, p)
         targets = [runners.remote_topic(sys, t) for sys in self.system_names for t in sources]
         workload.create_topics(self.b, targets, p)
-        if self.wants("throughput", "resources", "profile", "scale_out", "event_loop"):
+        if self.wants("wan"):
+            workload.create_topics(self.b, [f"{alias}.bench-tp-1kb" for alias in wan.WAN_ALIASES.values()], p)
+        if self.wants("throughput", "resources", "profile", "scale_out", "event_loop", "wan"):
             for size, n in self.s.backlog.items():
                 log.info("writing the %s backlog: %d records", size, n)
                 perftools.produce(
@@ -281,6 +303,8 @@ class Bench:
             self._scale_out(system)
         if self.wants("exactly_once"):
             self._exactly_once(system)
+        if self.wants("wan"):
+            self._wan(system)
         self._control_plane(system)
 
     # ---- single worker: start-up, throughput, latency, peak RSS --------------------------------
@@ -427,6 +451,52 @@ class Bench:
             per_rate.append(entry)
             log.info("%s latency at %d/s: %s", system, r, entry)
         return {"rates": per_rate, "record_size": self.s.latency_record_size, "timestamp_resolution_ms": 1}
+
+    def _wan(self, system: str) -> None:
+        """The high-latency-link scenario (:mod:`benchmarks.wan`) on one fresh worker of ``system``."""
+        if system not in wan.WAN_ALIASES:
+            return
+        route = self.clusters["A"].route(wan.ROUTE).bootstrap_servers
+        alias = wan.WAN_ALIASES[system]
+        worker = runners.make_workers(system, self.b, self.work_dir / "wan-workers", 1)[0]
+        metrics: dict[str, Any] = {"one_way_delay_ms": self.s.wan_delay_ms}
+        try:
+            worker.start()
+            worker.wait_ready(READY_TIMEOUT_S)
+            topic, name = "bench-tp-1kb", "bench-wan-1kb"
+            config = {
+                **runners.connector_config(system, self.a, self.b, [topic], self.s.tasks_max, alias=alias),
+                **wan.source_overrides(route),
+            }
+            t_create = time.monotonic()
+            runners.create_connector(worker, name, config)
+            metrics["1kb"] = _drain(
+                lambda: [worker.pid] if worker.pid else [],
+                self.b,
+                f"{alias}.{topic}",
+                self.s.backlog["1kb"],
+                self.s.record_size["1kb"],
+                t_create,
+                self.s.drain_timeout_s,
+                worker.check_alive,
+            )
+            log.info("%s drain over the delayed link: %s", system, metrics["1kb"])
+            runners.delete_connector(worker, name)
+            metrics["latency"] = self._latency(
+                system,
+                worker,
+                suffix="-wan",
+                extra_config=wan.source_overrides(route),
+                rates=self.s.latency_rates[:1],
+            )
+            self.put("wan", system, "ok", metrics)
+        except Exception as exc:
+            log.exception("%s high-latency-link scenario failed", system)
+            self.put(
+                "wan", system, "failed", metrics, f"{_short(exc)}; worker log tail: {worker.log_tail(8)}"
+            )
+        finally:
+            worker.stop(20)
 
     def _exactly_once(self, system: str) -> None:
         """The exactly-once scenario (:mod:`benchmarks.exactly_once`) on one fresh worker of ``system``."""

@@ -1,5 +1,6 @@
 """The sizes of one benchmark run: ``quick`` (about ten minutes on a 2-core machine) or ``full``.
 
+High-latency link: ``wan_delay_ms`` of delay each way between the connectors and the source cluster.
 Exactly-once: a backlog of ``eos_backlog`` records of ``eos_record_size`` bytes per transaction
 boundary, ``transaction.boundary.interval.ms=eos_interval_ms`` for ``interval``; latency at the first of
 ``latency_rates``.
@@ -30,6 +31,7 @@ SCENARIOS = (
     "profile",
     "control_plane",
     "exactly_once",
+    "wan",
 )
 
 
@@ -69,6 +71,7 @@ class BenchSettings:
     eos_backlog: int = 300_000
     eos_record_size: int = 1024
     eos_interval_ms: int = 1000
+    wan_delay_ms: int = 20
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -29,6 +29,7 @@ RATIO_DIRECTIONS: dict[str, str] = {
     "eos_throughput_poll": HIGHER_IS_BETTER,
     "eos_throughput_interval": HIGHER_IS_BETTER,
     "eos_p99_latency": LOWER_IS_BETTER,
+    "wan_throughput_1kb": HIGHER_IS_BETTER,
 }
 
 # The goals set for each ratio: pyconnect / Java at least this (higher is better) or at most this
@@ -49,6 +50,7 @@ GOALS: dict[str, float] = {
     "eos_throughput_poll": 1.0,
     "eos_throughput_interval": 1.0,
     "eos_p99_latency": 1.0,
+    "wan_throughput_1kb": 2.0,
 }
 
 

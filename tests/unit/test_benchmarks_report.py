@@ -37,6 +37,7 @@ REQUIRED_RATIOS = {
     "eos_throughput_poll",
     "eos_throughput_interval",
     "eos_p99_latency",
+    "wan_throughput_1kb",
 }
 
 
@@ -157,6 +158,10 @@ def _scenarios(py: bool) -> dict[str, Any]:
             "reason": None,
             "systems": {"pyconnect": _ok(_loops(25000.0, 20000.0)) if py else _unavailable()},
         },
+        "wan": scenario(
+            {"one_way_delay_ms": 20, "1kb": {"records_per_s": 5000.0}},
+            {"one_way_delay_ms": 20, "1kb": {"records_per_s": 12500.0}},
+        ),
         "exactly_once": scenario(
             _eos(poll=8000.0, interval=10000.0, p99=40.0), _eos(poll=12000.0, interval=12000.0, p99=20.0)
         ),
@@ -253,7 +258,12 @@ def test_ratios_when_both_sides_ran() -> None:
         "eos_throughput_poll": 1.5,
         "eos_throughput_interval": 1.2,
         "eos_p99_latency": 0.5,
+        "wan_throughput_1kb": 2.5,
     }
+    assert results["ratio_notes"]["wan_throughput_1kb"] == (
+        "1 KB drain with the source 40 ms away (records/s): pyconnect / java-connect"
+    )
+    assert results["goals"]["wan_throughput_1kb"] == {"goal": 2.0, "met": True, "factor": 0.8}
     assert results["ratio_notes"]["eos_throughput_interval"] == (
         "exactly-once drain, interval boundary (records/s): pyconnect / java-connect"
     )
