@@ -7,7 +7,8 @@ The results document (``SCHEMA``)::
      "scenarios": {name: {"description", "status", "reason", "systems": {system: {"status", "reason", "metrics"}}}},
      "ratios": {"throughput_100b", "throughput_1kb", "p99_latency", "rss", "startup",
                 "control_create", "control_status", "uvloop_vs_asyncio_100b", "uvloop_vs_asyncio_1kb",
-                "uvloop_vs_asyncio_cpu_100b", "uvloop_vs_asyncio_cpu_1kb": float | null},
+                "uvloop_vs_asyncio_cpu_100b", "uvloop_vs_asyncio_cpu_1kb", "eos_throughput_poll",
+                "eos_throughput_interval", "eos_p99_latency", "wan_throughput_1kb": float | null},
      "ratio_directions": {...}, "ratio_notes": {name: why the ratio is null, or what it compares},
      "goals": {name: {"goal", "met", "factor"}}, "notes": [str]}
 
@@ -163,6 +164,19 @@ def _event_loop_ratio(scenarios: Mapping[str, Any], name: str) -> tuple[float | 
     return value, f"{what}: pyconnect on uvloop / pyconnect on asyncio"
 
 
+EOS_BOUNDARIES = ("poll", "interval")
+
+
+def eos_summary(metrics: Mapping[str, Any]) -> dict[str, float | None]:
+    """The exactly-once figures the ratios compare: records/s per transaction boundary and the p99
+    latency at the first fixed rate."""
+    rates = (metrics.get("latency") or {}).get("rates") or []
+    return {
+        **{f"{b}_records_per_s": (metrics.get(b) or {}).get("records_per_s") for b in EOS_BOUNDARIES},
+        "p99_ms": rates[0].get("p99_ms") if rates else None,
+    }
+
+
 def compute_ratios(scenarios: Mapping[str, Any]) -> tuple[dict[str, float | None], dict[str, str]]:
     """The ``ratios`` object (pyconnect / Java, and uvloop / asyncio) and a note per ratio: what it
     compares or why it is null."""
@@ -175,6 +189,28 @@ def compute_ratios(scenarios: Mapping[str, Any]) -> tuple[dict[str, float | None
         "startup": (
             "startup",
             lambda m: (m.get("first_record_s"), "process start to first record mirrored (s)"),
+        ),
+        "wan_throughput_1kb": (
+            "wan",
+            lambda m: (
+                (m.get("1kb") or {}).get("records_per_s"),
+                f"1 KB drain with the source {2 * int(m.get('one_way_delay_ms') or 0)} ms away (records/s)",
+            ),
+        ),
+        "eos_throughput_poll": (
+            "exactly_once",
+            lambda m: (eos_summary(m)["poll_records_per_s"], "exactly-once drain, poll boundary (records/s)"),
+        ),
+        "eos_throughput_interval": (
+            "exactly_once",
+            lambda m: (
+                eos_summary(m)["interval_records_per_s"],
+                "exactly-once drain, interval boundary (records/s)",
+            ),
+        ),
+        "eos_p99_latency": (
+            "exactly_once",
+            lambda m: (eos_summary(m)["p99_ms"], "exactly-once p99 latency at the first fixed rate (ms)"),
         ),
     }
     for name in RATIO_DIRECTIONS:
@@ -406,6 +442,36 @@ def render_markdown(results: Mapping[str, Any], chart_name: str | None = "chart.
             ("group offset on target max ms", lambda m: (m.get("group_offset_lag") or {}).get("max_ms")),
             ("first checkpoint after creation (s)", lambda m: m.get("first_checkpoint_after_create_s")),
             ("translation mismatches", lambda m: m.get("downstream_mismatches")),
+        ],
+    )
+    out += _section(
+        scenarios.get("exactly_once"),
+        "Exactly-once (one worker, exactly.once.source.support=enabled, 1 KB records)",
+        [
+            ("records", lambda m: (m.get("poll") or {}).get("records")),
+            ("poll boundary: records/s", lambda m: (m.get("poll") or {}).get("records_per_s")),
+            ("poll boundary: CPU-s / M records", lambda m: (m.get("poll") or {}).get("cpu_s_per_million")),
+            ("interval boundary: records/s", lambda m: (m.get("interval") or {}).get("records_per_s")),
+            (
+                "interval boundary: CPU-s / M records",
+                lambda m: (m.get("interval") or {}).get("cpu_s_per_million"),
+            ),
+            ("duplicates (read_committed)", lambda m: (m.get("poll") or {}).get("duplicates")),
+            ("p99 latency ms (poll boundary)", lambda m: eos_summary(m)["p99_ms"]),
+        ],
+    )
+    out += _section(
+        scenarios.get("wan"),
+        "High-latency link (the source cluster behind delaying proxies, 1 KB records)",
+        [
+            ("round trip added (ms)", lambda m: 2 * int(m.get("one_way_delay_ms") or 0)),
+            ("records/s", lambda m: (m.get("1kb") or {}).get("records_per_s")),
+            ("MB/s", lambda m: (m.get("1kb") or {}).get("mb_per_s")),
+            ("CPU-s / M records", lambda m: (m.get("1kb") or {}).get("cpu_s_per_million")),
+            (
+                "p99 latency ms",
+                lambda m: (((m.get("latency") or {}).get("rates") or [{}])[0]).get("p99_ms"),
+            ),
         ],
     )
     out += _control_plane_section(scenarios.get("control_plane"))

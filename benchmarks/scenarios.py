@@ -35,7 +35,16 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from benchmarks import checkpoint_lag, control_plane, perftools, profiler, runners, workload
+from benchmarks import (
+    checkpoint_lag,
+    control_plane,
+    exactly_once,
+    perftools,
+    profiler,
+    runners,
+    wan,
+    workload,
+)
 from benchmarks.procstats import RssSampler, rss_mb, total_cpu_seconds
 from benchmarks.settings import BenchSettings
 from benchmarks.stats import combine_drains, cpu_seconds_per_million, latency_summary, rate
@@ -48,6 +57,17 @@ log = logging.getLogger("benchmarks")
 READY_TIMEOUT_S = 120.0
 RUNNING_TIMEOUT_S = 120.0
 DESCRIPTIONS = {
+    "wan": "The source cluster reached through proxies that delay every byte by wan_delay_ms each way (a "
+    "round trip of twice that), as across regions: one fresh worker per Connect system drains the 1 KB "
+    "throughput backlog again under an alias of its own, measured as in the throughput scenario, then "
+    "latency at the first fixed rate over the same link. The target and the workers' own cluster stay local.",
+    "exactly_once": "One fresh worker per Connect system with exactly.once.source.support=enabled drains a "
+    "backlog of sequence-numbered 1 KB records with MirrorSourceConnector at each transaction boundary (poll; "
+    "interval, every transaction.boundary.interval.ms), the same JSON on both systems plus "
+    "consumer.isolation.level=read_committed; a drain ends when the target's end offset (records plus commit "
+    "markers) is at least the backlog and has settled, and then a read_committed reader must see every record "
+    "exactly once. Then latency at the first fixed rate with the poll boundary, as in the latency scenario "
+    "(append times: the wait for the commit is not included).",
     "limit": "Kafka's ProducerPerformance then ConsumerPerformance on the source cluster (acks=all, linger.ms=5, "
     "batch.size=65536), 8 partitions: what the brokers themselves move on this machine. ProducerPerformance is "
     "one producer; a mirror with several tasks runs several, so its 100 B rate can come close to it.",
@@ -151,8 +171,13 @@ class Bench:
 
     def run(self) -> dict[str, dict[str, Any]]:
         log.info("starting clusters A and B")
-        self.clusters = start_clusters(["A", "B"], self.work_dir / "kafka", die_with_parent=True)
+        routes = (wan.ROUTE,) if self.wants("wan") else ()
+        self.clusters = start_clusters(
+            ["A", "B"], self.work_dir / "kafka", die_with_parent=True, routes=routes
+        )
         try:
+            if routes:
+                self.clusters["A"].route(wan.ROUTE).delay(self.s.wan_delay_ms / 1000)
             self._prepare()
             if self.wants("limit"):
                 self._limit()
@@ -172,13 +197,17 @@ class Bench:
     def _prepare(self) -> None:
         p = self.s.partitions
         sources = []
-        if self.wants("throughput", "resources", "startup", "latency", "profile", "scale_out", "event_loop"):
+        if self.wants(
+            "throughput", "resources", "startup", "latency", "profile", "scale_out", "event_loop", "wan"
+        ):
             sources += [f"bench-tp-{size}" for size in self.s.backlog]
             sources.append("bench-startup")
         workload.create_topics(self.a, sources, p)
         targets = [runners.remote_topic(sys, t) for sys in self.system_names for t in sources]
         workload.create_topics(self.b, targets, p)
-        if self.wants("throughput", "resources", "profile", "scale_out", "event_loop"):
+        if self.wants("wan"):
+            workload.create_topics(self.b, [f"{alias}.bench-tp-1kb" for alias in wan.WAN_ALIASES.values()], p)
+        if self.wants("throughput", "resources", "profile", "scale_out", "event_loop", "wan"):
             for size, n in self.s.backlog.items():
                 log.info("writing the %s backlog: %d records", size, n)
                 perftools.produce(
@@ -191,6 +220,16 @@ class Bench:
                 )
         if self.wants("control_plane"):
             workload.create_topics(self.b, [control_plane.CONTROL_TOPIC], 1, {})
+        if self.wants("exactly_once"):
+            eos_sources = [f"bench-eos-{b}" for b in exactly_once.BOUNDARIES]
+            workload.create_topics(self.a, eos_sources, p)
+            eos_systems = [s for s in self.system_names if s != "java-dedicated"]
+            workload.create_topics(
+                self.b, [runners.remote_topic(s, t) for s in eos_systems for t in eos_sources], p
+            )
+            for topic in eos_sources:
+                log.info("writing the %s backlog: %d records", topic, self.s.eos_backlog)
+                exactly_once.produce_backlog(self.a, topic, self.s.eos_backlog, self.s.eos_record_size)
         if sources:
             perftools.produce(
                 self.dist,
@@ -262,6 +301,10 @@ class Bench:
             self._checkpoint_lag(system)
         if system == "pyconnect" and self.wants("scale_out"):
             self._scale_out(system)
+        if self.wants("exactly_once"):
+            self._exactly_once(system)
+        if self.wants("wan"):
+            self._wan(system)
         self._control_plane(system)
 
     # ---- single worker: start-up, throughput, latency, peak RSS --------------------------------
@@ -351,28 +394,45 @@ class Bench:
             sampler.stop()
             worker.stop(20)
 
-    def _latency(self, system: str, worker: ConnectWorkerProcess) -> dict[str, Any]:
-        source = f"bench-lat-{runners.ALIASES[system]}"
+    def _latency(
+        self,
+        system: str,
+        worker: ConnectWorkerProcess,
+        *,
+        suffix: str = "",
+        extra_config: dict[str, str] | None = None,
+        rates: tuple[int, ...] | None = None,
+    ) -> dict[str, Any]:
+        """p50/p99 at each of ``rates`` (default the settings'), the connector ``bench-lat<suffix>``
+        given ``extra_config`` over the flow settings."""
+        source = f"bench-lat{suffix}-{runners.ALIASES[system]}"
+        name = f"bench-lat{suffix}"
         target = runners.remote_topic(system, source)
         workload.create_topics(self.a, [source], self.s.partitions)
         workload.create_topics(self.b, [target], self.s.partitions)
         runners.create_connector(
-            worker, "bench-lat", runners.connector_config(system, self.a, self.b, [source], self.s.tasks_max)
+            worker,
+            name,
+            {
+                **runners.connector_config(system, self.a, self.b, [source], self.s.tasks_max),
+                **(extra_config or {}),
+            },
         )
-        runners.wait_running(worker, "bench-lat", None, RUNNING_TIMEOUT_S)
+        runners.wait_running(worker, name, None, RUNNING_TIMEOUT_S)
         producer = workload.RateProducer(self.a, source, size=self.s.latency_record_size)
-        producer.produce(self.s.latency_rates[0], self.s.latency_warmup_s)
+        rates = rates or self.s.latency_rates
+        producer.produce(rates[0], self.s.latency_warmup_s)
         _wait_first_record(self.b, target, 60.0)
         phases = []
-        for r in self.s.latency_rates:
+        for r in rates:
             worker.check_alive()
             log.info("%s latency: %d records/s for %.0fs", system, r, self.s.latency_duration_s)
             phases.append((r, *producer.produce(r, self.s.latency_duration_s)))
         _wait_caught_up(self.a, source, self.b, target, 120.0)
         src = workload.read_all(self.a, source)
         tgt = workload.read_all(self.b, target)
-        runners.delete_connector(worker, "bench-lat")
-        rates = []
+        runners.delete_connector(worker, name)
+        per_rate = []
         for r, first, last, achieved in phases:
             lat = [
                 float(tgt.timestamps[s] - src.timestamps[s])
@@ -388,9 +448,101 @@ class Bench:
                 entry.update(latency_summary(lat))
             else:
                 entry.update(count=0, p50_ms=None, p99_ms=None, max_ms=None)
-            rates.append(entry)
+            per_rate.append(entry)
             log.info("%s latency at %d/s: %s", system, r, entry)
-        return {"rates": rates, "record_size": self.s.latency_record_size, "timestamp_resolution_ms": 1}
+        return {"rates": per_rate, "record_size": self.s.latency_record_size, "timestamp_resolution_ms": 1}
+
+    def _wan(self, system: str) -> None:
+        """The high-latency-link scenario (:mod:`benchmarks.wan`) on one fresh worker of ``system``."""
+        if system not in wan.WAN_ALIASES:
+            return
+        route = self.clusters["A"].route(wan.ROUTE).bootstrap_servers
+        alias = wan.WAN_ALIASES[system]
+        worker = runners.make_workers(system, self.b, self.work_dir / "wan-workers", 1)[0]
+        metrics: dict[str, Any] = {"one_way_delay_ms": self.s.wan_delay_ms}
+        try:
+            worker.start()
+            worker.wait_ready(READY_TIMEOUT_S)
+            topic, name = "bench-tp-1kb", "bench-wan-1kb"
+            config = {
+                **runners.connector_config(system, self.a, self.b, [topic], self.s.tasks_max, alias=alias),
+                **wan.source_overrides(route),
+            }
+            t_create = time.monotonic()
+            runners.create_connector(worker, name, config)
+            metrics["1kb"] = _drain(
+                lambda: [worker.pid] if worker.pid else [],
+                self.b,
+                f"{alias}.{topic}",
+                self.s.backlog["1kb"],
+                self.s.record_size["1kb"],
+                t_create,
+                self.s.drain_timeout_s,
+                worker.check_alive,
+            )
+            log.info("%s drain over the delayed link: %s", system, metrics["1kb"])
+            runners.delete_connector(worker, name)
+            metrics["latency"] = self._latency(
+                system,
+                worker,
+                suffix="-wan",
+                extra_config=wan.source_overrides(route),
+                rates=self.s.latency_rates[:1],
+            )
+            self.put("wan", system, "ok", metrics)
+        except Exception as exc:
+            log.exception("%s high-latency-link scenario failed", system)
+            self.put(
+                "wan", system, "failed", metrics, f"{_short(exc)}; worker log tail: {worker.log_tail(8)}"
+            )
+        finally:
+            worker.stop(20)
+
+    def _exactly_once(self, system: str) -> None:
+        """The exactly-once scenario (:mod:`benchmarks.exactly_once`) on one fresh worker of ``system``."""
+        if system == "java-dedicated":
+            return
+        base = self.work_dir / "eos-workers"
+        worker = runners.make_workers(system, self.b, base, 1, extra=exactly_once.WORKER_SETTINGS)[0]
+        metrics: dict[str, Any] = {}
+        try:
+            worker.start()
+            worker.wait_ready(READY_TIMEOUT_S)
+            for boundary in exactly_once.BOUNDARIES:
+                topic = f"bench-eos-{boundary}"
+                config = exactly_once.connector_config(
+                    system, self.a, self.b, topic, self.s.tasks_max, boundary, self.s.eos_interval_ms
+                )
+                t_create = time.monotonic()
+                runners.create_connector(worker, topic, config)
+                metrics[boundary] = exactly_once.drain_committed(
+                    lambda: [worker.pid] if worker.pid else [],
+                    self.b,
+                    runners.remote_topic(system, topic),
+                    self.s.eos_backlog,
+                    self.s.eos_record_size,
+                    t_create,
+                    self.s.drain_timeout_s,
+                    worker.check_alive,
+                )
+                log.info("%s exactly-once drain, %s boundary: %s", system, boundary, metrics[boundary])
+                runners.delete_connector(worker, topic)
+            extra = {"transaction.boundary": "poll", "consumer.isolation.level": "read_committed"}
+            metrics["latency"] = self._latency(
+                system, worker, suffix="-eos", extra_config=extra, rates=self.s.latency_rates[:1]
+            )
+            self.put("exactly_once", system, "ok", metrics)
+        except Exception as exc:
+            log.exception("%s exactly-once scenario failed", system)
+            self.put(
+                "exactly_once",
+                system,
+                "failed",
+                metrics or None,
+                f"{_short(exc)}; worker log tail: {worker.log_tail(8)}",
+            )
+        finally:
+            worker.stop(20)
 
     def _resources(self, system: str, **fields: Any) -> None:
         if not self.wants("resources"):

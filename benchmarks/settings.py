@@ -1,5 +1,9 @@
 """The sizes of one benchmark run: ``quick`` (about ten minutes on a 2-core machine) or ``full``.
 
+High-latency link: ``wan_delay_ms`` of delay each way between the connectors and the source cluster.
+Exactly-once: a backlog of ``eos_backlog`` records of ``eos_record_size`` bytes per transaction
+boundary, ``transaction.boundary.interval.ms=eos_interval_ms`` for ``interval``; latency at the first of
+``latency_rates``.
 Checkpoint lag: ``checkpoint_samples`` commits, each after ``checkpoint_records_per_sample`` new
 records, with the emit and group-offset sync intervals given to both systems' checkpoint connectors.
 Profile: py-spy's sampling rate. Event loop: how many times each loop's worker drains each backlog
@@ -26,6 +30,8 @@ SCENARIOS = (
     "event_loop",
     "profile",
     "control_plane",
+    "exactly_once",
+    "wan",
 )
 
 
@@ -62,6 +68,10 @@ class BenchSettings:
     control_plane_concurrency: int = 8
     control_plane_repeats: int = 20
     control_plane_phase_timeout_s: float = 900.0
+    eos_backlog: int = 300_000
+    eos_record_size: int = 1024
+    eos_interval_ms: int = 1000
+    wan_delay_ms: int = 20
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -83,6 +93,7 @@ def quick() -> BenchSettings:
         control_plane_sizes=(100,),
         control_plane_repeats=10,
         control_plane_phase_timeout_s=300.0,
+        eos_backlog=50_000,
     )
 
 

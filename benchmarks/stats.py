@@ -26,6 +26,10 @@ RATIO_DIRECTIONS: dict[str, str] = {
     "uvloop_vs_asyncio_1kb": HIGHER_IS_BETTER,
     "uvloop_vs_asyncio_cpu_100b": LOWER_IS_BETTER,
     "uvloop_vs_asyncio_cpu_1kb": LOWER_IS_BETTER,
+    "eos_throughput_poll": HIGHER_IS_BETTER,
+    "eos_throughput_interval": HIGHER_IS_BETTER,
+    "eos_p99_latency": LOWER_IS_BETTER,
+    "wan_throughput_1kb": HIGHER_IS_BETTER,
 }
 
 # The goals set for each ratio: pyconnect / Java at least this (higher is better) or at most this
@@ -43,6 +47,10 @@ GOALS: dict[str, float] = {
     "uvloop_vs_asyncio_1kb": 1.0,
     "uvloop_vs_asyncio_cpu_100b": 1.0,
     "uvloop_vs_asyncio_cpu_1kb": 1.0,
+    "eos_throughput_poll": 1.0,
+    "eos_throughput_interval": 1.0,
+    "eos_p99_latency": 1.0,
+    "wan_throughput_1kb": 2.0,
 }
 
 

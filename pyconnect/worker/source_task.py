@@ -45,7 +45,8 @@ Contract:
   all before the plugin starts, and a failure of any fails the task. Records go through it; the offsets of records the producer accepted are
   written to the offsets topic in the same transaction (serialized by ``encode_offsets``), which is
   committed at each transaction boundary: after every dispatched ``poll()`` batch (``poll``, the
-  default), or at the first batch end ``transaction_interval_s`` after the last commit (``interval``);
+  default), or at the first batch end ``transaction_interval_s`` after the last commit (``interval``;
+  a ``poll()`` that returns nothing ends a batch too, so a quiet source's records still commit);
   also before pausing and on a clean stop. With ``transaction_context`` (``connector``) the task's own
   requests end transactions: a commit or an abort (whose offsets are still committed, in a new
   transaction) after a given record or at the end of a batch; no commit on pause, and at a clean stop
@@ -321,6 +322,8 @@ class WorkerSourceTask:
                         await self._dispatch(records)
                         if self._transactions is not None and self._transaction_boundary():
                             await self._commit_transaction()
+                elif self._idle_transaction_due():
+                    await self._commit_transaction()
         except asyncio.CancelledError:
             raise
         except Exception as raised:
@@ -764,6 +767,17 @@ class WorkerSourceTask:
             return
         log.info("Task %s: aborting the transaction as requested by the connector", self.id)
         await transactions.abort()
+
+    def _idle_transaction_due(self) -> bool:
+        """After a poll that returned nothing: whether the open transaction is due (Java calls
+        ``batchDispatched`` then too), so that with ``interval`` the records of a source gone quiet are
+        committed within the interval instead of waiting for the next records (or the transaction
+        timeout, which would abort them and fail the task)."""
+        if self._transactions is None or self._txn_context is not None:
+            return False
+        if not (self._transactions.open or self._txn_offsets):
+            return False
+        return self._transaction_boundary()
 
     def _transaction_boundary(self) -> bool:
         """Whether the batch just dispatched ends the transaction: always for ``poll``; for

@@ -563,6 +563,48 @@ async def test_exactly_once_commits_records_with_their_offsets_at_each_boundary(
     assert reporter.states(ConnectorTaskId("c", 0)) == [State.RUNNING, State.UNASSIGNED]
 
 
+async def test_an_interval_transaction_commits_when_the_source_goes_quiet(
+    cluster_a: ClusterHandle, unique: Callable[[str], str]
+) -> None:
+    """``interval``: a task whose source has nothing more after one batch still commits that batch's
+    transaction once the interval has passed (Java's ``batchDispatched`` after an empty poll); it does
+    not hang open until more records come or the broker aborts it at the transaction timeout."""
+    bootstrap = cluster_a.bootstrap_servers
+    topic, offsets_topic = unique("src"), unique("offsets")
+    await make_topic(bootstrap, topic)
+    await make_topic(bootstrap, offsets_topic)
+    producer = AIOKafkaProducer(
+        bootstrap_servers=bootstrap,
+        acks="all",
+        enable_idempotence=True,
+        transactional_id=unique("g") + "-c-0",
+    )
+    task, reporter = MetadataTask(topic, 100), RecordingReporter()  # one batch, then nothing
+
+    def encode(pairs: list[tuple[Any, Any]]) -> list[tuple[bytes, bytes | None]]:
+        return [(encode_offset_key("c", p), encode_offset_value(o)) for p, o in pairs]
+
+    runner, _ = build(
+        cluster_a,
+        task,
+        {},
+        reporter,
+        producer=producer,
+        transactions=TaskTransactions(producer, offsets_topic, "c-0"),
+        encode_offsets=encode,
+        transaction_interval_s=1.0,
+    )
+    await producer.start()
+    runner.start()
+    try:
+        records = await read_committed(bootstrap, topic, 100)  # within read_committed's 30 s bound
+        assert len(records) == 100 and runner.commits == 1, "committed while the task still runs"
+        assert len(task.hooked) == 100
+    finally:
+        runner.stop()
+        assert await runner.wait_stopped(30)
+
+
 @pytest.mark.parametrize("step", ["preflight", "postflight"])
 async def test_a_failed_fencing_check_fails_the_task_before_the_plugin_starts(
     cluster_a: ClusterHandle, unique: Callable[[str], str], step: str

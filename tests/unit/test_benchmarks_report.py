@@ -34,6 +34,10 @@ REQUIRED_RATIOS = {
     "uvloop_vs_asyncio_1kb",
     "uvloop_vs_asyncio_cpu_100b",
     "uvloop_vs_asyncio_cpu_1kb",
+    "eos_throughput_poll",
+    "eos_throughput_interval",
+    "eos_p99_latency",
+    "wan_throughput_1kb",
 }
 
 
@@ -154,6 +158,23 @@ def _scenarios(py: bool) -> dict[str, Any]:
             "reason": None,
             "systems": {"pyconnect": _ok(_loops(25000.0, 20000.0)) if py else _unavailable()},
         },
+        "wan": scenario(
+            {"one_way_delay_ms": 20, "1kb": {"records_per_s": 5000.0}},
+            {"one_way_delay_ms": 20, "1kb": {"records_per_s": 12500.0}},
+        ),
+        "exactly_once": scenario(
+            _eos(poll=8000.0, interval=10000.0, p99=40.0), _eos(poll=12000.0, interval=12000.0, p99=20.0)
+        ),
+    }
+
+
+def _eos(poll: float, interval: float, p99: float) -> dict[str, Any]:
+    """Exactly-once metrics: drains at each boundary, latency at one rate."""
+    drain = {"records": 50000, "committed": 50000, "duplicates": 0, "missing": 0}
+    return {
+        "poll": {**drain, "records_per_s": poll, "cpu_s_per_million": 30.0},
+        "interval": {**drain, "records_per_s": interval, "cpu_s_per_million": 20.0},
+        "latency": {"rates": [{"rate": 500, "p99_ms": p99}]},
     }
 
 
@@ -234,7 +255,20 @@ def test_ratios_when_both_sides_ran() -> None:
         "uvloop_vs_asyncio_1kb": 1.5,
         "uvloop_vs_asyncio_cpu_100b": 0.8,
         "uvloop_vs_asyncio_cpu_1kb": 0.8,
+        "eos_throughput_poll": 1.5,
+        "eos_throughput_interval": 1.2,
+        "eos_p99_latency": 0.5,
+        "wan_throughput_1kb": 2.5,
     }
+    assert results["ratio_notes"]["wan_throughput_1kb"] == (
+        "1 KB drain with the source 40 ms away (records/s): pyconnect / java-connect"
+    )
+    assert results["goals"]["wan_throughput_1kb"] == {"goal": 2.0, "met": True, "factor": 0.8}
+    assert results["ratio_notes"]["eos_throughput_interval"] == (
+        "exactly-once drain, interval boundary (records/s): pyconnect / java-connect"
+    )
+    assert results["goals"]["eos_p99_latency"] == {"goal": 1.0, "met": True, "factor": 0.5}
+    assert "Exactly-once" in report.render_markdown(results, chart_name=None)
     assert "500 records/s" in results["ratio_notes"]["p99_latency"]
     assert results["ratio_notes"]["uvloop_vs_asyncio_1kb"] == (
         "records/s draining the 1kb backlog: pyconnect on uvloop / pyconnect on asyncio"
