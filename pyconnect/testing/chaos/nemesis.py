@@ -18,6 +18,7 @@ Contract:
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -96,7 +97,11 @@ def _target(kind: str, rng: random.Random, workers: int) -> dict[str, Any]:
         return {"cluster": rng.choice(("A", "B")), "role": rng.choice(BROKER_ROLES)}
     if kind == SLOW_TARGET:
         return {"cluster": "B", "producer_byte_rate": rng.choice((4096, 16384, 65536))}
-    return {"worker": rng.randrange(workers), "cluster": rng.choice(("A", "B")), "mode": rng.choice(NETWORK_MODES)}
+    return {
+        "worker": rng.randrange(workers),
+        "cluster": rng.choice(("A", "B")),
+        "mode": rng.choice(NETWORK_MODES),
+    }
 
 
 def schedule(
@@ -135,7 +140,7 @@ def fixed(faults: Sequence[tuple[str, float, float, dict[str, Any]]]) -> list[Fa
     """A hand-written schedule (the short test's): ``(kind, start_s, heal_after_s, target)`` in order,
     checked not to overlap."""
     out = [Fault(kind, start, heal, dict(target)) for kind, start, heal, target in faults]
-    for before, after in zip(out, out[1:], strict=False):
+    for before, after in itertools.pairwise(out):
         if after.start_s < before.heal_s:
             raise ValueError(f"{after.describe()} starts before {before.describe()} heals")
     for f in out:

@@ -167,8 +167,8 @@ def judge_checkpoints(
         key = (c.topic, c.partition)
         if key not in lowest_from or key not in target_end:
             continue
-        suffix = lowest_from[key]
-        lowest = suffix[c.upstream] if 0 <= c.upstream < len(suffix) else -1
+        table = lowest_from[key]
+        lowest = table[c.upstream] if 0 <= c.upstream < len(table) else -1
         true_position = lowest if lowest >= 0 else target_end[key]
         verdict.checked += 1
         if c.downstream > true_position:
