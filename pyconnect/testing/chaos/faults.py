@@ -11,7 +11,8 @@ by registering one more kind (:data:`NETWORK_KIND_FACTORY`, set when a fault pro
 - ``broker-kill``: kill -9 of one node of cluster A or B: the active KRaft controller (asked with
   Kafka's ``MetadataQuorumCommand``), the leader of an internal topic's partition (Connect's
   config/offset/status and the checkpoints topic on B, the offset-syncs topic on A), or any node;
-  heal: start it on its data directory and wait (bounded) until every node sees every broker.
+  heal: start it on its data directory. The next broker fault on that cluster first waits (bounded)
+  until every node sees every broker again.
 - ``slow-target``: ``producer_byte_rate`` as the default client quota of cluster B (Kafka's
   ``ConfigCommand``); heal: delete it.
 
@@ -47,7 +48,10 @@ BROKER_READY_S = 90.0
 class FaultKind(Protocol):
     def apply(self, fault: Fault) -> dict[str, Any]: ...
 
-    def heal(self, fault: Fault, applied: dict[str, Any]) -> None: ...
+    def heal(self, fault: Fault, applied: dict[str, Any]) -> float:
+        """Undo the fault; returns the monotonic time of the healing act (the restart, SIGCONT or quota
+        removal), from which recovery is measured, even when ``heal`` then waits for readiness."""
+        ...
 
 
 @dataclass
@@ -91,12 +95,14 @@ class WorkerKill:
         worker.kill()
         return {"worker": index, "worker_id": worker.worker_id, "pid": pid}
 
-    def heal(self, fault: Fault, applied: dict[str, Any]) -> None:
+    def heal(self, fault: Fault, applied: dict[str, Any]) -> float:
         index = applied["worker"]
         worker = self.workers[index]
         worker.start()
+        healed = time.monotonic()
         worker.wait_ready(WORKER_READY_S, healthy=False)
         self.states.set_down(index, False)
+        return healed
 
 
 @dataclass
@@ -113,10 +119,12 @@ class WorkerPause:
         os.kill(worker.pid, signal.SIGSTOP)
         return {"worker": index, "worker_id": worker.worker_id, "pid": worker.pid}
 
-    def heal(self, fault: Fault, applied: dict[str, Any]) -> None:
+    def heal(self, fault: Fault, applied: dict[str, Any]) -> float:
         os.kill(applied["pid"], signal.SIGCONT)
+        healed = time.monotonic()
         self.workers[applied["worker"]].wait_ready(WORKER_READY_S, healthy=False)
         self.states.set_down(applied["worker"], False)
+        return healed
 
 
 def run_java_tool(cluster: KafkaCluster, main_class: str, *args: str) -> str:
@@ -169,6 +177,8 @@ class BrokerKill:
     internal_topics: Mapping[str, Sequence[str]]
     """cluster alias -> the internal topics whose partition leaders a fault may aim at."""
     rng: random.Random
+    restarting: dict[str, BrokerNode] = field(default_factory=dict)
+    """cluster alias -> the node restarted last, until the cluster is seen whole again."""
 
     def _choose(self, cluster: KafkaCluster, role: str) -> tuple[BrokerNode, str]:
         if role == "controller":
@@ -191,17 +201,26 @@ class BrokerKill:
             return self.rng.choice(cluster.nodes), f"any ({note})"
         return self.rng.choice(cluster.nodes), "any"
 
+    def wait_whole(self, cluster: KafkaCluster) -> None:
+        """Before hitting a cluster again, wait (bounded) until its restarted node is back in every
+        node's metadata: two nodes down at once would cost the KRaft quorum, which no promise covers."""
+        if self.restarting.pop(cluster.alias, None) is not None:
+            cluster.wait_ready(BROKER_READY_S)
+
     def apply(self, fault: Fault) -> dict[str, Any]:
         cluster = self.clusters[fault.target["cluster"]]
+        self.wait_whole(cluster)
         node, why = self._choose(cluster, fault.target.get("role", "any"))
         pid = node.pid
         node.kill()
         return {"cluster": cluster.alias, "node": node.node_id, "pid": pid, "chosen_as": why}
 
-    def heal(self, fault: Fault, applied: dict[str, Any]) -> None:
+    def heal(self, fault: Fault, applied: dict[str, Any]) -> float:
         cluster = self.clusters[applied["cluster"]]
-        cluster.node(applied["node"]).start()
-        cluster.wait_ready(BROKER_READY_S)
+        node = cluster.node(applied["node"])
+        node.start()
+        self.restarting[cluster.alias] = node
+        return time.monotonic()
 
 
 @dataclass
@@ -227,8 +246,9 @@ class SlowTarget:
         self._config(cluster, "--add-config", f"producer_byte_rate={rate}")
         return {"cluster": cluster.alias, "producer_byte_rate": rate}
 
-    def heal(self, fault: Fault, applied: dict[str, Any]) -> None:
+    def heal(self, fault: Fault, applied: dict[str, Any]) -> float:
         self._config(self.clusters[applied["cluster"]], "--delete-config", "producer_byte_rate")
+        return time.monotonic()
 
 
 NETWORK_KIND_FACTORY: Callable[..., FaultKind] | None = None
@@ -237,6 +257,9 @@ NETWORK_KIND_FACTORY: Callable[..., FaultKind] | None = None
 
 @dataclass
 class AppliedFault:
+    """A fault as it happened: ``started_at`` once it took effect (after resolving its target),
+    ``healed_at`` at the healing act (monotonic clock)."""
+
     fault: Fault
     applied: dict[str, Any]
     started_at: float
@@ -273,13 +296,12 @@ class FaultInjector:
     def apply(self, fault: Fault) -> AppliedFault:
         if fault.kind not in self.kinds:
             raise ValueError(f"fault kind {fault.kind!r} is not available in this run")
-        started = time.monotonic()
-        self.open = AppliedFault(fault, self.kinds[fault.kind].apply(fault), started)
+        resolved = self.kinds[fault.kind].apply(fault)
+        self.open = AppliedFault(fault, resolved, time.monotonic())
         return self.open
 
     def heal(self, applied: AppliedFault) -> None:
-        self.kinds[applied.fault.kind].heal(applied.fault, applied.applied)
-        applied.healed_at = time.monotonic()
+        applied.healed_at = self.kinds[applied.fault.kind].heal(applied.fault, applied.applied)
         self.open = None
 
     def release(self) -> None:

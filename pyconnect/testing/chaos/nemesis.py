@@ -96,7 +96,7 @@ def _target(kind: str, rng: random.Random, workers: int) -> dict[str, Any]:
     if kind == BROKER_KILL:
         return {"cluster": rng.choice(("A", "B")), "role": rng.choice(BROKER_ROLES)}
     if kind == SLOW_TARGET:
-        return {"cluster": "B", "producer_byte_rate": rng.choice((4096, 16384, 65536))}
+        return {"cluster": "B", "producer_byte_rate": rng.choice((512, 1024, 4096))}
     return {
         "worker": rng.randrange(workers),
         "cluster": rng.choice(("A", "B")),

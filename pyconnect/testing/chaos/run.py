@@ -466,12 +466,21 @@ def run(config: RunConfig) -> dict[str, Any]:
                     "applied": x.applied,
                     "started_s": round(x.started_at - t0, 2),
                     "healed_s": None if x.healed_at is None else round(x.healed_at - t0, 2),
+                    "peak_lag": max(
+                        (
+                            s.lag
+                            for s in observer.samples
+                            if x.started_at - t0 <= s.t_s <= (x.healed_at or x.started_at) - t0 + 30
+                        ),
+                        default=None,
+                    ),
                     "error": x.error,
                 }
                 for x in applied
             ],
             "verdict": verdict.to_json(),
             "rest_failures": observer.failures[:50],
+            "timeline": [[s.t_s, s.lag, s.all_running] for s in observer.samples],
             "audits": audits,
             "workload": {
                 "acked": sum(acked.values()),
