@@ -31,6 +31,9 @@ Python::
     secured.client_properties("alice", "SCRAM-SHA-512")   # Java client keys, bootstrap included
     await grant(secured, "User:alice", "topic", "orders", ["write", "describe"])
 
+    routed = start_clusters(["R"], Path(dir), routes=("w1", "w2"))["R"]
+    routed.route("w1").bootstrap_servers; routed.route("w1").drop()   # see network_routes
+
 Every node runs both KRaft roles (broker and controller) with a static voter set, so a cluster of
 three survives the loss of any one node. Each broker gets a bounded heap (512 MiB by default) so
 several clusters fit beside the tests. Broker logs go to ``DIR/<alias>/node-<id>/broker.log``.
@@ -55,6 +58,7 @@ from pathlib import Path
 
 from pyconnect.kafka.probe import wait_for_brokers
 from pyconnect.testing.distribution import DistributionError, KafkaDistribution, ensure_distribution
+from pyconnect.testing.fault_proxy import FaultProxy
 from pyconnect.testing.java_process import JavaProcess, pid_alive, pid_has_tag, stop_tagged
 from pyconnect.testing.kafka_security import (
     ADMIN_USER,
@@ -65,6 +69,7 @@ from pyconnect.testing.kafka_security import (
     GrantError,
     grant,
 )
+from pyconnect.testing.network_routes import NetworkRoute, RoutePorts, check_routes, route_listener_properties
 
 __all__ = [
     "PROTOCOLS",
@@ -156,6 +161,8 @@ class BrokerNode:
         }
         if self.cluster.security:
             props.update(self.cluster.security.broker_properties(self.port, self.controller_port))
+        if self.cluster.routes:
+            props.update(route_listener_properties(props, self.cluster.route_ports(self.node_id)))
         props.update(self.cluster.overrides)
         return props
 
@@ -216,16 +223,57 @@ class KafkaCluster:
     ports: list[int] | None = None
     nodes: list[BrokerNode] = field(default_factory=list)
     security: ClusterSecurity | None = None
+    routes: tuple[str, ...] = ()
+    _routes: dict[str, NetworkRoute] = field(default_factory=dict, init=False, repr=False)
+    _route_ports: dict[tuple[str, int], RoutePorts] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
+        """``ports``: two per node (client, controller), then two per route and node (the route's
+        listener, its proxy); free ports are chosen when not given."""
+        self.routes = check_routes(self.routes)
+        if self.routes and self.security:
+            raise ValueError(
+                f"cluster {self.alias}: network routes are plaintext only, not {self.security.protocol}"
+            )
         if not self.nodes:
-            ports = self.ports or free_ports(2 * self.brokers)
-            if len(ports) != 2 * self.brokers:
-                raise ValueError(f"cluster {self.alias} needs {2 * self.brokers} ports, got {len(ports)}")
+            needed = 2 * self.brokers * (1 + len(self.routes))
+            ports = self.ports or free_ports(needed)
+            if len(ports) != needed:
+                raise ValueError(f"cluster {self.alias} needs {needed} ports, got {len(ports)}")
             self.nodes = [
                 BrokerNode(self, node_id=i + 1, port=ports[2 * i], controller_port=ports[2 * i + 1])
                 for i in range(self.brokers)
             ]
+            route_ports = iter(ports[2 * self.brokers :])
+            for route in self.routes:
+                for n in self.nodes:
+                    self._route_ports[(route, n.node_id)] = RoutePorts(next(route_ports), next(route_ports))
+        for route in self.routes:
+            self._routes[route] = NetworkRoute(
+                route,
+                {
+                    n.node_id: FaultProxy(
+                        "127.0.0.1",
+                        self._route_ports[(route, n.node_id)].listener_port,
+                        self._route_ports[(route, n.node_id)].proxy_port,
+                        name=f"{self.alias}/{route}/node-{n.node_id}",
+                    )
+                    for n in self.nodes
+                },
+            )
+
+    def route_ports(self, node_id: int) -> dict[str, RoutePorts]:
+        """Each route's listener and proxy ports on node ``node_id``."""
+        return {route: self._route_ports[(route, node_id)] for route in self.routes}
+
+    def route(self, name: str) -> NetworkRoute:
+        """The route ``name`` given at start (``routes=``): its proxies' bootstrap servers and faults."""
+        try:
+            return self._routes[name]
+        except KeyError:
+            raise KeyError(
+                f"cluster {self.alias} has no route {name!r} (routes: {list(self.routes)})"
+            ) from None
 
     @property
     def voters(self) -> str:
@@ -257,6 +305,9 @@ class KafkaCluster:
             n.format(cluster_id)
 
     def start(self) -> None:
+        """Start the routes' proxies (they are advertised, so they come first), then every node."""
+        for route in self._routes.values():
+            route.start()
         for n in self.nodes:
             n.start()
 
@@ -295,7 +346,11 @@ class KafkaCluster:
     def stop(self, timeout: float = 30.0) -> None:
         """Stop every node at once: stopped one by one, the last nodes lose their KRaft quorum, cannot
         finish a controlled shutdown and are SIGKILLed after ``timeout``."""
-        _in_parallel([partial(n.stop, timeout) for n in self.nodes])
+        try:
+            _in_parallel([partial(n.stop, timeout) for n in self.nodes])
+        finally:
+            for route in self._routes.values():
+                route.close()
 
     @property
     def state_file(self) -> Path:
@@ -356,12 +411,17 @@ def start_clusters(
     die_with_parent: bool = False,
     security: str = "plaintext",
     users: Iterable[str] = USERS,
+    routes: Iterable[str] = (),
 ) -> dict[str, KafkaCluster]:
     """Format and start one fresh cluster per alias under ``base_dir/<alias>``; return once all answer.
 
     ``security`` (one of :data:`PROTOCOLS`) secures every cluster's client listener; each cluster
     gets its own users (``users``, ``admin`` being the super user), passwords and CA under
     ``base_dir/<alias>/security``.
+
+    ``routes`` (names such as ``w1``) give every cluster one network route per name, each broker an
+    extra listener behind a fault proxy of this process (:mod:`pyconnect.testing.network_routes`;
+    plaintext clusters only): ``cluster.route("w1")``.
 
     With ``die_with_parent`` the brokers are killed when this Python process exits, however it ends
     (tests use that); the CLI leaves it off. Each cluster records itself in ``base_dir/clusters.json``
@@ -370,11 +430,15 @@ def start_clusters(
     """
     if security not in PROTOCOLS:
         raise ValueError(f"security {security!r}: expected one of {', '.join(PROTOCOLS)}")
+    routes = check_routes(routes)
+    if routes and security != "plaintext":
+        raise ValueError(f"network routes are plaintext only: security {security!r} cannot take routes")
     dist = dist or ensure_distribution()
     base_dir = base_dir.resolve()
     clusters: dict[str, KafkaCluster] = {}
     aliases = list(aliases)
-    ports = free_ports(2 * brokers * len(aliases))
+    per_cluster = 2 * brokers * (1 + len(routes))
+    ports = free_ports(per_cluster * len(aliases))
     try:
         for index, alias in enumerate(aliases):
             cdir = base_dir / alias
@@ -388,10 +452,11 @@ def start_clusters(
                 heap=heap,
                 overrides=dict(overrides or {}),
                 die_with_parent=die_with_parent,
-                ports=ports[2 * brokers * index : 2 * brokers * (index + 1)],
+                ports=ports[per_cluster * index : per_cluster * (index + 1)],
                 security=None
                 if security == "plaintext"
                 else ClusterSecurity.create(security, cdir / SECURITY_DIR, users),
+                routes=routes,
             )
         for c in clusters.values():
             if c.security:
