@@ -12,7 +12,7 @@ from pathlib import Path
 from pyconnect.testing.chaos import nemesis
 from pyconnect.testing.chaos.run import RunConfig, run
 
-AVAILABLE = (nemesis.WORKER_KILL, nemesis.WORKER_PAUSE, nemesis.BROKER_KILL, nemesis.SLOW_TARGET)
+AVAILABLE = nemesis.KINDS
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,7 +3,7 @@
 :class:`FaultInjector` owns nothing it did not start: it acts on the run's worker processes and broker
 nodes (by PID, through their handles) and on the target cluster's client quotas. Each kind is one
 :class:`FaultKind` (``apply`` returns what it resolved, ``heal`` undoes it), so network faults plug in
-by registering one more kind (:data:`NETWORK_KIND_FACTORY`, set when a fault proxy is available).
+by registering one more kind.
 
 - ``worker-kill``: kill -9 of a worker; heal: start it again (same worker id, port and config) and wait
   (bounded) until it answers REST.
@@ -15,8 +15,11 @@ by registering one more kind (:data:`NETWORK_KIND_FACTORY`, set when a fault pro
   until every node sees every broker again.
 - ``slow-target``: ``producer_byte_rate`` as the default client quota of cluster B (Kafka's
   ``ConfigCommand``); heal: delete it.
+- ``network-partition``: drop, blackhole or delay on one worker's network route to one cluster (fault
+  proxies of :mod:`pyconnect.testing.network_routes`; available when the clusters were started with a
+  route per worker, see :func:`route_name`); heal: pass-through again.
 
-``unavailable`` says which workers are down or frozen (and since when a state last changed), so
+``states`` says which workers are down or frozen (and since when a state last changed), so
 observers do not count a frozen worker's silence as the REST API failing.
 """
 
@@ -30,13 +33,20 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from aiokafka.admin import AIOKafkaAdminClient
 
-from pyconnect.testing.chaos.nemesis import BROKER_KILL, SLOW_TARGET, WORKER_KILL, WORKER_PAUSE, Fault
+from pyconnect.testing.chaos.nemesis import (
+    BROKER_KILL,
+    PARTITION,
+    SLOW_TARGET,
+    WORKER_KILL,
+    WORKER_PAUSE,
+    Fault,
+)
 from pyconnect.testing.connect_worker import ConnectWorkerProcess
 from pyconnect.testing.kafka import BrokerNode, KafkaCluster
 
@@ -251,8 +261,43 @@ class SlowTarget:
         return time.monotonic()
 
 
-NETWORK_KIND_FACTORY: Callable[..., FaultKind] | None = None
-"""Set by a fault-proxy integration: ``factory(clusters, workers, states)`` -> the network fault kind."""
+def route_name(worker: int) -> str:
+    """The network route (:mod:`pyconnect.testing.network_routes`) worker ``worker`` uses on each cluster."""
+    return f"w{worker}"
+
+
+@dataclass
+class NetworkPartition:
+    """Cuts or slows one worker's route to one cluster (every broker at once): ``drop`` resets its
+    connections and refuses new ones, ``blackhole`` holds every byte (half-open connections), ``delay``
+    adds ``delay_s`` each way. The worker's REST API stays reachable (it is not on the route)."""
+
+    clusters: Mapping[str, KafkaCluster]
+    workers: Sequence[ConnectWorkerProcess]
+
+    def apply(self, fault: Fault) -> dict[str, Any]:
+        index = int(fault.target["worker"]) % len(self.workers)
+        cluster = self.clusters[fault.target["cluster"]]
+        route = cluster.route(route_name(index))
+        mode = fault.target.get("mode", "drop")
+        if mode == "drop":
+            route.drop()
+        elif mode == "blackhole":
+            route.blackhole()
+        elif mode == "delay":
+            route.delay(float(fault.target.get("delay_s", 0.3)))
+        else:
+            raise ValueError(f"network fault mode {mode!r}: expected drop, blackhole or delay")
+        return {
+            "worker": index,
+            "worker_id": self.workers[index].worker_id,
+            "cluster": cluster.alias,
+            "mode": mode,
+        }
+
+    def heal(self, fault: Fault, applied: dict[str, Any]) -> float:
+        self.clusters[applied["cluster"]].route(route_name(applied["worker"])).heal()
+        return time.monotonic()
 
 
 @dataclass
@@ -284,10 +329,8 @@ class FaultInjector:
             BROKER_KILL: BrokerKill(clusters, internal_topics, random.Random(seed)),
             SLOW_TARGET: SlowTarget(clusters),
         }
-        if NETWORK_KIND_FACTORY is not None:
-            from pyconnect.testing.chaos.nemesis import PARTITION
-
-            self.kinds[PARTITION] = NETWORK_KIND_FACTORY(clusters, workers, self.states)
+        if all(route_name(i) in c.routes for c in clusters.values() for i in range(len(workers))):
+            self.kinds[PARTITION] = NetworkPartition(clusters, workers)
         self.open: AppliedFault | None = None
 
     def supports(self, kind: str) -> bool:

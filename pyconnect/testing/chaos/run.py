@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from pyconnect.testing.chaos import nemesis
-from pyconnect.testing.chaos.faults import AppliedFault, FaultInjector
+from pyconnect.testing.chaos.faults import AppliedFault, FaultInjector, route_name
 from pyconnect.testing.chaos.nemesis import Fault, Timing
 from pyconnect.testing.chaos.observer import Observer, all_running
 from pyconnect.testing.chaos.readers import end_offsets, read_checkpoints, read_partitions
@@ -59,12 +59,7 @@ class RunConfig:
     seed: int
     duration_s: float
     out_dir: Path
-    kinds: Sequence[str] = (
-        nemesis.WORKER_KILL,
-        nemesis.WORKER_PAUSE,
-        nemesis.BROKER_KILL,
-        nemesis.SLOW_TARGET,
-    )
+    kinds: Sequence[str] = nemesis.KINDS
     exactly_once: bool = False
     faults: Sequence[Fault] | None = None
     """A fixed schedule instead of the seeded one (the short test's)."""
@@ -151,7 +146,15 @@ def heartbeat_connector(a: str, b: str) -> dict[str, str]:
     }
 
 
-def make_workers(config: RunConfig, b: str) -> list[PyconnectWorker]:
+ENV_PROVIDER = "org.apache.kafka.common.config.provider.EnvVarConfigProvider"
+SOURCE_VAR, TARGET_VAR = "CHAOS_SOURCE_BOOTSTRAP", "CHAOS_TARGET_BOOTSTRAP"
+
+
+def make_workers(config: RunConfig, clusters: dict[str, KafkaCluster], routed: bool) -> list[PyconnectWorker]:
+    """The fleet on cluster B. ``routed``: each worker reaches both clusters through its own network
+    route (:func:`faults.route_name`), its own clients and its connectors' alike: the connectors name
+    the clusters as ``${env:CHAOS_SOURCE_BOOTSTRAP}`` and ``${env:CHAOS_TARGET_BOOTSTRAP}``, which each
+    worker's EnvVarConfigProvider resolves to its routes (task configs keep the reference)."""
     extra: dict[str, object] = {
         "session.timeout.ms": config.session_timeout_ms,
         "heartbeat.interval.ms": 1000,
@@ -163,12 +166,25 @@ def make_workers(config: RunConfig, b: str) -> list[PyconnectWorker]:
     }
     if config.exactly_once:
         extra["exactly.once.source.support"] = "enabled"
-    return [
-        PyconnectWorker(
-            b, config.out_dir / "workers" / f"w{i}", group_id=CONNECT_GROUP, extra=extra, die_with_parent=True
+    if routed:
+        extra |= {"config.providers": "env", "config.providers.env.class": ENV_PROVIDER}
+    workers = []
+    for i in range(config.workers):
+        a, b = (
+            clusters[c].route(route_name(i)).bootstrap_servers if routed else clusters[c].bootstrap_servers
+            for c in "AB"
         )
-        for i in range(config.workers)
-    ]
+        workers.append(
+            PyconnectWorker(
+                b,
+                config.out_dir / "workers" / f"w{i}",
+                group_id=CONNECT_GROUP,
+                extra=extra,
+                die_with_parent=True,
+                environment={SOURCE_VAR: a, TARGET_VAR: b} if routed else {},
+            )
+        )
+    return workers
 
 
 def wait_until(what: str, probe: Any, timeout_s: float, interval_s: float = 1.0) -> float:
@@ -337,13 +353,18 @@ def run(config: RunConfig) -> dict[str, Any]:
     report: dict[str, Any] = {}
     started = time.monotonic()
     try:
-        clusters = start_clusters(["A", "B"], out / "clusters", brokers=3, die_with_parent=True)
+        routed = nemesis.PARTITION in {f.kind for f in schedule}
+        routes = tuple(route_name(i) for i in range(config.workers)) if routed else ()
+        clusters = start_clusters(
+            ["A", "B"], out / "clusters", brokers=3, die_with_parent=True, routes=routes
+        )
         a, b = clusters["A"].bootstrap_servers, clusters["B"].bootstrap_servers
+        ca, cb = (f"${{env:{SOURCE_VAR}}}", f"${{env:{TARGET_VAR}}}") if routed else (a, b)
         say(f"clusters up in {time.monotonic() - started:.0f} s: A {a}, B {b}")
         asyncio.run(create_topics(a, topics, config.partitions, REPLICATION))
         workload = Workload(a, b, topics, config.partitions, rate=config.rate, group=GROUP)
         workload.start()
-        workers = make_workers(config, b)
+        workers = make_workers(config, clusters, routed)
         for w in workers:
             w.start()
         for w in workers:
@@ -352,9 +373,9 @@ def run(config: RunConfig) -> dict[str, Any]:
         create_connectors(
             workers,
             {
-                SOURCE: source_connector(a, b, topics, config.exactly_once, tasks),
-                CHECKPOINT: checkpoint_connector(a, b, topics),
-                HEARTBEAT: heartbeat_connector(a, b),
+                SOURCE: source_connector(ca, cb, topics, config.exactly_once, tasks),
+                CHECKPOINT: checkpoint_connector(ca, cb, topics),
+                HEARTBEAT: heartbeat_connector(ca, cb),
             },
         )
         assert workload is not None
@@ -381,7 +402,7 @@ def run(config: RunConfig) -> dict[str, Any]:
         )
         for f in schedule:
             if not injector.supports(f.kind):
-                raise ValueError(f"fault kind {f.kind} is not available in this run (no fault proxy)")
+                raise ValueError(f"fault kind {f.kind} is not available in this run")
         observer = Observer(workers, injector.states, CONNECTORS, workload.lag)
         t0 = time.monotonic()
         observer.start(t0)
