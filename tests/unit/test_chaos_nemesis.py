@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from pyconnect.testing.chaos.nemesis import (
@@ -29,7 +31,7 @@ def test_faults_never_overlap_stay_within_the_run_and_cover_every_kind(seed: int
     faults = schedule(seed, 600, ALL_BUT_NETWORK, max_faults=40)
     assert 0 < len(faults) <= 40
     assert {f.kind for f in faults} == set(ALL_BUT_NETWORK)
-    for before, after in zip(faults, faults[1:], strict=False):
+    for before, after in itertools.pairwise(faults):
         assert after.start_s >= before.heal_s
     assert all(f.heal_s <= 600 for f in faults)
 

@@ -81,7 +81,9 @@ def test_a_checkpoint_ahead_of_the_first_copy_is_caught_and_an_exact_one_passes(
     beyond_end = CheckpointRecord("g", "t", 0, upstream=6, downstream=108)
     past_end = CheckpointRecord("g", "t", 0, upstream=6, downstream=109)
     safe_behind = CheckpointRecord("g", "t", 0, upstream=4, downstream=103)
-    result = judge_checkpoints([exact, at_later_copy, beyond_end, past_end, safe_behind], {key: copies_at}, {key: 108})
+    result = judge_checkpoints(
+        [exact, at_later_copy, beyond_end, past_end, safe_behind], {key: copies_at}, {key: 108}
+    )
     assert result.checked == 5 and result.ahead == 2
     assert [(s["downstream"], s["true_position"]) for s in result.ahead_sample] == [(104, 102), (109, 108)]
     v = verdict_of([0], [0], checkpoints=result)
@@ -89,7 +91,10 @@ def test_a_checkpoint_ahead_of_the_first_copy_is_caught_and_an_exact_one_passes(
 
 
 def test_recovery_is_measured_from_the_heal_within_the_horizon() -> None:
-    samples = [Sample(t, lag, running) for t, lag, running in [(9, 5000, False), (11, 900, True), (14, 50, True), (30, 5000, False)]]
+    samples = [
+        Sample(t, lag, running)
+        for t, lag, running in [(9, 5000, False), (11, 900, True), (14, 50, True), (30, 5000, False)]
+    ]
     got = recovery_times([("worker-kill", 10, 20), ("broker-kill", 25, 40)], samples, lag_bound=100)
     assert got == {"worker-kill": [4.0], "broker-kill": [None]}
     v = verdict_of([0], [0], recovery_s=got)

@@ -37,8 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from aiokafka.admin import AIOKafkaAdminClient
-
+from pyconnect.kafka.topic_reads import partition_leaders
 from pyconnect.testing.chaos.nemesis import (
     BROKER_KILL,
     PARTITION,
@@ -161,24 +160,6 @@ def active_controller(cluster: KafkaCluster) -> int:
     if not found:
         raise RuntimeError(f"no LeaderId in the quorum status of {cluster.alias}: {out}")
     return int(found.group(1))
-
-
-async def partition_leaders(bootstrap: str, topics: Sequence[str]) -> dict[tuple[str, int], int]:
-    """(topic, partition) -> leader node id for the ``topics`` that exist (leaderless ones left out)."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=15000)
-    await admin.start()
-    try:
-        described = await admin.describe_topics(list(topics))
-    finally:
-        await admin.close()
-    leaders: dict[tuple[str, int], int] = {}
-    for topic in described:
-        if topic.get("error_code"):
-            continue
-        for p in topic["partitions"]:
-            if p.get("leader", -1) >= 0:
-                leaders[(topic["topic"], p["partition"])] = p["leader"]
-    return leaders
 
 
 @dataclass

@@ -23,11 +23,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pyconnect.kafka.sequenced_traffic import Workload, create_topics
+from pyconnect.kafka.topic_reads import end_offsets, read_partitions
 from pyconnect.testing.chaos import nemesis
 from pyconnect.testing.chaos.faults import AppliedFault, FaultInjector, route_name
 from pyconnect.testing.chaos.nemesis import Fault, Timing
 from pyconnect.testing.chaos.observer import Observer, all_running
-from pyconnect.testing.chaos.readers import end_offsets, read_checkpoints, read_partitions
+from pyconnect.testing.chaos.readers import read_checkpoints
 from pyconnect.testing.chaos.report import write_report
 from pyconnect.testing.chaos.verdict import (
     CheckpointRecord,
@@ -37,7 +39,6 @@ from pyconnect.testing.chaos.verdict import (
     percentile,
     recovery_times,
 )
-from pyconnect.testing.chaos.workload import Workload, create_topics
 from pyconnect.testing.kafka import KafkaCluster, start_clusters, stop_clusters
 from pyconnect.testing.worker_process import PyconnectWorker
 
