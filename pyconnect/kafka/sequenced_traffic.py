@@ -1,5 +1,5 @@
-"""Sequence-numbered traffic for the chaos runs: sequence-numbered records into the source, a consumer group that commits, and
-a tail of the target that measures the lag.
+"""Traffic for the chaos runs: sequence-numbered records into the source, a consumer group that
+commits, and a tail of the target that measures the lag.
 
 One thread runs one asyncio loop with three coroutines (every loop bounded by ``stop`` and a deadline):
 
