@@ -67,15 +67,15 @@ def markdown(report: Mapping[str, Any]) -> str:
         lines += ["", "Spark audits:", ""]
         for name, result in audits.items():
             lines.append(f"- {name}: {result.get('summary', result)}")
-    broken = verdict["broken_promises"]
-    lines += ["", "Promises: " + ("all kept." if not broken else "BROKEN"), ""]
-    lines += [f"- {b}" for b in broken]
     lines += ["", "| # | fault | resolved to | at (s) | healed (s) | peak lag |", "|---|---|---|---|---|---|"]
     for i, f in enumerate(report["faults"], 1):
         resolved = ", ".join(f"{k}={v}" for k, v in f["applied"].items() if k != "pid")
         lines.append(
             f"| {i} | {f['fault']['kind']} | {resolved} | {f['started_s']} | {f['healed_s']} | {f.get('peak_lag')} |"
         )
+    broken = verdict["broken_promises"]
+    lines += ["", "Promises: " + ("all kept." if not broken else "BROKEN"), ""]
+    lines += [f"- {b}" for b in broken]
     errors = [f for f in report["faults"] if f.get("error")]
     if errors:
         lines += ["", "Faults that could not be applied or healed:", ""]
