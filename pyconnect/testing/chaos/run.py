@@ -234,9 +234,15 @@ def wait_recovered(observer: Observer, lag_bound: int, bound_s: float) -> float 
     return None
 
 
-def run_audits(a: str, b: str, topics: Sequence[str]) -> dict[str, Any]:
-    """The Spark replication and translation audits through ``pyconnect audit`` (one process each)."""
+def run_audits(a: str, b: str, topics: Sequence[str], read_committed: bool) -> dict[str, Any]:
+    """The Spark replication and translation audits through ``pyconnect audit`` (one process each).
+    ``read_committed``: both clusters are read with ``isolation.level=read_committed`` (an exactly-once
+    run: records of aborted transactions are no copies; Spark's Kafka source reads uncommitted ones
+    by default)."""
     common = ["--source-bootstrap", a, "--target-bootstrap", b, "--source-alias", "A"]
+    if read_committed:
+        for side in ("--source-property", "--target-property"):
+            common += [side, "isolation.level=read_committed"]
     for t in topics:
         common += ["--topic", t]
     commands = {
@@ -465,7 +471,7 @@ def run(config: RunConfig) -> dict[str, Any]:
         workload.stop()
         say("reading both clusters for the verdict")
         verdict = judge(config, a, b, topics, observer, heals, final_lag, final_running, lag_bound)
-        audits = run_audits(a, b, topics) if config.audits else {}
+        audits = run_audits(a, b, topics, config.exactly_once) if config.audits else {}
         report = {
             "run": {
                 "seed": config.seed,
