@@ -9,15 +9,16 @@ SIGKILL after a bound. ``start()`` after a stop or kill restarts it on the same 
 holding a ``*.dist-info`` with entry points registers extra plugins, as an installed distribution does).
 ``event_loop`` (``uvloop`` or ``asyncio``) becomes ``--event-loop``; without it the worker runs on what
 ``PYCONNECT_EVENT_LOOP`` in this process's environment says, else uvloop (see pyconnect.event_loop).
-``log_format`` becomes ``--log-format`` (pyconnect.log_context).
+``log_format`` becomes ``--log-format`` (pyconnect.log_context). ``environment`` adds variables to the
+worker's environment (e.g. what an ``EnvVarConfigProvider`` resolves on that worker only).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from pyconnect.testing.connect_worker import ConnectWorkerProcess
 from pyconnect.testing.java_process import JavaProcess
@@ -28,6 +29,7 @@ class PyconnectWorker(ConnectWorkerProcess):
     event_loop: str | None = None
     log_format: str | None = None
     python_path: Sequence[str] = ()
+    environment: Mapping[str, str] = field(default_factory=dict)
 
     label = "pyconnect worker"
 
@@ -47,7 +49,8 @@ class PyconnectWorker(ConnectWorkerProcess):
         )
 
     def _env(self) -> dict[str, str] | None:
-        if not self.python_path:
-            return None
-        inherited = os.environ.get("PYTHONPATH")
-        return {"PYTHONPATH": os.pathsep.join([*self.python_path, *([inherited] if inherited else [])])}
+        env = dict(self.environment)
+        if self.python_path:
+            inherited = os.environ.get("PYTHONPATH")
+            env["PYTHONPATH"] = os.pathsep.join([*self.python_path, *([inherited] if inherited else [])])
+        return env or None
