@@ -865,7 +865,9 @@ class WorkerSourceTask:
                     self.id,
                     len(pending),
                     time.monotonic() - started,
-                    exc,
+                    "timed out (offset.flush.timeout.ms)"
+                    if isinstance(exc, TimeoutError)
+                    else (f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__),
                 )
                 for key, value in pending.items():
                     self._unflushed.setdefault(key, value)
