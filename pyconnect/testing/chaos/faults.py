@@ -44,6 +44,7 @@ from pyconnect.testing.chaos.nemesis import (
     SLOW_TARGET,
     WORKER_KILL,
     WORKER_PAUSE,
+    WORKER_RESTART,
     Fault,
 )
 from pyconnect.testing.connect_worker import ConnectWorkerProcess
@@ -51,6 +52,8 @@ from pyconnect.testing.kafka import BrokerNode, KafkaCluster
 
 JAVA_TOOL_TIMEOUT_S = 60.0
 WORKER_READY_S = 90.0
+WORKER_STOP_S = 30.0
+"""A clean stop that takes longer is finished with SIGKILL."""
 BROKER_READY_S = 90.0
 
 
@@ -112,6 +115,26 @@ class WorkerKill:
         worker.wait_ready(WORKER_READY_S, healthy=False)
         self.states.set_down(index, False)
         return healed
+
+
+@dataclass
+class WorkerRestart:
+    """A clean restart: SIGTERM (the worker stops its tasks, commits and leaves its group, bounded by
+    ``WORKER_STOP_S``), then the same worker starts again at heal."""
+
+    workers: Sequence[ConnectWorkerProcess]
+    states: WorkerStates
+
+    def apply(self, fault: Fault) -> dict[str, Any]:
+        index = int(fault.target["worker"]) % len(self.workers)
+        worker = self.workers[index]
+        self.states.set_down(index, True)
+        pid = worker.pid
+        worker.stop(WORKER_STOP_S)
+        return {"worker": index, "worker_id": worker.worker_id, "pid": pid}
+
+    def heal(self, fault: Fault, applied: dict[str, Any]) -> float:
+        return WorkerKill(self.workers, self.states).heal(fault, applied)
 
 
 @dataclass
@@ -306,6 +329,7 @@ class FaultInjector:
         self.states = WorkerStates(len(workers))
         self.kinds: dict[str, FaultKind] = {
             WORKER_KILL: WorkerKill(workers, self.states),
+            WORKER_RESTART: WorkerRestart(workers, self.states),
             WORKER_PAUSE: WorkerPause(workers, self.states),
             BROKER_KILL: BrokerKill(clusters, internal_topics, random.Random(seed)),
             SLOW_TARGET: SlowTarget(clusters),

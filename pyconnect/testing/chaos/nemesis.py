@@ -25,12 +25,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 WORKER_KILL = "worker-kill"
+WORKER_RESTART = "worker-restart"
 WORKER_PAUSE = "worker-pause"
 BROKER_KILL = "broker-kill"
 SLOW_TARGET = "slow-target"
 PARTITION = "network-partition"
 
-KINDS: tuple[str, ...] = (WORKER_KILL, WORKER_PAUSE, BROKER_KILL, SLOW_TARGET, PARTITION)
+KINDS: tuple[str, ...] = (WORKER_KILL, WORKER_RESTART, WORKER_PAUSE, BROKER_KILL, SLOW_TARGET, PARTITION)
 """Every fault kind the harness knows; a run enables a subset (network faults need the fault proxy)."""
 
 BROKER_ROLES = ("controller", "internal-leader", "any")
@@ -69,6 +70,8 @@ class Timing:
 
     session_timeout_s: float = 6.0
     kill_down_s: tuple[float, float] = (2.0, 8.0)
+    restart_down_s: tuple[float, float] = (1.0, 4.0)
+    """A clean stop (SIGTERM, the worker leaves its group) and the time until it starts again."""
     pause_past_session_s: tuple[float, float] = (2.0, 8.0)
     broker_down_s: tuple[float, float] = (5.0, 15.0)
     slow_s: tuple[float, float] = (10.0, 20.0)
@@ -81,6 +84,8 @@ class Timing:
 def _heal_after(kind: str, rng: random.Random, timing: Timing) -> float:
     if kind == WORKER_KILL:
         return rng.uniform(*timing.kill_down_s)
+    if kind == WORKER_RESTART:
+        return rng.uniform(*timing.restart_down_s)
     if kind == WORKER_PAUSE:
         return timing.session_timeout_s + rng.uniform(*timing.pause_past_session_s)
     if kind == BROKER_KILL:
@@ -91,7 +96,7 @@ def _heal_after(kind: str, rng: random.Random, timing: Timing) -> float:
 
 
 def _target(kind: str, rng: random.Random, workers: int) -> dict[str, Any]:
-    if kind in (WORKER_KILL, WORKER_PAUSE):
+    if kind in (WORKER_KILL, WORKER_RESTART, WORKER_PAUSE):
         return {"worker": rng.randrange(workers)}
     if kind == BROKER_KILL:
         return {"cluster": rng.choice(("A", "B")), "role": rng.choice(BROKER_ROLES)}
