@@ -21,12 +21,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from aiokafka import TopicPartition
-
 from benchmarks import runners, workload
 from benchmarks.procstats import total_cpu_seconds
 from benchmarks.stats import cpu_seconds_per_million, rate
 from pyconnect.kafka.clients import create_consumer
+from pyconnect.kafka.log import TopicPartition
 
 BOUNDARIES = ("poll", "interval")
 WORKER_SETTINGS: dict[str, object] = {"exactly.once.source.support": "enabled"}
