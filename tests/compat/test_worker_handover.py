@@ -86,7 +86,9 @@ def handover(first: Sequence[Worker], second: Sequence[Worker], bootstrap: str, 
 
 
 @pytest.mark.parametrize(
-    "first", ["pyconnect", "java"], ids=["java-takes-over-pyconnect", "pyconnect-takes-over-java"]
+    "first",
+    [pytest.param("pyconnect", marks=pytest.mark.long), "java"],
+    ids=["java-takes-over-pyconnect", "pyconnect-takes-over-java"],
 )
 def test_worker_handover(
     first: str, cluster_a: ClusterHandle, unique: Callable[[str], str], tmp_path: Path

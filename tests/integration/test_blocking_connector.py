@@ -158,14 +158,16 @@ def delete_and_verify_gone(worker: PyconnectWorker) -> None:
 
 
 CASES = [
-    "Connector::validate",
+    pytest.param("Connector::validate", marks=pytest.mark.long),
     "Connector::start",
-    "Connector::taskConfigs",
-    "Connector::stop",
-    "Task::start",
+    pytest.param("Connector::taskConfigs", marks=pytest.mark.long),
+    pytest.param("Connector::stop", marks=pytest.mark.long),
+    pytest.param("Task::start", marks=pytest.mark.long),
     "SourceTask::poll",
     "Task::stop",
 ]
+"""Each point blocks in its own run (~9 s); make test keeps one each of a connector's start, a task's
+poll and a task's stop, make chaos all seven."""
 
 
 def blocking_worker(bootstrap: str, tmp_path: Path, group: str) -> PyconnectWorker:
@@ -179,7 +181,9 @@ def blocking_worker(bootstrap: str, tmp_path: Path, group: str) -> PyconnectWork
     )
 
 
-@pytest.mark.parametrize("point", ["Connector::start", "Connector::stop"])
+@pytest.mark.parametrize(
+    "point", ["Connector::start", pytest.param("Connector::stop", marks=pytest.mark.long)]
+)
 def test_a_worker_restarts_with_a_blocking_connector(
     point: str, cluster_a: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
 ) -> None:

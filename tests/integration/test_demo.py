@@ -80,6 +80,7 @@ def test_demo_mirrors_live_records_and_stops_on_ctrl_c(tmp_path: Path) -> None:
     assert text.rstrip().endswith("Stopped."), text[-2000:]
 
 
+@pytest.mark.long  # ~70 s; the failover itself is also checked by test_failover_cli.py in make test
 def test_demo_failover_drill_moves_the_group_to_b_rereading_and_losing_nothing(tmp_path: Path) -> None:
     demo, out = start_demo(tmp_path, "--failover-after", "15")
     try:

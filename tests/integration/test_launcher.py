@@ -100,6 +100,7 @@ async def consume_all(cluster: KafkaCluster, expected: int) -> list[bytes]:
     return got
 
 
+@pytest.mark.long  # ~30 s; the short chaos run kills a broker of a three-node cluster in make test
 async def test_three_nodes_survive_kill_and_graceful_stop(three_nodes: KafkaCluster) -> None:
     cluster = three_nodes
     assert await broker_ids(cluster.bootstrap_servers) == {1, 2, 3}

@@ -95,6 +95,7 @@ async def numbers_on(bootstrap: str, topic: str, expected: int, timeout_s: float
     return seen
 
 
+@pytest.mark.long  # an 80 MB backlog (~60 s); test_producer_outage.py is the short unreachable-target run
 def test_an_unreachable_target_holds_memory_to_a_bound_and_the_backlog_arrives_after(
     cluster_a: ClusterHandle, target_node: KafkaCluster, unique: Callable[[str], str], tmp_path: Path
 ) -> None:

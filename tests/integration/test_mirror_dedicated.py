@@ -370,6 +370,7 @@ def test_ads_guide_file(
 # ----------------------------------------------------------------------------------------- multi-node
 
 
+@pytest.mark.long  # ~15 s; the Java and pyconnect nodes sharing a cluster stay in make test
 def test_two_nodes_share_flows_and_survive_kill_9(
     cluster_a: ClusterHandle, cluster_b: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
 ) -> None:

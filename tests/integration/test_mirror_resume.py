@@ -266,6 +266,7 @@ def stopped_target(
     return before, committed
 
 
+@pytest.mark.long  # ~30 s; test_distributed_fleet.py's full fleet restart is the short one
 def test_fleet_restart_resumes_from_committed_offsets(
     cluster_a: ClusterHandle, cluster_b: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
 ) -> None:

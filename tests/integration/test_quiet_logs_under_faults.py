@@ -32,6 +32,7 @@ def lone_node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster
         yield cluster
 
 
+@pytest.mark.long  # its own cluster and a long outage (~40 s); the short chaos run kills a broker in make test
 def test_a_broker_outage_is_warned_about_boundedly_and_healed_without_errors(
     lone_node: KafkaCluster, unique: Callable[[str], str], tmp_path: Path
 ) -> None:

@@ -189,6 +189,7 @@ def delete_offsets_then_connector(side: Side, name: str) -> tuple[int, int, int]
     return reset.status, gone.status, after.status
 
 
+@pytest.mark.long  # every endpoint for every name on both runtimes (~80 s); the other tests here stay short
 def test_names_both_address_answer_as_java_on_every_endpoint(sides: dict[str, Side]) -> None:
     results: dict[str, dict[str, Any]] = {"java": {}, "ours": {}}
     bystanders = set().union(*(decoys(n) for n in BOTH_ADDRESS)) - set(BOTH_ADDRESS)

@@ -317,7 +317,13 @@ LOGIN_CASES: dict[str, tuple[Callable[[dict[str, str]], dict[str, str]], str]] =
 }
 
 
-@pytest.mark.parametrize("case", list(LOGIN_CASES))
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param(case, marks=pytest.mark.long) if case in ("unknown-user", "unknown-mechanism") else case
+        for case in LOGIN_CASES
+    ],
+)
 def test_refused_login_fails_the_connector_until_a_good_config_is_put(
     case: str, clusters: dict[str, KafkaCluster], worker: PyconnectWorker, unique: Callable[[str], str]
 ) -> None:

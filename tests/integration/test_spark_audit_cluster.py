@@ -203,6 +203,7 @@ def test_the_flow_audit_on_a_standalone_cluster_gives_the_local_verdict(
     )
 
 
+@pytest.mark.long  # ~55 s (the audit, its snapshot, the offline audit, a browser); the faults test stays short
 def test_the_flow_command_passes_a_faithful_mirror_with_reports_and_a_snapshot(
     mirrored: Mirrored, local_run: LocalRun, tmp_path: Path
 ) -> None:
@@ -276,13 +277,14 @@ async def _break_the_copy(m: Mirrored) -> tuple[int, int]:
 
 
 def test_the_flow_command_locates_a_deleted_and_an_altered_record_and_a_forged_checkpoint(
-    mirrored: Mirrored, local_run: LocalRun, tmp_path: Path
+    mirrored: Mirrored, tmp_path: Path
 ) -> None:
     """Last in the module: it breaks the mirrored data the other tests audit."""
     m = mirrored
     _, altered_offset = asyncio.run(_break_the_copy(m))
     out = tmp_path / "report"
-    code, stdout, stderr = _flow(["--config", str(local_run.config), "--flow", "A->B", "--out", str(out)])
+    config = _mm2_properties(m, tmp_path)
+    code, stdout, stderr = _flow(["--config", str(config), "--flow", "A->B", "--out", str(out)])
     assert code == 1, stdout + stderr[-2000:]
     assert stdout.startswith(
         "flow A->B: FINDINGS: 1 missing records; 1 altered or foreign records on the target; "
