@@ -47,7 +47,6 @@ from typing import Any
 
 from pyconnect.api.sink import SinkRecord, SinkTask, TopicPartition
 from pyconnect.api.source import Header
-from pyconnect.concurrency import cancel_and_wait
 from pyconnect.errors import ConnectError, RetriableError
 from pyconnect.kafka.sink_consumer import FetchedRecord, SinkCommitError, SinkConsumer
 from pyconnect.log_context import enter_task
@@ -70,6 +69,7 @@ from pyconnect.worker.plugin_calls import PluginCalls, PluginCallTimeout
 from pyconnect.worker.sink_offsets import SinkOffsets
 from pyconnect.worker.source_task import runtime_converter
 from pyconnect.worker.status import StatusReporter
+from pyconnect.worker.task_lifecycle import TaskLifecycle
 from pyconnect.worker.worker_connector import java_class_name
 
 log = logging.getLogger(__name__)
@@ -171,7 +171,7 @@ class WorkerSinkTaskContext:
             self._paused &= self._assignment
 
 
-class WorkerSinkTask:
+class WorkerSinkTask(TaskLifecycle):
     def __init__(
         self,
         task_id: ConnectorTaskId,
@@ -198,7 +198,7 @@ class WorkerSinkTask:
         sink_metrics: SinkTaskMetrics | None = None,
         class_name: Callable[[Any], str] | None = None,
     ) -> None:
-        self.id = task_id
+        super().__init__(task_id, target_state)
         self.task = task
         self._calls = calls if calls is not None else PluginCalls()
         self._owner = f"{task_id.connector}-{task_id.task}"
@@ -209,7 +209,6 @@ class WorkerSinkTask:
         self._value_converter = value_converter
         self._header_converter = header_converter
         self._reporter = reporter
-        self._target = target_state
         self._flush_interval_s = offset_flush_interval_s
         self._commit_timeout_s = offset_flush_timeout_s
         self._tolerate = tolerate_errors
@@ -225,8 +224,6 @@ class WorkerSinkTask:
         self.offsets = SinkOffsets()
         self._lock = asyncio.Lock()
         """Held while the loop delivers or commits, and by the rebalance callbacks: never both at once."""
-        self._stopping = asyncio.Event()
-        self._state_changed = asyncio.Event()
         self._plugin_started = False
         self._started = False
         self._consumer_started = False
@@ -256,7 +253,6 @@ class WorkerSinkTask:
                 tolerate_errors,
                 SINK_TASK_CLASS,  # Java names the SinkTask interface as the executing class of put
             )
-        self._run_task: asyncio.Task[None] | None = None
         self.records_read = 0
         self.records_put = 0
         self.records_skipped = 0
@@ -264,44 +260,13 @@ class WorkerSinkTask:
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
-    @property
-    def running(self) -> bool:
-        return self._run_task is not None and not self._run_task.done()
+    kind = "sink"
 
-    def start(self) -> None:
-        if self._run_task is None:
-            self._run_task = asyncio.create_task(
-                self._run(), name=f"sink-task-{self.id.connector}-{self.id.task}"
-            )
+    async def _release(self) -> None:
+        await self._close_clients()
 
-    def transition_to(self, target: TargetState) -> None:
-        self._target = target
-        self._state_changed.set()
-
-    def stop(self) -> None:
-        self._stopping.set()
-        self._state_changed.set()
-
-    async def wait_stopped(self, timeout: float) -> bool:
-        if self._run_task is None:
-            await self._close_clients()
-            return True
-        try:
-            done, _ = await asyncio.wait({self._run_task}, timeout=timeout)
-        except asyncio.CancelledError:
-            await self._abort()
-            raise
-        if done:
-            return True
-        log.warning("Task %s did not stop within %.1f s; cancelling it", self.id, timeout)
-        await self._abort()
-        return False
-
-    async def _abort(self) -> None:
-        try:
-            await cancel_and_wait(self._run_task, log=log)
-        finally:
-            await self._close_clients()
+    async def _release_unstarted(self) -> None:
+        await self._close_clients()
 
     async def _close_clients(self) -> None:
         with contextlib.suppress(Exception):

@@ -107,6 +107,7 @@ from pyconnect.worker.failure_trace import failure_trace
 from pyconnect.worker.plugin_calls import PluginCalls, PluginCallTimeout, is_coroutine_method
 from pyconnect.worker.status import StatusReporter
 from pyconnect.worker.submitted_records import SubmittedRecord, SubmittedRecords, partition_key
+from pyconnect.worker.task_lifecycle import TaskLifecycle
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +123,7 @@ OffsetEncoder = Callable[
 """Serializes ``(source partition, source offset)`` pairs into offsets-topic records (key, value)."""
 
 
-class WorkerSourceTask:
+class WorkerSourceTask(TaskLifecycle):
     def __init__(
         self,
         task_id: ConnectorTaskId,
@@ -158,7 +159,7 @@ class WorkerSourceTask:
         calls: PluginCalls | None = None,
         stop_timeout_s: float = 5.0,
     ) -> None:
-        self.id = task_id
+        super().__init__(task_id, target_state)
         self.task = task
         self._calls = calls if calls is not None else PluginCalls()
         self._stop_timeout_s = stop_timeout_s
@@ -186,7 +187,6 @@ class WorkerSourceTask:
         self._refusing = False
         self.commits_refused = 0
         self._reporter = reporter
-        self._target = target_state
         self._flush_interval_s = offset_flush_interval_s
         self._flush_timeout_s = offset_flush_timeout_s
         self._tolerate = tolerate_errors
@@ -208,11 +208,8 @@ class WorkerSourceTask:
         self._after_commit: list[Callable[[], object]] = []
         self._submitted = SubmittedRecords()
         self._unflushed: dict[str, tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]] = {}
-        self._stopping = asyncio.Event()
         self._plugin_started = False
-        self._state_changed = asyncio.Event()
         self._send_error: BaseException | None = None
-        self._run_task: asyncio.Task[None] | None = None
         self._hooks = TaskSet(log)
         self._hooks_commit_batch = type(task).commit_record_batch is not SourceTask.commit_record_batch
         self._hooks_commit_record = type(task).commit_record is not SourceTask.commit_record
@@ -222,50 +219,15 @@ class WorkerSourceTask:
         self.commits = 0
         self.last_commit_error: BaseException | None = None
 
-    @property
-    def running(self) -> bool:
-        return self._run_task is not None and not self._run_task.done()
+    kind = "source"
 
-    def start(self) -> None:
-        if self._run_task is None:
-            self._run_task = asyncio.create_task(
-                self._run(), name=f"source-task-{self.id.connector}-{self.id.task}"
-            )
-
-    def transition_to(self, target: TargetState) -> None:
-        """PAUSED/STOPPED pause the loop (the herder stops STOPPED tasks); STARTED resumes it."""
-        self._target = target
-        self._state_changed.set()
-
-    def stop(self) -> None:
-        self._stopping.set()
-        self._state_changed.set()
-
-    async def wait_stopped(self, timeout: float) -> bool:
-        """True when the loop ended cleanly within ``timeout`` seconds; else it is cancelled."""
-        if self._run_task is None:
-            return True
-        try:
-            done, _ = await asyncio.wait({self._run_task}, timeout=timeout)
-        except asyncio.CancelledError:
-            await self._abort()
-            raise
-        if done:
-            return True
-        log.warning("Task %s did not stop within %.1f s; cancelling it", self.id, timeout)
-        await self._abort()
-        return False
-
-    async def _abort(self) -> None:
-        """Cancel the loop, then stop the plugin and close the producer (as the loop's end would)."""
-        try:
-            await cancel_and_wait(self._run_task, log=log)
-        finally:  # the plugin's and the producer's clients are closed even when this wait is cancelled
-            await self._hooks.close()
-            with contextlib.suppress(Exception):
-                await self._stop_plugin()
-            with contextlib.suppress(Exception):
-                await self._stop_producer()
+    async def _release(self) -> None:
+        """After a cancelled loop: stop the plugin and close the producer (as the loop's end would)."""
+        await self._hooks.close()
+        with contextlib.suppress(Exception):
+            await self._stop_plugin()
+        with contextlib.suppress(Exception):
+            await self._stop_producer()
 
     async def _run(self) -> None:
         enter_task(self.id.connector, self.id.task)  # every line of this task names it (Java's MDC)

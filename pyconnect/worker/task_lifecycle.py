@@ -1,0 +1,91 @@
+"""The lifecycle every worker task shares, source or sink (Java's ``WorkerTask``).
+
+Contract:
+- ``start()`` launches the subclass's ``_run()`` loop in a task owned by this object (once) and
+  returns at once; ``running`` says whether that loop is still going.
+- ``transition_to(target)`` records the target state and wakes the loop; ``stop()`` asks it to end.
+  Both only set state: the loop reads ``_target``, ``_stopping`` and ``_state_changed``.
+- ``wait_stopped(timeout)``: True when the loop ended cleanly within ``timeout`` seconds; otherwise
+  (and when the wait itself is cancelled) the loop is cancelled and ``_release()`` closes what the
+  loop's own end would have closed, so no client outlives the task. A task whose loop never started
+  only runs ``_release_unstarted()``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from pyconnect.concurrency import cancel_and_wait
+from pyconnect.protocol.internal_records import TargetState
+from pyconnect.protocol.task_id import ConnectorTaskId
+
+log = logging.getLogger(__name__)
+
+
+class TaskLifecycle:
+    """Start, state transitions, stop and a bounded wait; subclasses provide ``_run`` and ``_release``."""
+
+    id: ConnectorTaskId
+    kind: str = "task"
+    """Names the loop's asyncio task: ``<kind>-task-<connector>-<task>``."""
+
+    def __init__(self, task_id: ConnectorTaskId, target: TargetState) -> None:
+        self.id = task_id
+        self._target = target
+        self._stopping = asyncio.Event()
+        self._state_changed = asyncio.Event()
+        self._run_task: asyncio.Task[None] | None = None
+
+    async def _run(self) -> None:
+        raise NotImplementedError
+
+    async def _release(self) -> None:
+        """Close the plugin and the clients after the loop was cancelled (errors are the subclass's to
+        swallow: this runs while unwinding)."""
+        raise NotImplementedError
+
+    async def _release_unstarted(self) -> None:
+        """What a task whose loop never started must still close (nothing by default)."""
+
+    @property
+    def running(self) -> bool:
+        return self._run_task is not None and not self._run_task.done()
+
+    def start(self) -> None:
+        if self._run_task is None:
+            self._run_task = asyncio.create_task(
+                self._run(), name=f"{self.kind}-task-{self.id.connector}-{self.id.task}"
+            )
+
+    def transition_to(self, target: TargetState) -> None:
+        """PAUSED/STOPPED pause the loop (the herder stops STOPPED tasks); STARTED resumes it."""
+        self._target = target
+        self._state_changed.set()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._state_changed.set()
+
+    async def wait_stopped(self, timeout: float) -> bool:
+        """True when the loop ended cleanly within ``timeout`` seconds; else it is cancelled."""
+        if self._run_task is None:
+            await self._release_unstarted()
+            return True
+        try:
+            done, _ = await asyncio.wait({self._run_task}, timeout=timeout)
+        except asyncio.CancelledError:
+            await self._abort()
+            raise
+        if done:
+            return True
+        log.warning("Task %s did not stop within %.1f s; cancelling it", self.id, timeout)
+        await self._abort()
+        return False
+
+    async def _abort(self) -> None:
+        """Cancel the loop, then release (also when this wait is itself cancelled)."""
+        try:
+            await cancel_and_wait(self._run_task, log=log)
+        finally:
+            await self._release()
