@@ -104,8 +104,11 @@ class WorkerKill:
         worker = self.workers[index]
         self.states.set_down(index, True)
         pid = worker.pid
-        worker.kill()
+        self._take_down(worker)
         return {"worker": index, "worker_id": worker.worker_id, "pid": pid}
+
+    def _take_down(self, worker: ConnectWorkerProcess) -> None:
+        worker.kill()
 
     def heal(self, fault: Fault, applied: dict[str, Any]) -> float:
         index = applied["worker"]
@@ -118,23 +121,12 @@ class WorkerKill:
 
 
 @dataclass
-class WorkerRestart:
+class WorkerRestart(WorkerKill):
     """A clean restart: SIGTERM (the worker stops its tasks, commits and leaves its group, bounded by
     ``WORKER_STOP_S``), then the same worker starts again at heal."""
 
-    workers: Sequence[ConnectWorkerProcess]
-    states: WorkerStates
-
-    def apply(self, fault: Fault) -> dict[str, Any]:
-        index = int(fault.target["worker"]) % len(self.workers)
-        worker = self.workers[index]
-        self.states.set_down(index, True)
-        pid = worker.pid
+    def _take_down(self, worker: ConnectWorkerProcess) -> None:
         worker.stop(WORKER_STOP_S)
-        return {"worker": index, "worker_id": worker.worker_id, "pid": pid}
-
-    def heal(self, fault: Fault, applied: dict[str, Any]) -> float:
-        return WorkerKill(self.workers, self.states).heal(fault, applied)
 
 
 @dataclass
