@@ -624,20 +624,3 @@ class WorkerSinkTask(TaskLifecycle):
             self._context.set_assignment(self._context.assignment() - set(partitions))
             if self._sink_metrics is not None:
                 self._sink_metrics.record_partition_count(len(self._context.assignment()))
-
-    async def _stop_plugin(self) -> None:
-        chain, self._transformations = self._transformations, None
-        if chain is not None:
-            try:
-                chain.close()
-            except Exception:
-                log.exception("Task %s: closing its transformations failed", self.id)
-        if not self._plugin_started:
-            return
-        self._plugin_started = False
-        try:
-            await self._calls.call(self._owner, "stop", self.task.stop, timeout=self._stop_timeout_s)
-        except PluginCallTimeout as exc:
-            log.error("Task %s: %s", self.id, exc)
-        except Exception:
-            log.exception("Task %s: stop() failed", self.id)

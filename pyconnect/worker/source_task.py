@@ -104,7 +104,7 @@ from pyconnect.protocol.internal_records import State, TargetState
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.transforms.chain import TransformationChain
 from pyconnect.worker.failure_trace import failure_trace
-from pyconnect.worker.plugin_calls import PluginCalls, PluginCallTimeout, is_coroutine_method
+from pyconnect.worker.plugin_calls import PluginCalls, is_coroutine_method
 from pyconnect.worker.status import StatusReporter
 from pyconnect.worker.submitted_records import SubmittedRecord, SubmittedRecords, partition_key
 from pyconnect.worker.task_lifecycle import TaskLifecycle
@@ -320,25 +320,6 @@ class WorkerSourceTask(TaskLifecycle):
         await self._stop_producer()
         if not failed:
             self._reporter.report(self.id, State.UNASSIGNED)
-
-    async def _stop_plugin(self) -> None:
-        """``task.stop()`` once, if ``task.start()`` was entered; its errors are logged, not raised.
-        The transformation chain is closed here too, once, whether or not the plugin started."""
-        chain, self._transformations = self._transformations, None
-        if chain is not None:
-            try:
-                chain.close()
-            except Exception:
-                log.exception("Task %s: closing its transformations failed", self.id)
-        if not self._plugin_started:
-            return
-        self._plugin_started = False
-        try:
-            await self._calls.call(self._owner, "stop", self.task.stop, timeout=self._stop_timeout_s)
-        except PluginCallTimeout as exc:
-            log.error("Task %s: %s", self.id, exc)
-        except Exception:
-            log.exception("Task %s: stop() failed", self.id)
 
     async def _stop_producer(self) -> None:
         closer, self._close_producer = self._close_producer, None

@@ -5,6 +5,9 @@ Contract:
   returns at once; ``running`` says whether that loop is still going.
 - ``transition_to(target)`` records the target state and wakes the loop; ``stop()`` asks it to end.
   Both only set state: the loop reads ``_target``, ``_stopping`` and ``_state_changed``.
+- ``_stop_plugin()``: ``task.stop()`` once, if ``task.start()`` was entered (bounded by
+  ``_stop_timeout_s``; its errors are logged, not raised); the transformation chain is closed here
+  too, once, whether or not the plugin started.
 - ``wait_stopped(timeout)``: True when the loop ended cleanly within ``timeout`` seconds; otherwise
   (and when the wait itself is cancelled) the loop is cancelled and ``_release()`` closes what the
   loop's own end would have closed, so no client outlives the task. A task whose loop never started
@@ -15,10 +18,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 from pyconnect.concurrency import cancel_and_wait
 from pyconnect.protocol.internal_records import TargetState
 from pyconnect.protocol.task_id import ConnectorTaskId
+from pyconnect.transforms.chain import TransformationChain
+from pyconnect.worker.plugin_calls import PluginCalls, PluginCallTimeout
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +33,12 @@ class TaskLifecycle:
     """Start, state transitions, stop and a bounded wait; subclasses provide ``_run`` and ``_release``."""
 
     id: ConnectorTaskId
+    task: Any
+    _calls: PluginCalls
+    _owner: str
+    _stop_timeout_s: float
+    _plugin_started: bool
+    _transformations: TransformationChain | None
     kind: str = "task"
     """Names the loop's asyncio task: ``<kind>-task-<connector>-<task>``."""
 
@@ -89,3 +101,21 @@ class TaskLifecycle:
             await cancel_and_wait(self._run_task, log=log)
         finally:
             await self._release()
+
+    async def _stop_plugin(self) -> None:
+        """``task.stop()`` once, if ``task.start()`` was entered; see the module docstring."""
+        chain, self._transformations = self._transformations, None
+        if chain is not None:
+            try:
+                chain.close()
+            except Exception:
+                log.exception("Task %s: closing its transformations failed", self.id)
+        if not self._plugin_started:
+            return
+        self._plugin_started = False
+        try:
+            await self._calls.call(self._owner, "stop", self.task.stop, timeout=self._stop_timeout_s)
+        except PluginCallTimeout as exc:
+            log.error("Task %s: %s", self.id, exc)
+        except Exception:
+            log.exception("Task %s: stop() failed", self.id)
