@@ -79,7 +79,7 @@ class ConnectorTransactionBoundaries(enum.Enum):
 
 
 class Connector:
-    """Base of every connector; subclass :class:`SourceConnector` (sink connectors are not hosted yet)."""
+    """Base of every connector; subclass :class:`SourceConnector` or :class:`~pyconnect.api.sink.SinkConnector`."""
 
     context: ConnectorContext | None = None
 

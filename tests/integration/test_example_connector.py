@@ -49,7 +49,7 @@ def _setuptools_builds_wheels() -> bool:
         major, minor = (int(part) for part in version("setuptools").split(".")[:2])
     except (PackageNotFoundError, ValueError):
         return False
-    return (major, minor) >= (70, 1)
+    return (major, minor) >= (77, 0)
 
 
 @pytest.fixture(scope="module")
@@ -57,8 +57,8 @@ def example(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(a copy of the example's source tree, the directory it is installed into)."""
     if not _setuptools_builds_wheels():
         pytest.fail(
-            "building the example offline needs setuptools>=70.1 in this environment: "
-            "pip install 'setuptools>=70.1' (the project's test extra has it)",
+            "building the example offline needs setuptools>=77 in this environment: "
+            "pip install 'setuptools>=77' (the project's test extra has it)",
             pytrace=False,
         )
     base = tmp_path_factory.mktemp("example-connector")

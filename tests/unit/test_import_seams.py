@@ -11,6 +11,8 @@
   standard library and each other (and the protocol codecs and the error tree).
 - the metrics package (registry, stats, exposition) imports only the standard library, itself, the
   protocol package (for the status states) and pyconnect.event_loop (to name the running loop).
+- the example connector package (examples/*/src/) imports only the standard library, itself and what a
+  connector author sees: pyconnect.api, pyconnect.config and pyconnect.errors.
 """
 
 from __future__ import annotations
@@ -149,3 +151,33 @@ def test_checker_flags_each_kind_of_violation(tmp_path: Path) -> None:
         ("connectors/mirror/records.py", "pyconnect.protocol"),
         ("benchmarks/run.py", "pyspark.sql"),
     }
+
+
+AUTHOR_SURFACE = ("pyconnect.api", "pyconnect.config", "pyconnect.errors")
+
+
+def author_surface_violations(root: Path) -> list[Violation]:
+    """Imports of examples/*/src/<package>/ beyond the stdlib, the package itself and AUTHOR_SURFACE."""
+    violations = []
+    for path in sorted(root.glob("examples/*/src/*/**/*.py")):
+        rel = path.relative_to(root).as_posix()
+        own = rel.split("/")[3]
+        for line, module in imported_modules(path.read_text(), own):
+            top = module.split(".")[0]
+            if top in sys.stdlib_module_names or top in ("__future__", own):
+                continue
+            if not any(module == a or module.startswith(a + ".") for a in AUTHOR_SURFACE):
+                violations.append(Violation(rel, line, module, "an example imports only the author surface"))
+    return violations
+
+
+def test_the_example_connector_uses_only_the_author_surface(tmp_path: Path) -> None:
+    assert list(ROOT.glob("examples/*/src/*/**/*.py")), "no example connector package found"
+    violations = author_surface_violations(ROOT)
+    assert not violations, "\n".join(map(str, violations))
+    bad = tmp_path / "examples" / "x" / "src" / "pkg" / "mod.py"
+    bad.parent.mkdir(parents=True)
+    bad.write_text(
+        "import json\nfrom pkg import y\nfrom pyconnect.api.sink import SinkTask\nimport pyconnect.worker\n"
+    )
+    assert [v.module for v in author_surface_violations(tmp_path)] == ["pyconnect.worker"]

@@ -15,6 +15,7 @@ A sequence is one ordered stream: the connector runs one task whatever ``tasks.m
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from collections.abc import Mapping
 from typing import Any, cast
@@ -33,6 +34,8 @@ BATCH_SIZE_CONFIG = "batch.size"
 INTERVAL_MS_CONFIG = "interval.ms"
 COUNT_CONFIG = "count"
 NEXT_FIELD = "next"
+
+log = logging.getLogger(__name__)
 
 _TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]{1,249}")
 
@@ -133,6 +136,7 @@ class SequenceSourceTask(SourceTask):
         self.partition: dict[str, Any] = {"topic": self.topic}
         committed = await self.context.offset_storage_reader.offset(self.partition)
         self.next = int(committed[NEXT_FIELD]) if committed is not None else 0
+        log.info("Writing the sequence to %s from %d", self.topic, self.next)
 
     async def poll(self) -> list[SourceRecord] | None:
         # The runtime cancels a pending poll when the task stops: nothing changes before the sleep
