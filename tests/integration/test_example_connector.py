@@ -119,6 +119,7 @@ def task_running(worker: PyconnectWorker, name: str) -> bool:
     return code == 200 and [t["state"] for t in body["tasks"]] == ["RUNNING"]
 
 
+@pytest.mark.kafka
 def test_connector_plugins_lists_both_example_classes(worker: PyconnectWorker) -> None:
     listing = rest(worker, "GET", "/connector-plugins?connectorsOnly=false")
     assert {"class": SOURCE, "type": "source", "version": VERSION} in listing
@@ -128,6 +129,7 @@ def test_connector_plugins_lists_both_example_classes(worker: PyconnectWorker) -
     assert keys[:4] == ["topic", "batch.size", "interval.ms", "count"]
 
 
+@pytest.mark.kafka
 def test_bad_configs_get_clear_errors(
     worker: PyconnectWorker, unique: Callable[[str], str], tmp_path: Path
 ) -> None:
@@ -151,6 +153,7 @@ def test_bad_configs_get_clear_errors(
     ]
 
 
+@pytest.mark.kafka
 def test_source_resumes_after_a_worker_restart_and_the_sink_writes_every_record(
     worker: PyconnectWorker, cluster_a: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
 ) -> None:
