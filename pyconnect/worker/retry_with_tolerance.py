@@ -165,7 +165,7 @@ class RetryWithTolerance:
         ``Tolerance exceeded in error handler`` unless ``errors.tolerance=all``."""
         self._mark_failed(now_ms)
         self.metrics.record_failure()
-        reported = self._report(ProcessingFailure(original, stage, executing_class, error, 1))
+        reported = self._report(ProcessingFailure(original, stage, executing_class, error, 0))
         if not self.within_tolerance():
             self.metrics.record_error()
             raise ConnectError("Tolerance exceeded in error handler") from error
