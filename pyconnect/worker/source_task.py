@@ -437,13 +437,16 @@ class WorkerSourceTask(TaskLifecycle):
         chain = self._transformations
         try:
             if chain is None:
-                outgoing = await self._convert_all(records, records)
-                if None not in outgoing:  # the fast path: nothing dropped, nothing skipped
+                try:
+                    converted = await self._convert_records(records)
+                except Exception:
+                    outgoing = await self._convert_one_by_one(records, records)
+                    results: list[SourceRecord | None] = list(records)
+                else:  # the fast path: nothing dropped, nothing skipped
                     submit = self._submitted.submit
                     entries = [submit(r.source_partition, r.source_offset) for r in records]
-                    await self._send(outgoing, records, entries)  # type: ignore[arg-type]
+                    await self._send(converted, records, entries)
                     return
-                results: list[SourceRecord | None] = list(records)
             else:
                 results = await self._transform_all(records, chain)
                 transformed = [r for r in results if r is not None]
@@ -456,10 +459,10 @@ class WorkerSourceTask(TaskLifecycle):
         kept: list[SourceRecord] = []
         tracked: list[SubmittedRecord] = []
         dropped: list[SourceRecord] = []
-        converted = iter(outgoing)
+        outputs = iter(outgoing)
         for record, result in zip(records, results, strict=True):
             entry = submit(record.source_partition, record.source_offset)
-            out = next(converted) if result is not None else None
+            out = next(outputs) if result is not None else None
             if out is None:
                 entry.ack()
                 dropped.append(record)
@@ -528,12 +531,17 @@ class WorkerSourceTask(TaskLifecycle):
         self, records: list[SourceRecord], originals: list[SourceRecord]
     ) -> list[OutgoingRecord | None]:
         """``records`` converted (``None`` for one skipped after an error): the whole batch at once, or,
-        when that raises, record by record and converter by converter through the core (a batch call
-        that failed is not counted as an attempt of any record: which record failed is unknown)."""
+        when that raises, :meth:`_convert_one_by_one`."""
         try:
             return cast("list[OutgoingRecord | None]", await self._convert_records(records))
         except Exception:
-            pass
+            return await self._convert_one_by_one(records, originals)
+
+    async def _convert_one_by_one(
+        self, records: list[SourceRecord], originals: list[SourceRecord]
+    ) -> list[OutgoingRecord | None]:
+        """Record by record and converter by converter through the core, after a batch conversion
+        raised (that call is not counted as an attempt of any record: which record failed is unknown)."""
         return [await self._convert_slowly(r, o) for r, o in zip(records, originals, strict=True)]
 
     async def _convert_slowly(self, record: SourceRecord, original: SourceRecord) -> OutgoingRecord | None:
