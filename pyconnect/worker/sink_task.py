@@ -77,7 +77,7 @@ from pyconnect.worker.retry_with_tolerance import (
     RetryWithTolerance,
 )
 from pyconnect.worker.sink_offsets import SinkOffsets
-from pyconnect.worker.source_task import runtime_converter
+from pyconnect.worker.source_task import call_operation, monotonic_ms, runtime_converter
 from pyconnect.worker.status import StatusReporter
 from pyconnect.worker.task_lifecycle import TaskLifecycle
 from pyconnect.worker.worker_connector import java_class_name
@@ -101,10 +101,6 @@ class StoppedAt:
 
 
 Converted = tuple[list[SinkRecord], dict[TopicPartition, int], StoppedAt | None]
-
-
-def monotonic_ms() -> int:
-    return int(time.monotonic() * 1000)
 
 
 MAX_FETCH_WAIT_S = 0.5
@@ -252,7 +248,7 @@ class WorkerSinkTask(TaskLifecycle):
         self._operate = (
             self._operate_on_loop
             if on_loop
-            else self._calls.bind(self._owner, "convert", _call, routine_cancel=True)
+            else self._calls.bind(self._owner, "convert", call_operation, routine_cancel=True)
         )
         self.offsets = SinkOffsets()
         self._lock = asyncio.Lock()
@@ -765,7 +761,3 @@ class WorkerSinkTask(TaskLifecycle):
             self._context.set_assignment(self._context.assignment() - set(partitions))
             if self._sink_metrics is not None:
                 self._sink_metrics.record_partition_count(len(self._context.assignment()))
-
-
-def _call(operation: Callable[[], Any]) -> Any:
-    return operation()

@@ -215,7 +215,7 @@ class WorkerSourceTask(TaskLifecycle):
         self._operate = (
             self._operate_on_loop
             if all(runtime_converter(c) for c in (key_converter, value_converter, header_converter))
-            else self._calls.bind(owner, "convert", _call, routine_cancel=True)
+            else self._calls.bind(owner, "convert", call_operation, routine_cancel=True)
         )
         self._close_producer = close_producer
         self._on_topic = on_topic
@@ -938,8 +938,10 @@ def _batch(converter: Any, topic: str, schema: Any, items: list[Any]) -> list[by
 
 
 def monotonic_ms() -> int:
+    """The clock a task gives its retry-with-tolerance core (milliseconds)."""
     return int(time.monotonic() * 1000)
 
 
-def _call(operation: Callable[[], Any]) -> Any:
+def call_operation(operation: Callable[[], Any]) -> Any:
+    """Run one retried operation (on a plugin thread when the task's converters may block)."""
     return operation()
