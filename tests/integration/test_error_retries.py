@@ -36,7 +36,7 @@ from tests.plugins.flaky import MESSAGE
 
 pytestmark = pytest.mark.kafka
 
-FLAKY = "org.apache.kafka.connect.integration.FlakyTransformation"
+FLAKY = "org.pyconnect.test.FlakyTransformation"  # its Java twin: tests/compat/java/FlakyTransformation.java
 
 
 @pytest.fixture(scope="module")

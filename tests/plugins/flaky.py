@@ -2,7 +2,8 @@
 retry-with-tolerance tests: each record whose value (as text) is one of ``values`` fails the first
 ``failures`` times this instance sees it, then passes unchanged; every other record passes at once.
 The attempts per value are appended to ``<attempts.file>`` (one ``value`` line per call), so a test
-sees how often the runtime called it."""
+sees how often the runtime called it. Registered as ``org.pyconnect.test.FlakyTransformation``, the
+name of its Java twin (tests/compat/java/FlakyTransformation.java)."""
 
 from __future__ import annotations
 
