@@ -77,7 +77,7 @@ from pyconnect.worker.retry_with_tolerance import (
     RetryWithTolerance,
 )
 from pyconnect.worker.sink_offsets import SinkOffsets
-from pyconnect.worker.source_task import call_operation, monotonic_ms, runtime_converter
+from pyconnect.worker.source_task import call_on_loop, call_operation, monotonic_ms, runtime_converter
 from pyconnect.worker.status import StatusReporter
 from pyconnect.worker.task_lifecycle import TaskLifecycle
 from pyconnect.worker.worker_connector import java_class_name
@@ -246,7 +246,7 @@ class WorkerSinkTask(TaskLifecycle):
             else self._calls.bind(self._owner, "convert", self._convert_batch, routine_cancel=True)
         )
         self._operate = (
-            self._operate_on_loop
+            call_on_loop
             if on_loop
             else self._calls.bind(self._owner, "convert", call_operation, routine_cancel=True)
         )
@@ -648,16 +648,6 @@ class WorkerSinkTask(TaskLifecycle):
             if record is SKIPPED or record is None:
                 return record
         return record
-
-    async def _operate_on_loop(self, operation: Callable[[], Any]) -> Any:
-        return operation()
-
-    async def _retry_sleep(self, delay_ms: int) -> bool:
-        """Wait ``delay_ms`` before a retry; ``False`` (at once) when the task is asked to stop."""
-        if not self._stopping.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stopping.wait(), delay_ms / 1000)
-        return not self._stopping.is_set()
 
     # -- commits and rebalances --------------------------------------------------------------------
 

@@ -213,7 +213,7 @@ class WorkerSourceTask(TaskLifecycle):
         self._flush_timeout_s = offset_flush_timeout_s
         self._errors = errors if errors is not None else RetryWithTolerance()
         self._operate = (
-            self._operate_on_loop
+            call_on_loop
             if all(runtime_converter(c) for c in (key_converter, value_converter, header_converter))
             else self._calls.bind(owner, "convert", call_operation, routine_cancel=True)
         )
@@ -598,16 +598,6 @@ class WorkerSourceTask(TaskLifecycle):
         self.records_skipped += 1
         return None
 
-    async def _operate_on_loop(self, operation: Callable[[], Any]) -> Any:
-        return operation()
-
-    async def _retry_sleep(self, delay_ms: int) -> bool:
-        """Wait ``delay_ms`` before a retry; ``False`` (at once) when the task is asked to stop."""
-        if not self._stopping.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stopping.wait(), delay_ms / 1000)
-        return not self._stopping.is_set()
-
     async def _records_dropped(self, records: Sequence[SourceRecord]) -> None:
         """``commit_record(record, None)`` for each, now, or with exactly-once once the transaction
         commits."""
@@ -940,6 +930,11 @@ def _batch(converter: Any, topic: str, schema: Any, items: list[Any]) -> list[by
 def monotonic_ms() -> int:
     """The clock a task gives its retry-with-tolerance core (milliseconds)."""
     return int(time.monotonic() * 1000)
+
+
+async def call_on_loop(operation: Callable[[], Any]) -> Any:
+    """Run one retried operation on the loop (the runtime's own converters and transformations)."""
+    return operation()
 
 
 def call_operation(operation: Callable[[], Any]) -> Any:
