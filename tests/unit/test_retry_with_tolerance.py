@@ -1,5 +1,6 @@
 """The retry-with-tolerance core without Kafka: the jitter above the delay cap, the async driver's
-interruptible waits, a fast path's first error, and the core inside a sink task (fake consumer).
+interruptible waits, a fast path's first error, and the core inside a sink task (fake consumer) and
+a source task's conversion (no producer: the converted batch is not sent).
 
 The backoff sequences, deadlines, ``-1``/``0`` timeouts, the stage table and the metric counts are
 checked against the Java jars in tests/golden/test_retry_golden.py."""
@@ -12,10 +13,13 @@ from typing import Any
 import pytest
 
 from pyconnect.api.converters.string import StringConverter
+from pyconnect.api.source import SourceRecord, SourceTask, SourceTaskContext
 from pyconnect.errors import ConnectError, DataError, RetriableError
 from pyconnect.metrics.connect import ConnectMetrics
 from pyconnect.metrics.registry import MetricsHub
 from pyconnect.metrics.task_errors import TASK_ERROR_GROUP, TaskErrorMetrics
+from pyconnect.protocol.task_id import ConnectorTaskId
+from pyconnect.worker.plugin_calls import PluginCalls
 from pyconnect.worker.retry_with_tolerance import (
     SKIPPED,
     TRANSFORMATION,
@@ -24,6 +28,7 @@ from pyconnect.worker.retry_with_tolerance import (
     RetryInterrupted,
     RetryWithTolerance,
 )
+from pyconnect.worker.source_task import WorkerSourceTask
 from pyconnect.worker.status import RecordingReporter
 from tests.unit.test_worker_sink_task import (
     TP0,
@@ -207,3 +212,69 @@ async def test_a_sink_stopped_while_waiting_to_retry_drops_the_batch_uncommitted
     assert await task.wait_stopped(5)
     assert asyncio.get_running_loop().time() - started < 0.5  # the wait ends at once
     assert sink.batches == [] and consumer.commits == [] and task.records_skipped == 0
+
+
+class FlakyEncoder:
+    """A value converter whose ``from_connect_data`` raises ``RetriableError`` the first ``failures``
+    times it sees ``flaky`` (no batch method: the task loops over ``from_connect_data``)."""
+
+    def __init__(self, flaky: str, failures: int) -> None:
+        self.flaky, self.failures, self.calls = flaky, failures, 0
+
+    def from_connect_data(self, topic: str, headers: Any, schema: Any, value: Any) -> bytes:
+        if value == self.flaky:
+            self.calls += 1
+            if self.calls <= self.failures:
+                raise RetriableError(f"{value} not yet")
+        return str(value).encode()
+
+
+class NoProducer:
+    """Stands in for the task's producer: these tests convert without sending."""
+
+
+def source_with(encoder: FlakyEncoder, errors: RetryWithTolerance) -> WorkerSourceTask:
+    key = StringConverter()
+    key.configure({}, True)
+    return WorkerSourceTask(
+        ConnectorTaskId("c", 0),
+        SourceTask(),
+        {},
+        SourceTaskContext({}, offset_storage_reader=None),  # type: ignore[arg-type]
+        producer=NoProducer(),
+        key_converter=key,
+        value_converter=encoder,
+        header_converter=None,
+        write_offsets=lambda offsets: asyncio.sleep(0),
+        reporter=RecordingReporter(),
+        calls=PluginCalls(),
+        errors=errors,
+    )
+
+
+RECORDS = [SourceRecord({"p": 0}, {"o": i}, "t", None, None, "k", None, v) for i, v in enumerate("abc")]
+
+
+async def test_a_source_batch_conversion_that_fails_is_redone_record_by_record_with_retries() -> None:
+    hub = MetricsHub()
+    metrics = TaskErrorMetrics(ConnectMetrics("w", hub), "c", 0)
+    # the batch call is the first failure (not counted: which record failed is unknown), the record's
+    # own first attempt the second: one retry after 300 ms
+    encoder = FlakyEncoder("b", 2)
+    task = source_with(encoder, RetryWithTolerance(5000, metrics=metrics))
+    started = asyncio.get_running_loop().time()
+    out = await task._convert_all(RECORDS, RECORDS)
+    assert asyncio.get_running_loop().time() - started >= 0.3
+    assert [o.value if o is not None else None for o in out] == [b"a", b"b", b"c"]
+    values = {r.name.name: r.value for r in hub.read() if r.name.group == TASK_ERROR_GROUP}
+    assert values["total-retries"] == 1 and values["total-record-failures"] == 1 and encoder.calls == 3
+
+
+async def test_a_source_record_whose_conversion_gives_up_is_skipped_under_tolerance_all() -> None:
+    task = source_with(FlakyEncoder("b", 1000), RetryWithTolerance(0, tolerate_all=True))
+    out = await task._convert_all(RECORDS, RECORDS)
+    assert [o.value if o is not None else None for o in out] == [b"a", None, b"c"]
+    assert task.records_skipped == 1
+    strict = source_with(FlakyEncoder("b", 1000), RetryWithTolerance(0))
+    with pytest.raises(ConnectError, match="Tolerance exceeded in error handler"):
+        await strict._convert_all(RECORDS, RECORDS)
