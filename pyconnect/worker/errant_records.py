@@ -2,6 +2,11 @@
 reporters for sinks: ``LogReporter``, ``DeadLetterQueueReporter`` and ``WorkerErrantRecordReporter``).
 
 Contract:
+- :meth:`ErrantRecords.report_failure` is the ``report`` callback of the task's
+  :class:`~pyconnect.worker.retry_with_tolerance.RetryWithTolerance` (Java's reporters): a sink record
+  goes to :meth:`ErrantRecords.report`; a source record is only logged (Java has no dead-letter queue
+  for sources). With ``metrics`` (``task-error-metrics``) each logged error, DLQ write and failed DLQ
+  write is counted.
 - :meth:`ErrantRecords.report` (on the task's loop) logs the failure at WARN when
   ``errors.log.enable`` (the record's key and value too with ``errors.log.include.messages``) and,
   with a dead-letter queue, sends the record's original bytes (key, value, headers, timestamp) to it,
@@ -12,8 +17,9 @@ Contract:
   connector has a DLQ topic or ``errors.log.enable``): ``report(record, error)`` may be called from
   ``put`` on the loop or on a plugin thread; it reports the record as stage ``TASK_PUT`` and returns
   a future (an ``asyncio`` future on the loop, a ``concurrent.futures.Future`` from a thread) done
-  once the DLQ write is. With ``errors.tolerance=none`` it raises ``ConnectError("Tolerance exceeded
-  in error handler")`` after reporting, as Java's does (the task then fails).
+  once the DLQ write is. It goes through the task's ``RetryWithTolerance.execute_failed`` (counted as
+  a failure; with ``errors.tolerance=none`` it raises ``ConnectError("Tolerance exceeded in error
+  handler")`` after reporting, as Java's does, and the task then fails).
 - :func:`context_headers` is pure.
 """
 
@@ -24,13 +30,17 @@ import concurrent.futures
 import logging
 import traceback
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyconnect.api.sink import SinkRecord
 from pyconnect.errors import ConnectError
 from pyconnect.kafka.dead_letter_queue import DeadLetterQueueWriter
 from pyconnect.kafka.sink_consumer import FetchedRecord
 from pyconnect.protocol.task_id import ConnectorTaskId
+from pyconnect.worker.retry_with_tolerance import TASK_PUT, ProcessingFailure, RetryWithTolerance
+
+if TYPE_CHECKING:
+    from pyconnect.metrics.task_errors import TaskErrorMetrics
 
 log = logging.getLogger(__name__)
 
@@ -46,11 +56,6 @@ EXCEPTION = HEADER_PREFIX + "exception.class.name"
 EXCEPTION_MESSAGE = HEADER_PREFIX + "exception.message"
 EXCEPTION_STACK_TRACE = HEADER_PREFIX + "exception.stacktrace"
 
-KEY_CONVERTER = "KEY_CONVERTER"
-VALUE_CONVERTER = "VALUE_CONVERTER"
-HEADER_CONVERTER = "HEADER_CONVERTER"
-TRANSFORMATION = "TRANSFORMATION"
-TASK_PUT = "TASK_PUT"
 SINK_TASK_CLASS = "org.apache.kafka.connect.sink.SinkTask"
 
 
@@ -87,8 +92,10 @@ class ErrantRecords:
         context_headers_enabled: bool = False,
         log_errors: bool = False,
         log_include_messages: bool = False,
+        metrics: TaskErrorMetrics | None = None,
     ) -> None:
         self.task = task
+        self.metrics = metrics
         self.writer = writer
         self.context_headers_enabled = context_headers_enabled
         self.log_errors = log_errors
@@ -111,12 +118,33 @@ class ErrantRecords:
         if writer is not None:
             await writer.stop()
 
+    def report_failure(self, failure: ProcessingFailure) -> asyncio.Future[Any] | None:
+        """The reporter of a task's :class:`RetryWithTolerance` (on the loop)."""
+        if isinstance(failure.original, FetchedRecord):
+            return self.report(failure.original, failure.stage, failure.executing_class, failure.error)
+        self.reported += 1
+        if self.log_errors:
+            detail = f" record={failure.original!r}" if self.log_messages else ""
+            log.warning(
+                "Task %s: error in stage %s (%s) for a source record: %s%s",
+                self.task,
+                failure.stage,
+                failure.executing_class,
+                failure.error,
+                detail,
+            )
+            if self.metrics is not None:
+                self.metrics.record_error_logged()
+        return None
+
     def report(
         self, record: FetchedRecord, stage: str, executing_class: str, error: BaseException
     ) -> asyncio.Future[Any]:
         """On the loop: log and queue the DLQ write; the returned future is done when it is."""
         self.reported += 1
         if self.log_errors:
+            if self.metrics is not None:
+                self.metrics.record_error_logged()
             detail = f" key={record.key!r} value={record.value!r}" if self.log_messages else ""
             log.warning(
                 "Task %s: error in stage %s (%s) for the record at %s-%d offset %d: %s%s",
@@ -134,6 +162,8 @@ class ErrantRecords:
             done: asyncio.Future[Any] = loop.create_future()
             done.set_result(None)
             return done
+        if self.metrics is not None:
+            self.metrics.record_dlq_request()
         headers = list(record.headers)
         if self.context_headers_enabled:
             headers += context_headers(record, self.task, stage, executing_class, error)
@@ -150,6 +180,8 @@ class ErrantRecords:
             await acked
         except Exception as exc:
             self.failed_writes += 1
+            if self.metrics is not None:
+                self.metrics.record_dlq_failure()
             log.error(
                 "Task %s: could not produce message to dead letter queue. topic=%s: %s",
                 self.task,
@@ -168,17 +200,17 @@ class TaskErrantRecordReporter:
 
     def __init__(
         self,
-        errant: ErrantRecords,
+        errors: RetryWithTolerance,
         loop: asyncio.AbstractEventLoop,
         originals: Callable[[], Mapping[tuple[str, int, int], FetchedRecord]],
-        tolerate: bool,
         task_class: str,
+        clock_ms: Callable[[], int],
     ) -> None:
-        self._errant = errant
+        self._errors = errors
         self._loop = loop
         self._originals = originals
-        self._tolerate = tolerate
         self._task_class = task_class
+        self._clock_ms = clock_ms
 
     def report(
         self, record: SinkRecord, error: BaseException
@@ -201,15 +233,31 @@ class TaskErrantRecordReporter:
             on_loop = asyncio.get_running_loop() is self._loop
         except RuntimeError:
             on_loop = False
-        result: Any
         if on_loop:
-            result = self._errant.report(original, TASK_PUT, self._task_class, error)
-        else:
+            reported = self._errors.execute_failed(
+                original, TASK_PUT, self._task_class, error, self._clock_ms()
+            )
+            return _awaitable(reported)
+        found = original
 
-            async def on_the_loop() -> None:
-                await self._errant.report(original, TASK_PUT, self._task_class, error)
+        async def on_the_loop() -> None:
+            try:
+                reported = self._errors.execute_failed(
+                    found, TASK_PUT, self._task_class, error, self._clock_ms()
+                )
+            except ConnectError:
+                return  # reported; the plugin's thread raises it below
+            await _awaitable(reported)
 
-            result = asyncio.run_coroutine_threadsafe(on_the_loop(), self._loop)
-        if not self._tolerate:
+        result = asyncio.run_coroutine_threadsafe(on_the_loop(), self._loop)
+        if not self._errors.tolerate_all:
             raise ConnectError("Tolerance exceeded in error handler") from error
         return result
+
+
+def _awaitable(reported: object) -> asyncio.Future[Any]:
+    if isinstance(reported, asyncio.Future):
+        return reported
+    done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    done.set_result(None)
+    return done

@@ -2,7 +2,8 @@
 
 Plugins are declared as entry points named by the class name Connect reports (the Java fully
 qualified name for ports of Java plugins), in the groups ``pyconnect.connectors``,
-``pyconnect.converters`` and ``pyconnect.header_converters``::
+``pyconnect.converters``, ``pyconnect.header_converters``, ``pyconnect.transformations`` and
+``pyconnect.predicates``::
 
     [project.entry-points."pyconnect.connectors"]
     "org.apache.kafka.connect.tools.VerifiableSourceConnector" = "connectors.verifiable:VerifiableSourceConnector"
@@ -57,6 +58,8 @@ ENTRY_POINT_GROUPS = {
     "pyconnect.connectors": None,
     "pyconnect.converters": PluginType.CONVERTER,
     "pyconnect.header_converters": PluginType.HEADER_CONVERTER,
+    "pyconnect.transformations": PluginType.TRANSFORMATION,
+    "pyconnect.predicates": PluginType.PREDICATE,
 }
 _SUFFIXES = {
     PluginType.SOURCE: "Connector",

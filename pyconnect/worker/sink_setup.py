@@ -10,7 +10,9 @@ allows (``consumer.override.group.id`` included). ``topics`` is a comma list; ``
 regex matched against whole topic names. With ``errors.deadletterqueue.topic.name`` the task gets a
 dead-letter queue (:mod:`pyconnect.worker.errant_records`): producer ``connector-dlq-producer-<c>-<t>``
 from the worker's ``producer.*`` and the connector's ``producer.override.*``, admin
-``connector-dlq-adminclient-<c>-<t>`` (with ``admin.override.*``), as Java's.
+``connector-dlq-adminclient-<c>-<t>`` (with ``admin.override.*``), as Java's. The task's
+``errors.*`` keys make its :class:`~pyconnect.worker.retry_with_tolerance.RetryWithTolerance`, counting
+in its ``task-error-metrics`` group (returned with the task's other metric groups).
 """
 
 from __future__ import annotations
@@ -26,10 +28,12 @@ from pyconnect.kafka.dead_letter_queue import DeadLetterQueueWriter
 from pyconnect.kafka.sink_consumer import SinkConsumer
 from pyconnect.metrics.connect import TaskMetrics
 from pyconnect.metrics.sink_task import SinkTaskMetrics
+from pyconnect.metrics.task_errors import TaskErrorMetrics
 from pyconnect.protocol.internal_records import State, TargetState
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.transforms.config import transformation_chain
 from pyconnect.worker.errant_records import ErrantRecords
+from pyconnect.worker.retry_with_tolerance import RetryWithTolerance
 from pyconnect.worker.sink_task import WorkerSinkTask, WorkerSinkTaskContext
 from pyconnect.worker.worker_connector import java_class_name
 
@@ -72,7 +76,8 @@ def subscription(connector_config: Mapping[str, str]) -> tuple[list[str], str | 
     return topics, None
 
 
-def _flag(config: Mapping[str, str], key: str) -> bool:
+def flag(config: Mapping[str, str], key: str) -> bool:
+    """A BOOLEAN connector key (``true`` in any case), false when absent."""
     return str(config.get(key, "false")).strip().lower() == "true"
 
 
@@ -98,7 +103,7 @@ def create_sink_task(
     connector_config: Mapping[str, str],
     task_config: Mapping[str, str],
     target: TargetState,
-) -> tuple[WorkerSinkTask, TaskMetrics, SinkTaskMetrics]:
+) -> tuple[WorkerSinkTask, TaskMetrics, SinkTaskMetrics, TaskErrorMetrics]:
     connector_class = worker.plugins.resolve_connector(connector_config["connector.class"])
     task = connector_class().task_class()()
     transformations = transformation_chain(worker.plugins, connector_config)
@@ -116,9 +121,8 @@ def create_sink_task(
             worker.kafka_cluster_id,
             overrides,
         )
-        tolerance = str(connector_config.get("errors.tolerance", "none")).strip().lower()
-        log_errors = _flag(connector_config, "errors.log.enable")
-        log_messages = _flag(connector_config, "errors.log.include.messages")
+        log_errors = flag(connector_config, "errors.log.enable")
+        log_messages = flag(connector_config, "errors.log.include.messages")
         dlq_topic = (connector_config.get(DLQ_TOPIC) or "").strip()
         writer = None
         if dlq_topic:
@@ -146,7 +150,7 @@ def create_sink_task(
             ErrantRecords(
                 task_id,
                 writer=writer,
-                context_headers_enabled=_flag(connector_config, DLQ_CONTEXT_HEADERS),
+                context_headers_enabled=flag(connector_config, DLQ_CONTEXT_HEADERS),
                 log_errors=log_errors,
                 log_include_messages=log_messages,
             )
@@ -164,6 +168,14 @@ def create_sink_task(
         State.RUNNING if target == TargetState.STARTED else State.PAUSED,
     )
     sink_metrics = SinkTaskMetrics(worker.metrics, task_id.connector, task_id.task)
+    error_metrics = TaskErrorMetrics(worker.metrics, task_id.connector, task_id.task)
+    if errant is not None:
+        errant.metrics = error_metrics
+    errors = RetryWithTolerance.from_config(
+        connector_config,
+        metrics=error_metrics,
+        report=errant.report_failure if errant is not None else None,
+    )
     context = WorkerSinkTaskContext(
         {k: v for k, v in task_config.items() if v is not None}, metrics=worker.metrics.hub
     )
@@ -180,9 +192,7 @@ def create_sink_task(
         target_state=target,
         offset_flush_interval_s=worker.config.offset_flush_interval_ms / 1000,
         offset_flush_timeout_s=worker.config.offset_flush_timeout_ms / 1000,
-        tolerate_errors=tolerance == "all",
-        log_errors=log_errors,
-        log_include_messages=log_messages,
+        errors=errors,
         errant=errant,
         sink_metrics=sink_metrics,
         class_name=lambda plugin: plugin_class_name(worker, plugin),
@@ -191,4 +201,4 @@ def create_sink_task(
         calls=worker.plugin_calls,
         stop_timeout_s=int(worker.config["task.shutdown.graceful.timeout.ms"]) / 1000,
     )
-    return runner, task_metrics, sink_metrics
+    return runner, task_metrics, sink_metrics, error_metrics

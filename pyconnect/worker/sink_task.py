@@ -30,9 +30,17 @@ Contract:
   other tasks go on.
 - Metrics: ``connector-task-metrics`` (batch sizes, commit times and outcomes) and
   ``sink-task-metrics`` (:mod:`pyconnect.metrics.sink_task`), recorded per batch and per commit.
-- Conversion and transformation errors fail the task, unless ``errors.tolerance=all``: then the record
-  is skipped (its offset still commits) and, with ``errors.log.enable``, logged at WARN naming task,
-  topic, partition and offset (the record's bytes too with ``errors.log.include.messages``).
+- Conversion and transformation errors go through the task's
+  :class:`~pyconnect.worker.retry_with_tolerance.RetryWithTolerance` (``errors.retry.timeout``,
+  ``errors.retry.delay.max.ms``, ``errors.tolerance``): a retriable error is retried after a backoff,
+  awaited on the loop (a stop ends the wait, and the batch is dropped unprocessed: nothing of it is
+  delivered or committed); an error that gives up fails the task, or with ``errors.tolerance=all``
+  skips the record (its offset still commits); either way it is reported (logged with
+  ``errors.log.enable``, the record's bytes too with ``errors.log.include.messages``; written to the
+  dead-letter queue when there is one) and counted in ``task-error-metrics``. The batch fast path
+  costs nothing more when nothing fails: at the first error it stops, that record goes on stage by
+  stage through the core (only the failing operation is attempted again), and the fast path resumes
+  after it.
 """
 
 from __future__ import annotations
@@ -43,6 +51,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pyconnect.api.sink import SinkRecord, SinkTask, TopicPartition
@@ -55,28 +64,44 @@ from pyconnect.metrics.sink_task import SinkTaskMetrics
 from pyconnect.protocol.internal_records import State, TargetState
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.transforms.chain import TransformationChain
-from pyconnect.worker.errant_records import (
-    HEADER_CONVERTER,
-    KEY_CONVERTER,
-    SINK_TASK_CLASS,
-    TRANSFORMATION,
-    VALUE_CONVERTER,
-    ErrantRecords,
-    TaskErrantRecordReporter,
-)
+from pyconnect.worker.errant_records import SINK_TASK_CLASS, ErrantRecords, TaskErrantRecordReporter
 from pyconnect.worker.failure_trace import failure_trace
 from pyconnect.worker.plugin_calls import PluginCalls, PluginCallTimeout
+from pyconnect.worker.retry_with_tolerance import (
+    HEADER_CONVERTER,
+    KEY_CONVERTER,
+    SKIPPED,
+    TRANSFORMATION,
+    VALUE_CONVERTER,
+    RetryInterrupted,
+    RetryWithTolerance,
+)
 from pyconnect.worker.sink_offsets import SinkOffsets
-from pyconnect.worker.source_task import runtime_converter
+from pyconnect.worker.source_task import call_on_loop, call_operation, monotonic_ms, runtime_converter
 from pyconnect.worker.status import StatusReporter
 from pyconnect.worker.task_lifecycle import TaskLifecycle
 from pyconnect.worker.worker_connector import java_class_name
 
 log = logging.getLogger(__name__)
 
-Failure = tuple[FetchedRecord, str, str, BaseException]
-"""A record tolerated as failed: the record, the stage and executing class, the error."""
-Converted = tuple[list[SinkRecord], dict[TopicPartition, int], list[Failure]]
+
+@dataclass(frozen=True, slots=True)
+class StoppedAt:
+    """Where the batch fast path stopped: the record at ``index`` failed in ``stage`` with ``error``;
+    what it had made of the record so far (``transform`` is the index of the failed stage's input)."""
+
+    index: int
+    stage: str
+    executing_class: str
+    error: BaseException
+    key: Any
+    value: Any
+    record: Any
+    transform: int
+
+
+Converted = tuple[list[SinkRecord], dict[TopicPartition, int], StoppedAt | None]
+
 
 MAX_FETCH_WAIT_S = 0.5
 """Longest single fetch: how soon a stop, pause or commit request is seen while no data arrives."""
@@ -187,9 +212,7 @@ class WorkerSinkTask(TaskLifecycle):
         target_state: TargetState = TargetState.STARTED,
         offset_flush_interval_s: float = 60.0,
         offset_flush_timeout_s: float = 5.0,
-        tolerate_errors: bool = False,
-        log_errors: bool = False,
-        log_include_messages: bool = False,
+        errors: RetryWithTolerance | None = None,
         transformations: TransformationChain | None = None,
         task_metrics: TaskMetrics | None = None,
         calls: PluginCalls | None = None,
@@ -211,15 +234,21 @@ class WorkerSinkTask(TaskLifecycle):
         self._reporter = reporter
         self._flush_interval_s = offset_flush_interval_s
         self._commit_timeout_s = offset_flush_timeout_s
-        self._tolerate = tolerate_errors
+        self._errors = errors if errors is not None else RetryWithTolerance()
         self._transformations = transformations if transformations else None
         self._task_metrics = task_metrics
         self._stop_timeout_s = stop_timeout_s
         self._put = self._calls.bind(self._owner, "put", task.put, routine_cancel=True)
+        on_loop = all(runtime_converter(c) for c in (key_converter, value_converter, header_converter))
         self._convert = (
             self._convert_on_loop
-            if all(runtime_converter(c) for c in (key_converter, value_converter, header_converter))
+            if on_loop
             else self._calls.bind(self._owner, "convert", self._convert_batch, routine_cancel=True)
+        )
+        self._operate = (
+            call_on_loop
+            if on_loop
+            else self._calls.bind(self._owner, "convert", call_operation, routine_cancel=True)
         )
         self.offsets = SinkOffsets()
         self._lock = asyncio.Lock()
@@ -240,18 +269,18 @@ class WorkerSinkTask(TaskLifecycle):
             self._class_name(value_converter),
             self._class_name(header_converter),
         )
-        if errant is None and (log_errors and tolerate_errors):
-            errant = ErrantRecords(task_id, log_errors=True, log_include_messages=log_include_messages)
         self._errant = errant
+        if errant is not None and self._errors.report is None:
+            self._errors.report = errant.report_failure
         self._originals: dict[tuple[str, int, int], FetchedRecord] = {}
         self._retry_originals: dict[tuple[str, int, int], FetchedRecord] = {}
         if errant is not None and errant.enabled:
             context.reporter = TaskErrantRecordReporter(
-                errant,
+                self._errors,
                 asyncio.get_running_loop(),
                 lambda: self._originals,
-                tolerate_errors,
                 SINK_TASK_CLASS,  # Java names the SinkTask interface as the executing class of put
+                monotonic_ms,
             )
         self.records_read = 0
         self.records_put = 0
@@ -330,9 +359,10 @@ class WorkerSinkTask(TaskLifecycle):
                 self.records_read += len(fetched)
                 if fetched and self._sink_metrics is not None:
                     self._sink_metrics.record_read(len(fetched))
-                records, next_offsets, failures = await self._convert(fetched) if fetched else ([], {}, [])
-                if failures:
-                    self._tolerated(failures)
+                converted = await self._convert_fetched(fetched) if fetched else ([], {})
+                if converted is None:
+                    continue  # stopped while waiting to retry: the batch is dropped, nothing commits
+                records, next_offsets = converted
                 async with self._lock:
                     self._originals = {(r.topic, r.partition, r.offset): r for r in fetched}
                     live = self._context.assignment()
@@ -461,23 +491,48 @@ class WorkerSinkTask(TaskLifecycle):
             "Task %s: put %d record(s) in %.1f ms", self.id, len(records), (time.monotonic() - started) * 1000
         )
 
-    async def _convert_on_loop(self, fetched: list[FetchedRecord]) -> Converted:
-        return self._convert_batch(fetched)
+    async def _convert_fetched(
+        self, fetched: list[FetchedRecord]
+    ) -> tuple[list[SinkRecord], dict[TopicPartition, int]] | None:
+        """The batch as sink records and the next offset per partition (see :meth:`_convert_batch`),
+        every failure handled by the retry-with-tolerance core; ``None`` when the task was asked to stop
+        while an operation waited to be retried."""
+        records, next_offsets, stopped = await self._convert(fetched, 0)
+        while stopped is not None:
+            try:
+                record = await self._recover(fetched[stopped.index], stopped)
+            except RetryInterrupted:
+                return None
+            if record is SKIPPED:
+                self.records_skipped += 1
+            elif record is not None:
+                records.append(record)
+            more, offsets, stopped = await self._convert(fetched, stopped.index + 1)
+            records += more
+            next_offsets.update(offsets)
+        return records, next_offsets
 
-    def _convert_batch(self, fetched: Sequence[FetchedRecord]) -> Converted:
-        """The batch as sink records (converted, then transformed), the next offset per partition (past
-        every fetched record, skipped and dropped ones included) and the records tolerated as failed
-        (with their stage and executing class). May run on a plugin thread: no task state changes."""
+    async def _convert_on_loop(self, fetched: list[FetchedRecord], start: int) -> Converted:
+        return self._convert_batch(fetched, start)
+
+    def _convert_batch(self, fetched: Sequence[FetchedRecord], start: int) -> Converted:
+        """From ``fetched[start]`` on: the records as sink records (converted, then transformed), the
+        next offset per partition (past every record visited, dropped ones included) and, when one
+        failed, where it stopped (that record's offset is already counted). May run on a plugin
+        thread: no task state changes."""
         key_converter, value_converter = self._key_converter, self._value_converter
         header_converter = self._header_converter
         stages = self._transformations.stages if self._transformations is not None else ()
         key_name, value_name, header_name = self._converter_names
         records: list[SinkRecord] = []
         next_offsets: dict[TopicPartition, int] = {}
-        failures: list[Failure] = []
-        for r in fetched:
+        record: Any
+        for index in range(start, len(fetched)):
+            r = fetched[index]
             next_offsets[TopicPartition(r.topic, r.partition)] = r.offset + 1
             stage, executing = KEY_CONVERTER, key_name
+            key = value = record = None
+            position = 0
             try:
                 key = key_converter.to_connect_data(r.topic, None, r.key)
                 stage, executing = VALUE_CONVERTER, value_name
@@ -488,7 +543,7 @@ class WorkerSinkTask(TaskLifecycle):
                     converted = header_converter.to_connect_header(r.topic, header_key, header_value)
                     if converted is not None:
                         headers.append(Header(header_key, converted.schema, converted.value))
-                record: Any = SinkRecord(
+                record = SinkRecord(
                     r.topic,
                     r.partition,
                     key.schema,
@@ -501,26 +556,98 @@ class WorkerSinkTask(TaskLifecycle):
                     headers,
                 )
                 stage = TRANSFORMATION
-                for transform in stages:  # the chain's stages one by one, to name the one that failed
+                for position, transform in enumerate(stages):  # noqa: B007  (read by the except)
                     executing = self._class_name(transform.transformation)
                     record = transform.apply(record)
                     if record is None:
                         break
             except Exception as exc:
-                if not self._tolerate:
-                    raise
-                failures.append((r, stage, executing, exc))
-                continue
+                return (
+                    records,
+                    next_offsets,
+                    StoppedAt(index, stage, executing, exc, key, value, record, position),
+                )
             if record is not None:
                 records.append(record)
-        return records, next_offsets, failures
+        return records, next_offsets, None
 
-    def _tolerated(self, failures: list[Failure]) -> None:
-        """On the loop: each tolerated record is counted, logged and sent to the DLQ (ErrantRecords)."""
-        self.records_skipped += len(failures)
-        if self._errant is not None:
-            for record, stage, executing, exc in failures:
-                self._errant.report(record, stage, executing, exc)
+    def _convert_headers(self, r: FetchedRecord) -> list[Header]:
+        header_converter = self._header_converter
+        headers: list[Header] = []
+        for header_key, header_value in r.headers:
+            converted = header_converter.to_connect_header(r.topic, header_key, header_value)
+            if converted is not None:
+                headers.append(Header(header_key, converted.schema, converted.value))
+        return headers
+
+    @staticmethod
+    def _sink_record(r: FetchedRecord, key: Any, value: Any, headers: list[Header]) -> SinkRecord:
+        return SinkRecord(
+            r.topic,
+            r.partition,
+            key.schema,
+            key.value,
+            value.schema,
+            value.value,
+            r.offset,
+            r.timestamp,
+            r.timestamp_type,
+            headers,
+        )
+
+    async def _recover(self, r: FetchedRecord, stopped: StoppedAt) -> Any:
+        """The rest of one record's pipeline after the fast path stopped on it, operation by operation
+        through the core (the failed one first, with its error): the sink record, ``None`` when a
+        transformation dropped it, or ``SKIPPED``; raises when the error fails the task."""
+        first: BaseException | None = stopped.error
+        key, value, record, stage = stopped.key, stopped.value, stopped.record, stopped.stage
+        key_name, value_name, header_name = self._converter_names
+
+        async def attempt(operation: Callable[[], Any], stage: str, executing: str) -> Any:
+            nonlocal first
+            error, first = first, None
+            return await self._errors.execute_async(
+                lambda: self._operate(operation),
+                r,
+                stage,
+                executing,
+                clock_ms=monotonic_ms,
+                sleep=self._retry_sleep,
+                first_error=error,
+            )
+
+        if stage == KEY_CONVERTER:
+            key = await attempt(
+                lambda: self._key_converter.to_connect_data(r.topic, None, r.key), KEY_CONVERTER, key_name
+            )
+            if key is SKIPPED:
+                return SKIPPED
+        if stage in (KEY_CONVERTER, VALUE_CONVERTER):
+            value = await attempt(
+                lambda: self._value_converter.to_connect_data(r.topic, None, r.value),
+                VALUE_CONVERTER,
+                value_name,
+            )
+            if value is SKIPPED:
+                return SKIPPED
+        position = stopped.transform
+        if stage != TRANSFORMATION:
+            headers = await attempt(lambda: self._convert_headers(r), HEADER_CONVERTER, header_name)
+            if headers is SKIPPED:
+                return SKIPPED
+            record = self._sink_record(r, key, value, headers)
+            position = 0
+        stages = self._transformations.stages if self._transformations is not None else ()
+        for transform in stages[position:]:
+            current = record
+            record = await attempt(
+                lambda t=transform, c=current: t.apply(c),  # type: ignore[misc]
+                TRANSFORMATION,
+                self._class_name(transform.transformation),
+            )
+            if record is SKIPPED or record is None:
+                return record
+        return record
 
     # -- commits and rebalances --------------------------------------------------------------------
 

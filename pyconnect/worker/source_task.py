@@ -26,9 +26,17 @@ Contract:
   ``commit_record(record, None)`` runs for it (Java's ``recordDropped``): a MirrorSourceTask writes no
   offset sync for it, and the gap it leaves upstream makes the next record's sync exact. Hooks of
   records that were sent get the record as polled (before transformation), as in Java.
-- Transformation and conversion errors fail the task unless ``errors.tolerance=all`` (then the
-  record is skipped like a dropped one). A
-  failed delivery fails the task before the next poll (or is skipped with tolerance all). A task that
+- Transformation and conversion errors go through the task's
+  :class:`~pyconnect.worker.retry_with_tolerance.RetryWithTolerance` (``errors.retry.timeout``,
+  ``errors.retry.delay.max.ms``, ``errors.tolerance``, ``errors.log.enable``): a retriable error is
+  retried after a backoff awaited on the loop (a stop ends the wait and drops the whole poll batch,
+  unsubmitted: its offsets never commit); an error that gives up fails the task, or with
+  ``errors.tolerance=all`` skips the record like a dropped one; all counted in ``task-error-metrics``.
+  The fast paths are unchanged when nothing fails: the chain's stages are applied inline per record
+  (a failing record goes on stage by stage through the core), and a batch conversion that raises is
+  redone record by record and converter by converter through the core. A
+  failed delivery fails the task before the next poll (or, with tolerance all, is counted, logged
+  with ``errors.log.enable`` as stage ``KAFKA_PRODUCE`` and skipped). A task that
   fails on a cluster's refusal (its producer lacks WRITE on a topic: ``Not authorized to access
   topics: [t]``) reports it as an access error naming ``cluster`` (:mod:`pyconnect.kafka.access`).
 - KIP-558: ``on_topic(task_id, topic)`` is called once per acknowledged batch (the callee decides
@@ -66,7 +74,7 @@ Contract:
 - Converters: the runtime's own (``pyconnect.*`` classes: quick, never blocking) convert a batch on
   the loop; when any of the task's converters comes from elsewhere (a plugin that may block, e.g. on a
   schema registry), each batch is converted on a plugin thread (one hop per batch, no bound, as
-  ``poll``). Record-by-record conversion under ``errors.tolerance=all`` stays on the loop.
+  ``poll``); the record-by-record conversion after a failed batch makes one hop per converter call.
 - ``stop()`` asks the loop to end (a blocking ``poll`` is cancelled); ``wait_stopped(timeout)``
   waits for a clean end and otherwise cancels the loop: then no UNASSIGNED is reported and the final
   commit may be skipped, as in Java; the same when ``wait_stopped`` itself is cancelled. Either way
@@ -83,7 +91,7 @@ import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from pyconnect.api.source import (
     RecordMetadata,
@@ -105,11 +113,25 @@ from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.transforms.chain import TransformationChain
 from pyconnect.worker.failure_trace import failure_trace
 from pyconnect.worker.plugin_calls import PluginCalls, is_coroutine_method
+from pyconnect.worker.retry_with_tolerance import (
+    HEADER_CONVERTER,
+    KAFKA_PRODUCE,
+    KEY_CONVERTER,
+    SKIPPED,
+    TRANSFORMATION,
+    VALUE_CONVERTER,
+    RetryInterrupted,
+    RetryWithTolerance,
+)
 from pyconnect.worker.status import StatusReporter
 from pyconnect.worker.submitted_records import SubmittedRecord, SubmittedRecords, partition_key
 from pyconnect.worker.task_lifecycle import TaskLifecycle
+from pyconnect.worker.worker_connector import java_class_name
 
 log = logging.getLogger(__name__)
+
+WORKER_SOURCE_TASK_CLASS = "org.apache.kafka.connect.runtime.WorkerSourceTask"
+"""The executing class Java names for a failed produce (stage ``KAFKA_PRODUCE``)."""
 
 FENCE_RECHECK_S = 0.1
 """How often a task held back by a refused ``may_commit()`` asks again."""
@@ -141,7 +163,7 @@ class WorkerSourceTask(TaskLifecycle):
         target_state: TargetState = TargetState.STARTED,
         offset_flush_interval_s: float = 60.0,
         offset_flush_timeout_s: float = 5.0,
-        tolerate_errors: bool = False,
+        errors: RetryWithTolerance | None = None,
         close_producer: Callable[[], Awaitable[None]] | None = None,
         on_topic: Callable[[ConnectorTaskId, str], None] | None = None,
         metrics: SourceTaskMetrics | None = None,
@@ -189,7 +211,12 @@ class WorkerSourceTask(TaskLifecycle):
         self._reporter = reporter
         self._flush_interval_s = offset_flush_interval_s
         self._flush_timeout_s = offset_flush_timeout_s
-        self._tolerate = tolerate_errors
+        self._errors = errors if errors is not None else RetryWithTolerance()
+        self._operate = (
+            call_on_loop
+            if all(runtime_converter(c) for c in (key_converter, value_converter, header_converter))
+            else self._calls.bind(owner, "convert", call_operation, routine_cancel=True)
+        )
         self._close_producer = close_producer
         self._on_topic = on_topic
         self._metrics = metrics
@@ -403,64 +430,173 @@ class WorkerSourceTask(TaskLifecycle):
         return records
 
     async def _dispatch(self, records: list[SourceRecord]) -> None:
-        if self._transformations is not None:
-            await self._dispatch_transformed(records, self._transformations)
-            return
+        """Transform and convert ``records`` (each failure through the retry-with-tolerance core), then
+        submit every one in poll order (those dropped by the chain or skipped after an error are
+        acknowledged at once) and send the rest. A stop while an operation waits to be retried drops
+        the whole batch unsent and unsubmitted."""
+        chain = self._transformations
         try:
-            outgoing = await self._convert_records(records)
-        except Exception:
-            if not self._tolerate:
-                raise
-            await self._dispatch_one_by_one(records, records, None)
+            if chain is None:
+                try:
+                    converted = await self._convert_records(records)
+                except Exception:
+                    outgoing = await self._convert_one_by_one(records, records)
+                    results: list[SourceRecord | None] = list(records)
+                else:  # the fast path: nothing dropped, nothing skipped
+                    submit = self._submitted.submit
+                    entries = [submit(r.source_partition, r.source_offset) for r in records]
+                    await self._send(converted, records, entries)
+                    return
+            else:
+                results = await self._transform_all(records, chain)
+                transformed = [r for r in results if r is not None]
+                originals = [r for r, t in zip(records, results, strict=True) if t is not None]
+                outgoing = await self._convert_all(transformed, originals) if transformed else []
+        except RetryInterrupted:
             return
         submit = self._submitted.submit
-        tracked = [submit(r.source_partition, r.source_offset) for r in records]
-        await self._send(outgoing, records, tracked)
-
-    async def _dispatch_transformed(self, records: list[SourceRecord], chain: TransformationChain) -> None:
-        """Transform every record, then submit all of them in poll order (dropped ones acknowledged at
-        once), then convert and send the rest."""
-        results: list[SourceRecord | None] = []
-        for record in records:
-            try:
-                results.append(chain.apply(record))
-            except Exception as exc:
-                if not self._tolerate:
-                    raise
-                self.records_skipped += 1
-                log.warning(
-                    "Task %s skipped a record of %s it could not transform: %s", self.id, record.topic, exc
-                )
-                results.append(None)
-        submit = self._submitted.submit
-        transformed: list[SourceRecord] = []
-        originals: list[SourceRecord] = []
+        sent: list[OutgoingRecord] = []
+        kept: list[SourceRecord] = []
         tracked: list[SubmittedRecord] = []
         dropped: list[SourceRecord] = []
+        outputs = iter(outgoing)
         for record, result in zip(records, results, strict=True):
             entry = submit(record.source_partition, record.source_offset)
-            if result is None:
+            out = next(outputs) if result is not None else None
+            if out is None:
                 entry.ack()
                 dropped.append(record)
             else:
-                transformed.append(result)
-                originals.append(record)
+                sent.append(out)
+                kept.append(record)
                 tracked.append(entry)
         if dropped:
             if self._metrics is not None:
                 self._metrics.record_write(len(dropped), len(dropped))
             if self._hooks_commit_record:
                 await self._records_dropped(dropped)
-        if not transformed:
-            return
+        await self._send(sent, kept, tracked)
+
+    async def _transform_all(
+        self, records: list[SourceRecord], chain: TransformationChain
+    ) -> list[SourceRecord | None]:
+        """Each record through the chain (``None``: dropped, or skipped after an error). The fast path
+        applies the stages inline; a record whose stage raises goes on through :meth:`_transform_slowly`."""
+        stages = chain.stages
+        results: list[SourceRecord | None] = []
+        for record in records:
+            current: SourceRecord | None = record
+            position = 0
+            try:
+                for position, stage in enumerate(stages):  # noqa: B007  (read by the except)
+                    current = stage.apply(current)  # type: ignore[arg-type]
+                    if current is None:
+                        break
+            except Exception as exc:
+                current = await self._transform_slowly(record, current, position, exc)
+            results.append(current)
+        return results
+
+    async def _transform_slowly(
+        self, original: SourceRecord, current: Any, position: int, error: BaseException
+    ) -> SourceRecord | None:
+        """The chain from the stage at ``position`` (which raised ``error`` on ``current``) on, stage by
+        stage through the core; ``None`` when dropped or skipped."""
+        assert self._transformations is not None
+        first: BaseException | None = error
+        for stage in self._transformations.stages[position:]:
+            value = current
+
+            async def apply(stage: Any = stage, value: Any = value) -> Any:
+                return stage.apply(value)
+
+            current = await self._errors.execute_async(
+                apply,
+                original,
+                TRANSFORMATION,
+                java_class_name(type(stage.transformation)),
+                clock_ms=monotonic_ms,
+                sleep=self._retry_sleep,
+                first_error=first,
+            )
+            first = None
+            if current is SKIPPED:
+                self.records_skipped += 1
+                return None
+            if current is None:
+                return None
+        return current
+
+    async def _convert_all(
+        self, records: list[SourceRecord], originals: list[SourceRecord]
+    ) -> list[OutgoingRecord | None]:
+        """``records`` converted (``None`` for one skipped after an error): the whole batch at once, or,
+        when that raises, :meth:`_convert_one_by_one`."""
         try:
-            outgoing = await self._convert_records(transformed)
+            return cast("list[OutgoingRecord | None]", await self._convert_records(records))
         except Exception:
-            if not self._tolerate:
-                raise
-            await self._dispatch_one_by_one(transformed, originals, tracked)
-            return
-        await self._send(outgoing, originals, tracked)
+            return await self._convert_one_by_one(records, originals)
+
+    async def _convert_one_by_one(
+        self, records: list[SourceRecord], originals: list[SourceRecord]
+    ) -> list[OutgoingRecord | None]:
+        """Record by record and converter by converter through the core, after a batch conversion
+        raised (that call is not counted as an attempt of any record: which record failed is unknown)."""
+        return [await self._convert_slowly(r, o) for r, o in zip(records, originals, strict=True)]
+
+    async def _convert_slowly(self, record: SourceRecord, original: SourceRecord) -> OutgoingRecord | None:
+        """One record through the header, key and value converters (Java's order), each a core operation."""
+        topic = record.topic
+        header_converter, key_converter, value_converter = (
+            self._header_converter,
+            self._key_converter,
+            self._value_converter,
+        )
+
+        async def attempt(operation: Callable[[], Any], stage: str, converter: Any) -> Any:
+            return await self._errors.execute_async(
+                lambda: self._operate(operation),
+                original,
+                stage,
+                java_class_name(type(converter)),
+                clock_ms=monotonic_ms,
+                sleep=self._retry_sleep,
+            )
+
+        headers = await attempt(
+            lambda: [
+                (h.key, header_converter.from_connect_header(topic, h.key, h.schema, h.value))
+                for h in record.headers
+            ],
+            HEADER_CONVERTER,
+            header_converter,
+        )
+        if headers is not SKIPPED:
+            key = await attempt(
+                lambda: key_converter.from_connect_data(topic, headers, record.key_schema, record.key),
+                KEY_CONVERTER,
+                key_converter,
+            )
+            if key is not SKIPPED:
+                value = await attempt(
+                    lambda: value_converter.from_connect_data(
+                        topic, headers, record.value_schema, record.value
+                    ),
+                    VALUE_CONVERTER,
+                    value_converter,
+                )
+                if value is not SKIPPED:
+                    timestamp = record.timestamp
+                    return OutgoingRecord(
+                        topic,
+                        key,
+                        value,
+                        record.kafka_partition,
+                        timestamp if timestamp is not None and timestamp >= 0 else None,
+                        headers,
+                    )
+        self.records_skipped += 1
+        return None
 
     async def _records_dropped(self, records: Sequence[SourceRecord]) -> None:
         """``commit_record(record, None)`` for each, now, or with exactly-once once the transaction
@@ -492,47 +628,6 @@ class WorkerSourceTask(TaskLifecycle):
                 commit_record(record, metadata)
             except Exception:
                 log.exception("Task %s: commit_record() failed", self.id)
-
-    async def _dispatch_one_by_one(
-        self,
-        records: list[SourceRecord],
-        originals: list[SourceRecord],
-        submitted: list[SubmittedRecord] | None,
-    ) -> None:
-        """Convert record by record so that, with ``errors.tolerance=all``, only bad ones are skipped.
-
-        ``originals`` are the records as polled (for the hooks); ``submitted`` their offsets when they
-        were already submitted (in poll order), else each kept record is submitted here."""
-        outgoing: list[OutgoingRecord] = []
-        kept: list[SourceRecord] = []
-        tracked: list[SubmittedRecord] = []
-        skipped = 0
-        for index, record in enumerate(records):
-            try:
-                out = self._convert(record)
-            except Exception as exc:
-                if not self._tolerate:
-                    raise
-                self.records_skipped += 1
-                skipped += 1
-                log.warning(
-                    "Task %s skipped a record of %s it could not convert: %s", self.id, record.topic, exc
-                )
-                if submitted is not None:
-                    submitted[index].ack()
-                if self._hooks_commit_record:
-                    await self._records_dropped([originals[index]])
-                continue
-            outgoing.append(out)
-            kept.append(originals[index])
-            tracked.append(
-                submitted[index]
-                if submitted is not None
-                else self._submitted.submit(record.source_partition, record.source_offset)
-            )
-        if skipped and self._metrics is not None:
-            self._metrics.record_write(skipped, skipped)
-        await self._send(outgoing, kept, tracked)
 
     async def _send(
         self, outgoing: list[OutgoingRecord], kept: list[SourceRecord], tracked: list[SubmittedRecord]
@@ -601,17 +696,6 @@ class WorkerSourceTask(TaskLifecycle):
             )
         return outgoing
 
-    def _convert(self, record: SourceRecord) -> OutgoingRecord:
-        topic = record.topic
-        headers = [
-            (h.key, self._header_converter.from_connect_header(topic, h.key, h.schema, h.value))
-            for h in record.headers
-        ]
-        key = self._key_converter.from_connect_data(topic, headers, record.key_schema, record.key)
-        value = self._value_converter.from_connect_data(topic, headers, record.value_schema, record.value)
-        timestamp = record.timestamp if record.timestamp is not None and record.timestamp >= 0 else None
-        return OutgoingRecord(topic, key, value, record.kafka_partition, timestamp, headers)
-
     def _on_batch_done(
         self,
         fut: asyncio.Future[Any],
@@ -621,11 +705,14 @@ class WorkerSourceTask(TaskLifecycle):
         tracked: list[SubmittedRecord],
     ) -> None:
         if fut.cancelled() or fut.exception() is not None:
-            error = fut.exception() if not fut.cancelled() else asyncio.CancelledError()
-            if not self._tolerate:
+            error: BaseException = fut.exception() or asyncio.CancelledError()
+            if not self._errors.tolerate_all:
                 self._send_error = error
                 self._state_changed.set()
                 return
+            now = monotonic_ms()
+            for i in batch.indices:  # counted and logged (errors.log.enable) as Java's executeFailed
+                self._errors.execute_failed(kept[i], KAFKA_PRODUCE, WORKER_SOURCE_TASK_CLASS, error, now)
             self.records_skipped += len(batch.indices)
             for i in batch.indices:
                 tracked[i].ack()
@@ -838,3 +925,18 @@ def _batch(converter: Any, topic: str, schema: Any, items: list[Any]) -> list[by
     if batch is not None:
         return list(batch(topic, schema, items))
     return [converter.from_connect_data(topic, None, schema, item) for item in items]
+
+
+def monotonic_ms() -> int:
+    """The clock a task gives its retry-with-tolerance core (milliseconds)."""
+    return int(time.monotonic() * 1000)
+
+
+async def call_on_loop(operation: Callable[[], Any]) -> Any:
+    """Run one retried operation on the loop (the runtime's own converters and transformations)."""
+    return operation()
+
+
+def call_operation(operation: Callable[[], Any]) -> Any:
+    """Run one retried operation (on a plugin thread when the task's converters may block)."""
+    return operation()

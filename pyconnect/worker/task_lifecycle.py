@@ -8,6 +8,8 @@ Contract:
 - ``_stop_plugin()``: ``task.stop()`` once, if ``task.start()`` was entered (bounded by
   ``_stop_timeout_s``; its errors are logged, not raised); the transformation chain is closed here
   too, once, whether or not the plugin started.
+- ``_retry_sleep(ms)``: the wait between two attempts of a retried operation
+  (:mod:`pyconnect.worker.retry_with_tolerance`): ``False``, at once, when the task is asked to stop.
 - ``wait_stopped(timeout)``: True when the loop ended cleanly within ``timeout`` seconds; otherwise
   (and when the wait itself is cancelled) the loop is cancelled and ``_release()`` closes what the
   loop's own end would have closed, so no client outlives the task. A task whose loop never started
@@ -17,6 +19,7 @@ Contract:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from typing import Any
 
@@ -78,6 +81,13 @@ class TaskLifecycle:
     def stop(self) -> None:
         self._stopping.set()
         self._state_changed.set()
+
+    async def _retry_sleep(self, delay_ms: int) -> bool:
+        """Wait ``delay_ms`` before a retry; ``False`` (at once) when the task is asked to stop."""
+        if not self._stopping.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), delay_ms / 1000)
+        return not self._stopping.is_set()
 
     async def wait_stopped(self, timeout: float) -> bool:
         """True when the loop ended cleanly within ``timeout`` seconds; else it is cancelled."""

@@ -66,6 +66,7 @@ from pyconnect.metrics.connect import (
 from pyconnect.metrics.registry import MetricsHub
 from pyconnect.metrics.sink_task import SinkTaskMetrics
 from pyconnect.metrics.stats import MetricConfig
+from pyconnect.metrics.task_errors import TaskErrorMetrics
 from pyconnect.protocol.internal_records import (
     InternalRecordError,
     State,
@@ -76,10 +77,12 @@ from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.stores.connector_offsets import ConnectorOffsets, connector_offsets_for
 from pyconnect.transforms.chain import TransformationChain
 from pyconnect.transforms.config import transformation_chain
+from pyconnect.worker.errant_records import ErrantRecords
 from pyconnect.worker.failure_trace import failure_trace
 from pyconnect.worker.plugin_calls import PluginCalls
 from pyconnect.worker.plugins import PluginRegistry
-from pyconnect.worker.sink_setup import create_sink_task, is_sink
+from pyconnect.worker.retry_with_tolerance import RetryWithTolerance
+from pyconnect.worker.sink_setup import create_sink_task, flag, is_sink
 from pyconnect.worker.sink_task import WorkerSinkTask
 from pyconnect.worker.source_task import WorkerSourceTask
 from pyconnect.worker.status import Item, ObservedReporter, StatusReporter
@@ -168,7 +171,10 @@ class Worker:
         self.worker_metrics = WorkerMetrics(self.metrics, self.connectors, self.tasks)
         self._task_metrics: dict[
             ConnectorTaskId,
-            tuple[TaskMetrics, SourceTaskMetrics, ProducerMetrics] | tuple[TaskMetrics, SinkTaskMetrics],
+            tuple[
+                TaskMetrics,
+                *tuple[SourceTaskMetrics | ProducerMetrics | SinkTaskMetrics | TaskErrorMetrics, ...],
+            ],
         ] = {}
         self._connector_metrics: dict[str, ConnectorMetrics] = {}
         self.connector_task_counts = ConnectorTaskCounts(self.metrics, self._task_states)
@@ -482,7 +488,22 @@ class Worker:
             State.RUNNING if target == TargetState.STARTED else State.PAUSED,
         )
         source_metrics = SourceTaskMetrics(self.metrics, task_id.connector, task_id.task)
-        tolerance = str(connector_config.get("errors.tolerance", "none")).strip().lower()
+        error_metrics = TaskErrorMetrics(self.metrics, task_id.connector, task_id.task)
+        error_log = (
+            ErrantRecords(
+                task_id,
+                log_errors=True,
+                log_include_messages=flag(connector_config, "errors.log.include.messages"),
+                metrics=error_metrics,
+            )
+            if flag(connector_config, "errors.log.enable")
+            else None
+        )
+        errors = RetryWithTolerance.from_config(
+            connector_config,
+            metrics=error_metrics,
+            report=error_log.report_failure if error_log is not None else None,
+        )
         transaction_context = TransactionContext() if exactly_once and boundary == "connector" else None
         context = SourceTaskContext(
             dict(task_config),
@@ -505,7 +526,7 @@ class Worker:
             target_state=target,
             offset_flush_interval_s=self.config.offset_flush_interval_ms / 1000,
             offset_flush_timeout_s=self.config.offset_flush_timeout_ms / 1000,
-            tolerate_errors=tolerance == "all",
+            errors=errors,
             close_producer=close_clients,
             open_offsets=offsets.start,
             on_topic=self.topic_tracker,
@@ -524,7 +545,7 @@ class Worker:
             stop_timeout_s=int(self._setting("task.shutdown.graceful.timeout.ms")) / 1000,
         )
         self.tasks[task_id] = runner
-        self._task_metrics[task_id] = (task_metrics, source_metrics, producer_metrics)
+        self._task_metrics[task_id] = (task_metrics, source_metrics, producer_metrics, error_metrics)
         self.connector_task_counts.task_added(task_id.connector)
         runner.start()
         return True
@@ -538,7 +559,7 @@ class Worker:
     ) -> bool:
         """A sink task (:mod:`pyconnect.worker.sink_setup`): FAILED with its trace when it cannot be built."""
         try:
-            runner, task_metrics, sink_metrics = create_sink_task(
+            runner, task_metrics, sink_metrics, error_metrics = create_sink_task(
                 self, task_id, connector_config, task_config, target
             )
         except Exception as exc:
@@ -548,7 +569,7 @@ class Worker:
             )
             return False
         self.tasks[task_id] = runner
-        self._task_metrics[task_id] = (task_metrics, sink_metrics)
+        self._task_metrics[task_id] = (task_metrics, sink_metrics, error_metrics)
         self.connector_task_counts.task_added(task_id.connector)
         runner.start()
         return True

@@ -30,6 +30,7 @@ from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.testing.backends import ClusterHandle
 from pyconnect.transforms.config import transformation_chain
 from pyconnect.worker.plugins import PluginRegistry
+from pyconnect.worker.retry_with_tolerance import RetryWithTolerance
 from pyconnect.worker.source_task import WorkerSourceTask
 from pyconnect.worker.status import RecordingReporter
 from tests.integration.fleet import RECENT_MS
@@ -309,7 +310,12 @@ async def test_tolerance_all_skips_only_the_records_that_fail_conversion(
     await make_topic(cluster_a.bootstrap_servers, topic)
     task, committed, reporter = SometimesBadValueTask(topic, 70, batch=35), {}, RecordingReporter()
     runner, producer = build(
-        cluster_a, task, committed, reporter, tolerate_errors=True, value_converter=ByteArrayConverter()
+        cluster_a,
+        task,
+        committed,
+        reporter,
+        errors=RetryWithTolerance(tolerate_all=True),
+        value_converter=ByteArrayConverter(),
     )
     await producer.start()
     runner.start()
@@ -455,7 +461,12 @@ async def test_tolerance_all_skips_records_a_transformation_rejects_and_commits_
     )
     task, committed, reporter = HookedTask(topic, 40), {}, RecordingReporter()
     runner, producer = build(
-        cluster_a, task, committed, reporter, transformations=chain, tolerate_errors=True
+        cluster_a,
+        task,
+        committed,
+        reporter,
+        transformations=chain,
+        errors=RetryWithTolerance(tolerate_all=True),
     )
     await producer.start()
     runner.start()

@@ -12,6 +12,7 @@ from pyconnect.errors import ConnectError, DataError
 from pyconnect.kafka.sink_consumer import FetchedRecord
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.worker.errant_records import ErrantRecords, TaskErrantRecordReporter, context_headers
+from pyconnect.worker.retry_with_tolerance import RetryWithTolerance
 
 TASK = ConnectorTaskId("c", 3)
 RECORD = FetchedRecord("t", 1, 42, 1000, "CreateTime", b"k", b"v", [("h", b"x")])
@@ -81,11 +82,23 @@ async def test_reporter_from_a_plugin_thread_and_tolerance_none() -> None:
     record = SinkRecord(
         "renamed", 1, None, "k", None, "v", 42, original_topic="t", original_kafka_partition=1
     )
-    tolerant = TaskErrantRecordReporter(errant, loop, lambda: originals, True, "org.example.Task")
+    tolerant = TaskErrantRecordReporter(
+        RetryWithTolerance(tolerate_all=True, report=errant.report_failure),
+        loop,
+        lambda: originals,
+        "org.example.Task",
+        lambda: 0,
+    )
     future = await asyncio.to_thread(tolerant.report, record, ValueError("put failed"))
     await asyncio.wrap_future(future)  # type: ignore[arg-type]
     assert writer.sent[0][:2] == (b"k", b"v")  # the original bytes, not the transformed record
-    strict = TaskErrantRecordReporter(errant, loop, lambda: originals, False, "org.example.Task")
+    strict = TaskErrantRecordReporter(
+        RetryWithTolerance(report=errant.report_failure),
+        loop,
+        lambda: originals,
+        "org.example.Task",
+        lambda: 0,
+    )
     with pytest.raises(ConnectError, match="Tolerance exceeded in error handler"):
         strict.report(record, ValueError("put failed"))
     await errant.flush()

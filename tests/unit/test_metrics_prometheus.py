@@ -22,6 +22,7 @@ from pyconnect.metrics.process import EventLoopLag, process_samples
 from pyconnect.metrics.prometheus import PrometheusExposition, Sample, format_value, render, safe_name
 from pyconnect.metrics.registry import MetricName, MetricsHub
 from pyconnect.metrics.state_tracker import StateTracker
+from pyconnect.metrics.task_errors import TaskErrorMetrics
 from pyconnect.protocol.internal_records import State
 from tests.promtool import check_metrics
 
@@ -293,3 +294,28 @@ def test_task_commit_percentages_are_windowed_fractions() -> None:
     got = {r.name.name: r.value for r in hub.read() if r.name.group == "connector-task-metrics"}
     assert got["offset-commit-success-percentage"] == 0.0
     assert math.isnan(got["offset-commit-avg-time-ms"])
+
+
+def test_task_error_metrics_are_named_as_the_exporter_names_them() -> None:
+    clock = ManualClock()
+    hub = MetricsHub(clock=clock)
+    errors = TaskErrorMetrics(ConnectMetrics("w", hub), MM2, 0)
+    errors.record_failure()
+    errors.record_failure()
+    errors.record_retry()
+    errors.record_error_timestamp(0)
+    got = series(PrometheusExposition(hub).render())
+    labels = '{connector="\\"A->B.MirrorSourceConnector\\"",task="0"}'
+    assert {k: v for k, v in got.items() if k.startswith("kafka_connect_task_error_")} == {
+        f"kafka_connect_task_error_{name}{labels}": value
+        for name, value in (
+            ("total_record_failures", 2.0),
+            ("total_record_errors", 0.0),
+            ("total_records_skipped", 0.0),
+            ("total_retries", 1.0),
+            ("total_errors_logged", 0.0),
+            ("deadletterqueue_produce_requests", 0.0),
+            ("deadletterqueue_produce_failures", 0.0),
+            ("last_error_timestamp", float(clock.ms)),
+        )
+    }

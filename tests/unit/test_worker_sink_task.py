@@ -21,6 +21,7 @@ from pyconnect.metrics.sink_task import SinkTaskMetrics
 from pyconnect.protocol.internal_records import State
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.worker.plugin_calls import PluginCalls
+from pyconnect.worker.retry_with_tolerance import RetryWithTolerance
 from pyconnect.worker.sink_task import WorkerSinkTask, WorkerSinkTaskContext
 from pyconnect.worker.status import RecordingReporter
 
@@ -228,7 +229,13 @@ async def test_conversion_errors_are_skipped_under_tolerance_all() -> None:
     consumer = FakeConsumer([TP0])
     sink = RecordingSink(consumer)
     consumer.batches = [fetched(0, range(3))]
-    task = runner(consumer, sink, RecordingReporter(), tolerate_errors=True, offset_flush_interval_s=60)
+    task = runner(
+        consumer,
+        sink,
+        RecordingReporter(),
+        errors=RetryWithTolerance(tolerate_all=True),
+        offset_flush_interval_s=60,
+    )
 
     class Picky(StringConverter):
         def to_connect_data(self, topic: str, headers: Any, value: bytes | None) -> Any:
