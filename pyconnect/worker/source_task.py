@@ -36,7 +36,8 @@ Contract:
   (a failing record goes on stage by stage through the core), and a batch conversion that raises is
   redone record by record and converter by converter through the core. A
   failed delivery fails the task before the next poll (or, with tolerance all, is counted, logged
-  with ``errors.log.enable`` as stage ``KAFKA_PRODUCE`` and skipped). A task that
+  with ``errors.log.enable`` as stage ``KAFKA_PRODUCE``, skipped, and given to
+  ``commit_record(record, None)``, as Java's ``producerSendFailed``). A task that
   fails on a cluster's refusal (its producer lacks WRITE on a topic: ``Not authorized to access
   topics: [t]``) reports it as an access error naming ``cluster`` (:mod:`pyconnect.kafka.access`).
 - KIP-558: ``on_topic(task_id, topic)`` is called once per acknowledged batch (the callee decides
@@ -718,6 +719,9 @@ class WorkerSourceTask(TaskLifecycle):
                 tracked[i].ack()
             if self._metrics is not None:
                 self._metrics.record_write(len(batch.indices), len(batch.indices))
+            if self._hooks_commit_record:  # Java's producerSendFailed: commitTaskRecord(record, null)
+                failed = [kept[i] for i in batch.indices]
+                self._hooks.spawn(self._records_dropped(failed), name=f"commit-record-{self.id}")
             return
         meta = fut.result()
         self.records_written += len(batch.indices)

@@ -480,6 +480,47 @@ async def test_tolerance_all_skips_records_a_transformation_rejects_and_commits_
     assert reporter.states(ConnectorTaskId("c", 0)) == [State.RUNNING, State.UNASSIGNED]
 
 
+class OversizedTask(HookedTask):
+    """Every record of partition 0 (n % 3 == 0) carries a value larger than the topic accepts."""
+
+    async def poll(self) -> list[SourceRecord] | None:
+        records = await CountingTask.poll(self)
+        for record in records or []:
+            if record.kafka_partition == 0:
+                record.value = "x" * 8000
+        return records
+
+
+async def test_tolerance_all_skips_records_the_broker_refuses_and_hands_them_to_commit_record(
+    cluster_a: ClusterHandle, unique: Callable[[str], str]
+) -> None:
+    """Java's ``producerSendFailed`` under ``errors.tolerance=all``: the refused records are counted as
+    skipped, their offsets commit, and ``commit_record(record, None)`` runs for each."""
+    topic = unique("src")
+    admin = AIOKafkaAdminClient(bootstrap_servers=cluster_a.bootstrap_servers)
+    await admin.start()
+    try:
+        await admin.create_topics([NewTopic(topic, 3, 1, topic_configs={"max.message.bytes": "4096"})])
+    finally:
+        await admin.close()
+    task, committed, reporter = OversizedTask(topic, 60), {}, RecordingReporter()
+    producer = AIOKafkaProducer(bootstrap_servers=cluster_a.bootstrap_servers, acks="all", linger_ms=5)
+    runner, producer = build(
+        cluster_a, task, committed, reporter, producer=producer, errors=RetryWithTolerance(tolerate_all=True)
+    )
+    await producer.start()
+    runner.start()
+    async with asyncio.timeout(30):
+        while len(task.hooked) < 60 or not committed or max(o["n"] for o in committed.values()) < 59:
+            await asyncio.sleep(0.1)
+    runner.stop()
+    assert await runner.wait_stopped(30)
+    refused = sorted(h[0] for h in task.hooked if h[2] is None)
+    assert refused == [n for n in range(60) if n % 3 == 0]
+    assert (runner.records_written, runner.records_skipped) == (40, 20)
+    assert reporter.states(ConnectorTaskId("c", 0)) == [State.RUNNING, State.UNASSIGNED]
+
+
 async def read_committed(bootstrap: str, topic: str, count: int, settle_s: float = 0.0) -> list[Any]:
     """At least ``count`` records visible to ``read_committed``, reading for at least ``settle_s``."""
     consumer = AIOKafkaConsumer(
