@@ -62,7 +62,7 @@ def sink_workers(bootstrap: str, base: Path, count: int) -> list[PyconnectWorker
 def workers(
     kafka_clusters: dict[str, ClusterHandle], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Sequence[PyconnectWorker]]:
-    started = sink_workers(kafka_clusters["A"].bootstrap_servers, tmp_path_factory.mktemp("sink-fleet"), 2)
+    started = sink_workers(kafka_clusters["A"].bootstrap_servers, tmp_path_factory.mktemp("sink-fleet"), 3)
     with fleet(started):
         yield started
 
