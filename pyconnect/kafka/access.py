@@ -36,8 +36,10 @@ from aiokafka import AIOKafkaProducer
 from aiokafka import errors as kafka_errors
 from aiokafka.conn import create_conn
 
-from pyconnect.config.client_configs import ClientConfigError, admin_kwargs
+from pyconnect.config.client_configs import ClientConfigError
 from pyconnect.errors import AuthenticationError, AuthorizationError, KafkaAccessError
+from pyconnect.kafka.clients import admin_client_kwargs
+from pyconnect.kafka.oauth_login import OAuthLoginError
 from pyconnect.kafka.probe import SSL_CLOSE_S
 
 INIT_PRODUCER_ID = (
@@ -111,6 +113,8 @@ def access_error(
         return AuthenticationError(
             f"Authentication to {cluster} failed: Client SASL mechanism {name}not enabled in the server"
         )
+    if isinstance(exc, OAuthLoginError):
+        return AuthenticationError(f"Authentication to {cluster} failed: OAUTHBEARER login: {exc.args[0]}")
     if isinstance(exc, kafka_errors.IllegalSaslStateError | kafka_errors.AuthenticationFailedError):
         return AuthenticationError(f"Authentication to {cluster} failed: {exc}")
     if isinstance(exc, ssl.SSLError):
@@ -136,7 +140,7 @@ async def explain_bootstrap(config: Mapping[str, Any]) -> BaseException | None:
     """Connect (and authenticate) to each bootstrap server of ``config`` once; the first refusal found
     (see :func:`access_error`), else ``None`` (every server answered, or none could be reached)."""
     try:
-        kwargs = admin_kwargs(config)
+        kwargs = admin_client_kwargs(config)
     except ClientConfigError:
         return None
     probe = {k: v for k, v in kwargs.items() if k in _PROBE_ARGUMENTS}
