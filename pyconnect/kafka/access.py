@@ -107,6 +107,8 @@ def access_error(
         reason = (
             str(exc.args[0]) if exc.args and isinstance(exc.args[0], str) else "SASL authentication failed"
         )
+        if mechanism == "OAUTHBEARER":
+            reason = f"the broker rejected the OAUTHBEARER token: {reason}"
         return AuthenticationError(f"Authentication to {cluster} failed: {reason}")
     if isinstance(exc, kafka_errors.UnsupportedSaslMechanismError):
         name = f"'{mechanism}' " if mechanism else ""

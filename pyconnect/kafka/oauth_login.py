@@ -19,6 +19,12 @@ Contract:
   :func:`pyconnect.kafka.access.access_error` makes it ``Authentication to <cluster> failed: <why>``.
   The message names the token endpoint and what it said, never the client secret or a token.
 - Warnings (a failed attempt, a failed refresh) are logged at most once per minute per provider.
+- A token the broker rejects ends the exchange as RFC 7628 3.2.2 says: the broker answers the token with
+  an error document (``{"status":"invalid_token"}``), the client sends ``%x01`` and the broker fails the
+  authentication. aiokafka stops after its token and takes the error document for success (the next
+  request then dies on a closed connection, with no reason given); importing this module makes aiokafka's
+  connections use :class:`RejectionAwareAuthenticator`, which finishes the exchange, so the refusal is
+  aiokafka's ``SaslAuthenticationFailed`` carrying the broker's message and the status it sent.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from collections.abc import Callable
 from typing import Any
 
 from aiokafka.abc import AbstractTokenProvider
+from aiokafka.conn import AIOKafkaConnection, OAuthAuthenticator
 from aiokafka.errors import AuthenticationFailedError
 
 from pyconnect.config import oauthbearer
@@ -193,3 +200,27 @@ def with_token_provider(kwargs: dict[str, Any]) -> dict[str, Any]:
     out = {k: v for k, v in kwargs.items() if k != OAUTH_LOGIN}
     out["sasl_oauth_token_provider"] = OAuthBearerLogin(settings)
     return out
+
+
+class RejectionAwareAuthenticator(OAuthAuthenticator):
+    """aiokafka's OAUTHBEARER client exchange, answering a broker's error document with ``%x01``."""
+
+    def __init__(self, *, sasl_oauth_token_provider: AbstractTokenProvider) -> None:
+        super().__init__(sasl_oauth_token_provider=sasl_oauth_token_provider)
+        self._rejection_answered = False
+
+    async def step(self, payload: bytes | None) -> tuple[bytes, bool] | None:
+        if self._token_sent and payload:
+            if self._rejection_answered:
+                return None
+            self._rejection_answered = True
+            return b"\x01", True
+        result: tuple[bytes, bool] | None = await super().step(payload)
+        return result
+
+
+def _authenticator_oauth(connection: AIOKafkaConnection) -> OAuthAuthenticator:
+    return RejectionAwareAuthenticator(sasl_oauth_token_provider=connection._sasl_oauth_token_provider)
+
+
+AIOKafkaConnection.authenticator_oauth = _authenticator_oauth

@@ -7,11 +7,12 @@ has a token server of ``pyconnect.testing.token_server`` issuing RS256 JWTs that
 token expired (KIP-368; aiokafka does not re-authenticate), so a client that did not refresh its token
 would be locked out after the first expiry.
 
-- the runtime's producer and consumer round-trip records for longer than three token lifetimes, each
+- the runtime's producer and consumer round-trip records for longer than two token lifetimes, each
   fetching new tokens on Java's refresh schedule;
+- a token the broker does not accept (signed by another key) is refused with the broker's reason;
 - a pyconnect worker whose own clients (group member, config/offset/status stores) and task clients use
   OAUTHBEARER runs a MirrorSourceConnector S->T configured with ``source.cluster.``/``target.cluster.``
-  OAUTHBEARER keys; the records arrive on T;
+  OAUTHBEARER keys; the records arrive on T, also after every token it started with expired;
 - a wrong client secret fails the connector with a line naming the cluster and the token endpoint, the
   worker keeps serving, no secret is in the status or the log, and a good config brings it back;
 - a Java console producer accepts the same client properties file (Kafka 4 needs the token URL in the
@@ -21,6 +22,7 @@ would be locked out after the first expiry.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import subprocess
 import time
@@ -34,6 +36,7 @@ from aiokafka import TopicPartition
 from aiokafka.admin import NewTopic
 
 from pyconnect.config import properties
+from pyconnect.errors import AuthenticationError
 from pyconnect.kafka.access import cluster_label, start_client
 from pyconnect.kafka.clients import create_admin, create_consumer, create_producer
 from pyconnect.kafka.oauth_login import OAuthBearerLogin
@@ -46,7 +49,7 @@ from tests.integration.fleet import FAST_GROUP, status, wait_for
 
 pytestmark = pytest.mark.kafka
 
-TOKEN_LIFETIME_S = 10
+TOKEN_LIFETIME_S = 6
 BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
 WRONG_SECRET = "wrong-secret-0815"
 FLOW_S = 40.0
@@ -123,7 +126,7 @@ def test_clients_keep_working_past_token_expiry_by_refreshing(
     s = clusters["S"]
     config = oauth(s)
     topic = unique("refresh")
-    run_s = 3.2 * TOKEN_LIFETIME_S
+    run_s = 2.2 * TOKEN_LIFETIME_S
 
     async def scenario() -> tuple[list[bytes], list[bytes], int, int]:
         await create_topic(config, topic)
@@ -158,8 +161,38 @@ def test_clients_keep_working_past_token_expiry_by_refreshing(
         f"{producer_tokens} tokens, consumer {consumer_tokens}"
     )
     assert got == sent
-    # refreshed at 80-85% of each token's life: at least one new token per lifetime passed
+    # refreshed at 80-85% of each token's life: new tokens at about 4.8 s and 9.6 s
     assert producer_tokens >= 3 and consumer_tokens >= 3
+
+
+def test_a_token_the_broker_rejects_is_refused_with_the_brokers_reason(
+    clusters: dict[str, KafkaCluster], tmp_path: Path
+) -> None:
+    """A JWT the token server did not sign (read from a ``file:`` endpoint, Java's FileJwtRetriever)."""
+    s = clusters["S"]
+    now = int(time.time())
+
+    def part(doc: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(doc).encode()).decode().rstrip("=")
+
+    forged = tmp_path / "forged.jwt"
+    forged.write_text(
+        f"{part({'alg': 'RS256', 'kid': 'x'})}.{part({'sub': ADMIN_USER, 'iat': now, 'exp': now + 60})}.c2ln"
+    )
+    config = {**oauth(s), "sasl.oauthbearer.token.endpoint.url": forged.as_uri()}
+
+    async def attempt() -> str:
+        producer = create_producer(config)
+        with pytest.raises(AuthenticationError) as refused:
+            await start_client(producer, config, cluster_label(config, "S"))
+        return str(refused.value)
+
+    message = asyncio.run(attempt())
+    print(f"\nforged token: {message}")
+    assert message == (
+        f"Authentication to cluster S ({s.bootstrap_servers}) failed: the broker rejected the OAUTHBEARER "
+        'token: {"status":"invalid_token"}'
+    )
 
 
 def worker_properties(t: KafkaCluster) -> dict[str, object]:
@@ -248,9 +281,16 @@ def test_a_worker_on_oauthbearer_mirrors_with_oauthbearer_source_and_target_keys
     running(worker, name)
     got = asyncio.run(read_values(oauth(t), f"S.{topic}", 3, FLOW_S))
     assert got == [b"m0", b"m1", b"m2"]
+    time.sleep(TOKEN_LIFETIME_S + 2)  # every token the worker and the task started with has expired
+    asyncio.run(produce(oauth(s), topic, [b"m3"]))
+    got = asyncio.run(read_values(oauth(t), f"S.{topic}", 4, FLOW_S))
+    assert got == [b"m0", b"m1", b"m2", b"m3"]
+    running(worker, name)
+    code, body = worker.rest("GET", "/connectors")
+    assert code == 200 and name in body, body
     tokens = issued(t)[ADMIN_USER] - before
-    print(f"\nmirrored 3 records S->T; T's token server issued {tokens} more tokens to {ADMIN_USER}")
-    assert tokens >= 1
+    print(f"\nmirrored 4 records S->T across a token expiry; T's token server issued {tokens} more tokens")
+    assert tokens >= 2
     worker.rest("DELETE", f"/connectors/{name}")
 
 
