@@ -49,14 +49,15 @@ async def post_form(
             return response.status, raw.decode("utf-8", errors="replace")
     except TokenEndpointError:
         raise
-    except ssl.SSLCertVerificationError as exc:
+    except aiohttp.ClientConnectorCertificateError as exc:
+        reason = getattr(exc.certificate_error, "verify_message", None) or exc.certificate_error
         raise TokenEndpointError(
-            f"Cannot reach the token endpoint {url}: TLS certificate not trusted ({exc.verify_message})",
+            f"Cannot reach the token endpoint {url}: TLS certificate not trusted ({reason})",
             url,
             retriable=True,
         ) from None
-    except aiohttp.ClientConnectorCertificateError as exc:
-        reason = getattr(exc.certificate_error, "verify_message", None) or exc.certificate_error
+    except ssl.SSLCertVerificationError as exc:
+        reason = getattr(exc, "verify_message", None) or exc
         raise TokenEndpointError(
             f"Cannot reach the token endpoint {url}: TLS certificate not trusted ({reason})",
             url,

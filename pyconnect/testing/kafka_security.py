@@ -303,7 +303,11 @@ class ClusterSecurity:
                     mechanism, BROKER_USER, broker_password
                 )
         if self.oauth:
-            options = " ".join(self._endpoint_tls_options())
+            # The JWKS fetch over HTTPS reads its trust store from these JAAS options. With any option
+            # set, the broker's own OAUTHBEARER login (Java's unsecured default, unused here: brokers
+            # talk PLAIN) builds a token at start and needs a subject.
+            tls = self._endpoint_tls_options()
+            options = " ".join([f'unsecuredLoginStringClaim_sub="{BROKER_USER}"', *tls] if tls else [])
             props[f"{prefix}oauthbearer.sasl.jaas.config"] = f"{OAUTH_LOGIN_MODULE} required {options};"
             props[f"{prefix}oauthbearer.sasl.server.callback.handler.class"] = OAUTH_VALIDATOR
             props["sasl.oauthbearer.jwks.endpoint.url"] = self.jwks_endpoint_url
