@@ -103,6 +103,8 @@ REFRESH_WINDOW_JITTER = "sasl.login.refresh.window.jitter"
 REFRESH_MIN_PERIOD_SECONDS = "sasl.login.refresh.min.period.seconds"
 REFRESH_BUFFER_SECONDS = "sasl.login.refresh.buffer.seconds"
 JAAS_CONFIG = "sasl.jaas.config"
+ASSERTION_PREFIX = "sasl.oauthbearer.assertion."
+"""The client assertion keys of Kafka 4 (4.3.1 has them): Java prefers them over the client secret; refused here."""
 
 KEYS = (
     TOKEN_ENDPOINT_URL,
@@ -341,6 +343,14 @@ def oauth_settings(config: Mapping[str, Any]) -> OAuthLoginSettings:
         raise ClientConfigError(
             f"Invalid value {validator} for configuration {JWT_VALIDATOR_CLASS}: supported are "
             + ", ".join(JWT_VALIDATORS)
+        )
+    assertion = sorted(
+        k for k, v in config.items() if k.startswith(ASSERTION_PREFIX) and _plain(v) is not None
+    )
+    if assertion:
+        raise ClientConfigError(
+            f"Invalid configuration {assertion[0]}: client assertion authentication (a signed JWT instead of "
+            "the client secret) is not supported here; use the client secret"
         )
     endpoint = _plain(config.get(TOKEN_ENDPOINT_URL))
     if endpoint is None:

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import pytest
+from aiokafka import AIOKafkaClient
 
 from pyconnect.config import oauthbearer as ob
 from pyconnect.config.client_configs import OAUTH_LOGIN, ClientConfigError, admin_kwargs, ignored_keys
@@ -88,6 +89,7 @@ def test_client_credentials_settings_follow_kafka_4_precedence_and_defaults() ->
         ({ob.REFRESH_BUFFER_SECONDS: "x"}, ob.REFRESH_BUFFER_SECONDS),
         ({ob.LOGIN_CALLBACK_HANDLER_CLASS: "com.example.Handler"}, ob.LOGIN_CALLBACK_HANDLER_CLASS),
         ({ob.JWT_RETRIEVER_CLASS: "com.example.Retriever"}, ob.JWT_RETRIEVER_CLASS),
+        ({"sasl.oauthbearer.assertion.file": "/a.jwt"}, "sasl.oauthbearer.assertion.file"),
         ({"sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule required;"}, "jaas"),
     ],
 )
@@ -110,6 +112,8 @@ def test_the_translation_hands_the_login_to_the_kafka_side_which_makes_one_provi
     assert ignored_keys(secured(**{ob.REFRESH_BUFFER_SECONDS: "10"}), "admin") == []
     plaintext = admin_kwargs({**secured(), "security.protocol": "PLAINTEXT"})
     assert OAUTH_LOGIN not in plaintext
+    with pytest.raises(TypeError, match=OAUTH_LOGIN):  # a client made around the factories fails loudly
+        AIOKafkaClient(**admin_kwargs(secured()))
 
 
 def test_request_is_basic_auth_and_a_client_credentials_form() -> None:
