@@ -11,8 +11,17 @@ import pytest
 from aiokafka import AIOKafkaClient
 
 from pyconnect.config import oauthbearer as ob
-from pyconnect.config.client_configs import OAUTH_LOGIN, ClientConfigError, admin_kwargs, ignored_keys
-from pyconnect.kafka.clients import admin_client_kwargs
+from pyconnect.config.client_configs import (
+    OAUTH_LOGIN,
+    ClientConfigError,
+    admin_kwargs,
+    ignored_keys,
+    mirror_connector_client_config,
+    mm2_cluster_props,
+    mm2_connector_cluster_config,
+    oauth_login,
+)
+from pyconnect.kafka.clients import admin_client_kwargs, consumer_client_kwargs
 from pyconnect.kafka.oauth_login import OAuthBearerLogin, OAuthLoginError
 
 SECRET = "s3cr3t-value"
@@ -297,3 +306,13 @@ async def test_an_unreachable_endpoint_is_retried_with_backoff_within_the_max() 
         await login.token()
     assert len(endpoint.posts) == 5
     assert endpoint.now - started == pytest.approx(1.0)
+
+
+def test_mm2_cluster_keys_and_mirror_prefixes_carry_the_login_to_every_role() -> None:
+    raw = {"clusters": "A, B", "A.bootstrap.servers": "a:1", **{f"A.{k}": v for k, v in secured().items()}}
+    connector = mm2_connector_cluster_config(mm2_cluster_props(raw, "A"), "source")
+    for role in ("consumer", "producer", "admin"):
+        client = mirror_connector_client_config(connector, "source", role)
+        settings = oauth_login(admin_kwargs(client))
+        assert settings is not None and settings.endpoint == URL and settings.client_secret == SECRET
+        assert isinstance(consumer_client_kwargs(client)["sasl_oauth_token_provider"], OAuthBearerLogin)
