@@ -17,8 +17,8 @@ Contract:
   (transient errors, timeouts, anything else): callers keep their own handling for those.
 - :func:`start_client` starts an aiokafka client; when the start fails, the client is stopped before
   the error propagates (no unclosed client or socket) and a refused start raises the access error.
-  A failed bootstrap is explained by one probe connection per bootstrap server (only after a failure),
-  which reports the broker's own reason.
+  A failed bootstrap is explained by the client's OAUTHBEARER login failure when it had one, else by one
+  probe connection per bootstrap server (only after a failure), which reports the broker's own reason.
 - :func:`refusals_raised` is a context manager raising the access error in place of a refusal.
 
 Messages carry what the broker or client said, never a config value: passwords cannot leak through here.
@@ -39,7 +39,7 @@ from aiokafka.conn import create_conn
 from pyconnect.config.client_configs import ClientConfigError
 from pyconnect.errors import AuthenticationError, AuthorizationError, KafkaAccessError
 from pyconnect.kafka.clients import admin_client_kwargs
-from pyconnect.kafka.oauth_login import OAuthLoginError
+from pyconnect.kafka.oauth_login import OAuthLoginError, login_of
 from pyconnect.kafka.probe import SSL_CLOSE_S
 
 INIT_PRODUCER_ID = (
@@ -188,7 +188,11 @@ async def start_client(
             raise
         refusal = access_error(exc, cluster, operation=operation, mechanism=config.get("sasl.mechanism"))
         if refusal is None and isinstance(exc, kafka_errors.KafkaConnectionError):
-            cause = await explain_bootstrap(config)
+            login = login_of(client)
+            if login is not None and login.last_error is not None:  # the token, not the broker
+                cause: BaseException | None = OAuthLoginError(login.last_error)
+            else:
+                cause = await explain_bootstrap(config)
             mechanism = config.get("sasl.mechanism")
             refusal = None if cause is None else access_error(cause, cluster, mechanism=mechanism)
         if refusal is None:

@@ -131,6 +131,11 @@ class OAuthBearerLogin(AbstractTokenProvider):
             self._cache.stored(fresh, self._now_ms(), self._draw())
             return fresh.value
 
+    @property
+    def last_error(self) -> str | None:
+        """Why the last login failed, while no token has been had since (``None`` otherwise)."""
+        return self._last_error
+
     def extensions(self) -> dict[str, str]:
         return dict(self.settings.extensions)
 
@@ -189,6 +194,13 @@ def _read_token_file(path: str) -> str:
         raise TokenEndpointError(
             f"Cannot read the token file {path}: {exc.strerror or exc}", path, retriable=True
         ) from None
+
+
+def login_of(client: object) -> OAuthBearerLogin | None:
+    """The token provider of an aiokafka producer, consumer or admin client, if it has one."""
+    inner = getattr(client, "client", None) or getattr(client, "_client", None)
+    provider = getattr(inner, "_sasl_oauth_token_provider", None)
+    return provider if isinstance(provider, OAuthBearerLogin) else None
 
 
 def with_token_provider(kwargs: dict[str, Any]) -> dict[str, Any]:

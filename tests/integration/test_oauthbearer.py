@@ -11,6 +11,7 @@ would be locked out after the first expiry.
 - the runtime's producer and consumer round-trip records past the expiry of their first token, each
   fetching new tokens on Java's refresh schedule;
 - a token the broker does not accept (signed by another key) is refused with the broker's reason;
+- an unreachable token endpoint is retried with Java's backoff, then named in the error;
 - an HTTPS token endpoint whose certificate the client does not trust is a clear error naming it;
 - a pyconnect worker whose own clients (group member, config/offset/status stores) and task clients use
   OAUTHBEARER runs a MirrorSourceConnector S->T configured with ``source.cluster.``/``target.cluster.``
@@ -42,10 +43,10 @@ from pyconnect.config import properties
 from pyconnect.errors import AuthenticationError
 from pyconnect.kafka.access import cluster_label, start_client
 from pyconnect.kafka.clients import create_admin, create_consumer, create_producer
-from pyconnect.kafka.oauth_login import OAuthBearerLogin
+from pyconnect.kafka.oauth_login import OAuthBearerLogin, login_of
 from pyconnect.testing.backends import BackendUnavailable, chosen_backend
 from pyconnect.testing.distribution import ensure_distribution
-from pyconnect.testing.kafka import KafkaCluster, start_clusters, stop_clusters
+from pyconnect.testing.kafka import KafkaCluster, free_ports, start_clusters, stop_clusters
 from pyconnect.testing.kafka_security import ADMIN_USER, OAUTH_ALLOWED_URLS, OAUTHBEARER
 from pyconnect.testing.worker_process import PyconnectWorker
 from tests.integration.fleet import FAST_GROUP, status, wait_for
@@ -97,9 +98,8 @@ def issued(cluster: KafkaCluster) -> dict[str, int]:
 
 
 def provider_of(client: Any) -> OAuthBearerLogin:
-    inner = client._client if hasattr(client, "_client") else client.client
-    login = inner._sasl_oauth_token_provider
-    assert isinstance(login, OAuthBearerLogin)
+    login = login_of(client)
+    assert login is not None
     return login
 
 
@@ -224,6 +224,33 @@ def test_an_untrusted_https_token_endpoint_is_a_clear_error(clusters: dict[str, 
         f"Authentication to cluster T ({t.bootstrap_servers}) failed: OAUTHBEARER login: Cannot reach the "
         f"token endpoint {t.security.token_endpoint_url}: TLS certificate not trusted ("
     ), message
+
+
+def test_an_unreachable_token_endpoint_is_retried_then_named(clusters: dict[str, KafkaCluster]) -> None:
+    s = clusters["S"]
+    (closed,) = free_ports(1)
+    endpoint = f"http://127.0.0.1:{closed}/token"
+    config = {
+        **oauth(s),
+        "sasl.oauthbearer.token.endpoint.url": endpoint,
+        "sasl.login.retry.backoff.max.ms": "800",
+    }
+
+    async def attempt() -> str:
+        producer = create_producer(config)
+        with pytest.raises(AuthenticationError) as refused:
+            await start_client(producer, config, cluster_label(config, "S"))
+        return str(refused.value)
+
+    started = time.monotonic()
+    message = asyncio.run(attempt())
+    took = time.monotonic() - started
+    print(f"\nunreachable token endpoint, FAILED after {took:.1f} s: {message}")
+    assert message.startswith(
+        f"Authentication to cluster S ({s.bootstrap_servers}) failed: OAUTHBEARER login: Cannot reach the "
+        f"token endpoint {endpoint}: "
+    ), message
+    assert "(gave up after " in message and took < 10
 
 
 def worker_properties(t: KafkaCluster) -> dict[str, object]:
