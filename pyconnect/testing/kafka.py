@@ -460,7 +460,7 @@ def start_clusters(
     overrides: Mapping[str, object] | None = None,
     dist: KafkaDistribution | None = None,
     die_with_parent: bool = False,
-    security: str = "plaintext",
+    security: str | Mapping[str, str] = "plaintext",
     users: Iterable[str] = USERS,
     routes: Iterable[str] = (),
     oauth: bool = False,
@@ -468,7 +468,8 @@ def start_clusters(
 ) -> dict[str, KafkaCluster]:
     """Format and start one fresh cluster per alias under ``base_dir/<alias>``; return once all answer.
 
-    ``security`` (one of :data:`PROTOCOLS`) secures every cluster's client listener; each cluster
+    ``security`` (one of :data:`PROTOCOLS`, or one per alias as a mapping) secures every cluster's client
+    listener; each cluster
     gets its own users (``users``, ``admin`` being the super user), passwords and CA under
     ``base_dir/<alias>/security``.
 
@@ -484,17 +485,22 @@ def start_clusters(
     so that ``down`` (another process) can stop them later.
     On failure every process started here is stopped before the error propagates.
     """
-    if security not in PROTOCOLS:
-        raise ValueError(f"security {security!r}: expected one of {', '.join(PROTOCOLS)}")
+    aliases = list(aliases)
+    protocols = {a: security for a in aliases} if isinstance(security, str) else dict(security)
+    for protocol in protocols.values():
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"security {protocol!r}: expected one of {', '.join(PROTOCOLS)}")
+    if set(protocols) != set(aliases):
+        raise ValueError(f"security names clusters {sorted(protocols)}, not the aliases {aliases}")
     routes = check_routes(routes)
-    if routes and security != "plaintext":
-        raise ValueError(f"network routes are plaintext only: security {security!r} cannot take routes")
-    if oauth and not security.startswith("sasl_"):
-        raise ValueError(f"OAUTHBEARER needs security sasl_plaintext or sasl_ssl, not {security!r}")
+    for protocol in protocols.values():
+        if routes and protocol != "plaintext":
+            raise ValueError(f"network routes are plaintext only: security {protocol!r} cannot take routes")
+        if oauth and not protocol.startswith("sasl_"):
+            raise ValueError(f"OAUTHBEARER needs security sasl_plaintext or sasl_ssl, not {protocol!r}")
     dist = dist or ensure_distribution()
     base_dir = base_dir.resolve()
     clusters: dict[str, KafkaCluster] = {}
-    aliases = list(aliases)
     per_cluster = 2 * brokers * (1 + len(routes))
     ports = free_ports(per_cluster * len(aliases) + (len(aliases) if oauth else 0))
     oauth_ports = ports[per_cluster * len(aliases) :]
@@ -513,9 +519,9 @@ def start_clusters(
                 die_with_parent=die_with_parent,
                 ports=ports[per_cluster * index : per_cluster * (index + 1)],
                 security=None
-                if security == "plaintext"
+                if protocols[alias] == "plaintext"
                 else ClusterSecurity.create(
-                    security,
+                    protocols[alias],
                     cdir / SECURITY_DIR,
                     users,
                     oauth_port=oauth_ports[index] if oauth else None,

@@ -67,18 +67,15 @@ def clusters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Kaf
             f"test_oauthbearer starts its own OAUTHBEARER clusters and needs the local backend; "
             f"PYCONNECT_TEST_BACKEND is {backend!r}"
         )
-    base = tmp_path_factory.mktemp("kafka-oauth")
-    started: dict[str, KafkaCluster] = {}
+    started = start_clusters(
+        ["S", "T"],
+        tmp_path_factory.mktemp("kafka-oauth"),
+        security={"S": "sasl_plaintext", "T": "sasl_ssl"},
+        oauth=True,
+        token_lifetime_s=TOKEN_LIFETIME_S,
+        die_with_parent=True,
+    )
     try:
-        for alias, security in (("S", "sasl_plaintext"), ("T", "sasl_ssl")):
-            started |= start_clusters(
-                [alias],
-                base,
-                security=security,
-                oauth=True,
-                token_lifetime_s=TOKEN_LIFETIME_S,
-                die_with_parent=True,
-            )
         yield started
     finally:
         stop_clusters(started.values())
