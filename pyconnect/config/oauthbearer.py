@@ -293,8 +293,12 @@ def _whole(config: Mapping[str, Any], key: str, default: int, low: int, high: in
         raise ClientConfigError(
             f"Invalid value {text} for configuration {key}: Not a number of type LONG"
         ) from None
-    if not low <= value <= high:
+    if value < low:
         raise ClientConfigError(f"Invalid value {text} for configuration {key}: Value must be at least {low}")
+    if value > high:
+        raise ClientConfigError(
+            f"Invalid value {text} for configuration {key}: Value must be no more than {high}"
+        )
     return value
 
 

@@ -96,6 +96,7 @@ def test_client_credentials_settings_follow_kafka_4_precedence_and_defaults() ->
         ({"sasl.jaas.config": jaas(clientSecret=SECRET)}, ob.CLIENT_ID),
         ({ob.REFRESH_WINDOW_FACTOR: "0.2"}, ob.REFRESH_WINDOW_FACTOR),
         ({ob.REFRESH_BUFFER_SECONDS: "x"}, ob.REFRESH_BUFFER_SECONDS),
+        ({ob.REFRESH_MIN_PERIOD_SECONDS: "901"}, "Value must be no more than 900"),
         ({ob.LOGIN_CALLBACK_HANDLER_CLASS: "com.example.Handler"}, ob.LOGIN_CALLBACK_HANDLER_CLASS),
         ({ob.JWT_RETRIEVER_CLASS: "com.example.Retriever"}, ob.JWT_RETRIEVER_CLASS),
         ({"sasl.oauthbearer.assertion.file": "/a.jwt"}, "sasl.oauthbearer.assertion.file"),
