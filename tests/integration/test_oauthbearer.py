@@ -18,6 +18,8 @@ would be locked out after the first expiry.
   OAUTHBEARER keys; the records arrive on T, also after every token it started with expired;
 - a wrong client secret fails the connector with a line naming the cluster and the token endpoint, the
   worker keeps serving, no secret is in the status or the log, and a good config brings it back;
+- an OAUTHBEARER config without a login callback handler (Java's unsecured login) and without a subject
+  fails the connector with a line naming the keys;
 - a Java console producer accepts the same client properties file (Kafka 4 needs the token URL in the
   system property ``org.apache.kafka.sasl.oauthbearer.allowed.urls``) and our consumer reads its records.
 """
@@ -423,3 +425,26 @@ def test_a_java_client_accepts_the_same_properties_file(
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     assert issued(s)[ADMIN_USER] > before, "the Java client logged in through the token server"
     assert asyncio.run(read_values(config, topic, 2, 20)) == [b"j0", b"j1"]
+
+
+def test_an_oauthbearer_config_without_a_login_handler_fails_the_connector_naming_the_key(
+    clusters: dict[str, KafkaCluster], worker: PyconnectWorker, unique: Callable[[str], str]
+) -> None:
+    """Java's default for OAUTHBEARER is the unsecured login, which needs a subject in the JAAS value."""
+    s = clusters["S"]
+    source = {k: v for k, v in oauth(s).items() if k != "sasl.login.callback.handler.class"}
+    name = unique("nohandler")
+    config = mirror_config(clusters, unique("nohandler"), source)
+    code, body = worker.rest("POST", "/connectors", {"name": name, "config": config})
+    assert code == 201, body
+    connector = wait_for(
+        f"{name} FAILED",
+        lambda: (b := status(worker, name)) and b["connector"]["state"] == "FAILED" and b["connector"],
+        30,
+    )
+    line = connector["trace"].splitlines()[0]
+    print(f"\nno login handler: {line}")
+    assert "the unsecured OAUTHBEARER login needs unsecuredLoginStringClaim_sub" in line, line
+    assert "sasl.login.callback.handler.class" in line, line
+    assert worker.running and worker.rest("GET", "/")[0] == 200
+    worker.rest("DELETE", f"/connectors/{name}")
