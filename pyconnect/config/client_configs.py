@@ -12,6 +12,9 @@ promise (socket buffer sizes, serializers we replace with bytes, metrics reporte
 :func:`ignored_keys` lists them so the caller can log them once. A value that cannot be honoured (an
 unreadable store or a wrong store password, an unknown SASL mechanism, a malformed number) raises
 :class:`ClientConfigError` naming the key.
+``sasl.mechanism=OAUTHBEARER`` over ``SASL_*`` gives the login settings under :data:`OAUTH_LOGIN` instead of
+a username and password (:mod:`pyconnect.config.oauthbearer`; the client factories turn them into a token
+provider).
 Kafka 4 client defaults win over aiokafka's where they differ (``linger.ms`` 5, ``enable.idempotence``
 true, ``acks`` all).
 
@@ -67,6 +70,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pyconnect.config import oauthbearer
+from pyconnect.config.oauthbearer import ClientConfigError, OAuthLoginSettings
 from pyconnect.config.security_keys import SECURITY_KEYS
 from pyconnect.config.tls import TlsConfigError, client_ssl_context
 
@@ -80,10 +85,6 @@ INT_MAX = 2**31 - 1
 
 
 # -- Java keys to aiokafka keyword arguments -------------------------------------------------------------
-
-
-class ClientConfigError(ValueError):
-    """A client setting cannot be honoured; the message names the key."""
 
 
 def _int(key: str, value: Any) -> int:
@@ -231,6 +232,19 @@ def parse_jaas_credentials(jaas: str) -> tuple[str, str]:
     return options["username"], options["password"]
 
 
+OAUTH_LOGIN = "sasl_oauth_login"
+"""The keyword under which the ``*_kwargs`` functions hand an OAUTHBEARER client its
+:class:`~pyconnect.config.oauthbearer.OAuthLoginSettings`. aiokafka has no such keyword: the client
+factories of :mod:`pyconnect.kafka.clients` replace it with a token provider (``sasl_oauth_token_provider``),
+so a client made without them fails at once instead of connecting without a login."""
+
+
+def oauth_login(kwargs: Mapping[str, Any]) -> OAuthLoginSettings | None:
+    """The OAUTHBEARER login settings in ``<role>_kwargs`` output, if any."""
+    value = kwargs.get(OAUTH_LOGIN)
+    return value if isinstance(value, OAuthLoginSettings) else None
+
+
 def _ssl_context(config: Mapping[str, Any]) -> ssl.SSLContext:
     try:
         return client_ssl_context(config)
@@ -247,7 +261,10 @@ def _translate(config: Mapping[str, Any], table: Mapping[str, tuple[str, Convert
         _sasl_mechanism("sasl.mechanism", kwargs["sasl_mechanism"])
     if "security_protocol" in kwargs and kwargs["security_protocol"] in ("SSL", "SASL_SSL"):
         kwargs["ssl_context"] = _ssl_context(config)
-    if "sasl.jaas.config" in config:
+    if kwargs.get("sasl_mechanism") == oauthbearer.MECHANISM:
+        if str(kwargs.get("security_protocol", "")).startswith("SASL_"):
+            kwargs[OAUTH_LOGIN] = oauthbearer.oauth_settings(config)
+    elif "sasl.jaas.config" in config:
         kwargs["sasl_plain_username"], kwargs["sasl_plain_password"] = parse_jaas_credentials(
             str(config["sasl.jaas.config"])
         )
@@ -257,6 +274,8 @@ def _translate(config: Mapping[str, Any], table: Mapping[str, tuple[str, Convert
 def ignored_keys(config: Mapping[str, Any], role: str) -> list[str]:
     """The keys of ``config`` that ``<role>_kwargs`` drops (role: producer, consumer, admin)."""
     known = set(_COMMON) | set(_SSL_KEYS) | {"sasl.jaas.config"}
+    if str(config.get("sasl.mechanism", "")).strip() == oauthbearer.MECHANISM:
+        known |= set(oauthbearer.KEYS)
     known |= set(_PRODUCER) if role == "producer" else set(_CONSUMER) if role == "consumer" else set()
     return sorted(k for k in config if k not in known)
 

@@ -17,8 +17,8 @@ Contract:
   (transient errors, timeouts, anything else): callers keep their own handling for those.
 - :func:`start_client` starts an aiokafka client; when the start fails, the client is stopped before
   the error propagates (no unclosed client or socket) and a refused start raises the access error.
-  A failed bootstrap is explained by one probe connection per bootstrap server (only after a failure),
-  which reports the broker's own reason.
+  A failed bootstrap is explained by the client's OAUTHBEARER login failure when it had one, else by one
+  probe connection per bootstrap server (only after a failure), which reports the broker's own reason.
 - :func:`refusals_raised` is a context manager raising the access error in place of a refusal.
 
 Messages carry what the broker or client said, never a config value: passwords cannot leak through here.
@@ -36,8 +36,10 @@ from aiokafka import AIOKafkaProducer
 from aiokafka import errors as kafka_errors
 from aiokafka.conn import create_conn
 
-from pyconnect.config.client_configs import ClientConfigError, admin_kwargs
+from pyconnect.config.client_configs import ClientConfigError
 from pyconnect.errors import AuthenticationError, AuthorizationError, KafkaAccessError
+from pyconnect.kafka.clients import admin_client_kwargs
+from pyconnect.kafka.oauth_login import OAuthLoginError, login_of
 from pyconnect.kafka.probe import SSL_CLOSE_S
 
 INIT_PRODUCER_ID = (
@@ -105,12 +107,16 @@ def access_error(
         reason = (
             str(exc.args[0]) if exc.args and isinstance(exc.args[0], str) else "SASL authentication failed"
         )
+        if mechanism == "OAUTHBEARER":
+            reason = f"the broker rejected the OAUTHBEARER token: {reason}"
         return AuthenticationError(f"Authentication to {cluster} failed: {reason}")
     if isinstance(exc, kafka_errors.UnsupportedSaslMechanismError):
         name = f"'{mechanism}' " if mechanism else ""
         return AuthenticationError(
             f"Authentication to {cluster} failed: Client SASL mechanism {name}not enabled in the server"
         )
+    if isinstance(exc, OAuthLoginError):
+        return AuthenticationError(f"Authentication to {cluster} failed: OAUTHBEARER login: {exc.args[0]}")
     if isinstance(exc, kafka_errors.IllegalSaslStateError | kafka_errors.AuthenticationFailedError):
         return AuthenticationError(f"Authentication to {cluster} failed: {exc}")
     if isinstance(exc, ssl.SSLError):
@@ -136,7 +142,7 @@ async def explain_bootstrap(config: Mapping[str, Any]) -> BaseException | None:
     """Connect (and authenticate) to each bootstrap server of ``config`` once; the first refusal found
     (see :func:`access_error`), else ``None`` (every server answered, or none could be reached)."""
     try:
-        kwargs = admin_kwargs(config)
+        kwargs = admin_client_kwargs(config)
     except ClientConfigError:
         return None
     probe = {k: v for k, v in kwargs.items() if k in _PROBE_ARGUMENTS}
@@ -182,7 +188,11 @@ async def start_client(
             raise
         refusal = access_error(exc, cluster, operation=operation, mechanism=config.get("sasl.mechanism"))
         if refusal is None and isinstance(exc, kafka_errors.KafkaConnectionError):
-            cause = await explain_bootstrap(config)
+            login = login_of(client)
+            if login is not None and login.last_error is not None:  # the token, not the broker
+                cause: BaseException | None = OAuthLoginError(login.last_error)
+            else:
+                cause = await explain_bootstrap(config)
             mechanism = config.get("sasl.mechanism")
             refusal = None if cause is None else access_error(cause, cluster, mechanism=mechanism)
         if refusal is None:

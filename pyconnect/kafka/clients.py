@@ -1,7 +1,10 @@
 """aiokafka clients from Java client configs: the one place a config map becomes a client.
 
 The maps are built, and translated to aiokafka keyword arguments, by :mod:`pyconnect.config.client_configs`
-(which states who wins over whom); ``overrides`` are aiokafka keyword arguments applied last.
+(which states who wins over whom); ``overrides`` are aiokafka keyword arguments applied last. The
+``*_client_kwargs`` functions here are those translations with an OAUTHBEARER login turned into its token
+provider (:mod:`pyconnect.kafka.oauth_login`): every aiokafka client and connection this package makes
+takes its keyword arguments from them, so every client of the runtime authenticates the same way.
 
 A producer also gets Java's two time bounds aiokafka has no keyword for
 (:class:`~pyconnect.config.client_configs.ProducerBounds`): ``delivery.timeout.ms`` becomes the life of
@@ -25,12 +28,27 @@ from pyconnect.config.client_configs import (
     producer_bounds,
     producer_kwargs,
 )
+from pyconnect.kafka.oauth_login import with_token_provider
+
+
+def producer_client_kwargs(config: Mapping[str, Any]) -> dict[str, Any]:
+    return with_token_provider(producer_kwargs(config))
+
+
+def consumer_client_kwargs(config: Mapping[str, Any]) -> dict[str, Any]:
+    return with_token_provider(consumer_kwargs(config))
+
+
+def admin_client_kwargs(config: Mapping[str, Any]) -> dict[str, Any]:
+    """Admin keyword arguments; also those of a bare ``AIOKafkaClient`` or ``create_conn``."""
+    return with_token_provider(admin_kwargs(config))
+
 
 _MAX_BLOCK_S: weakref.WeakKeyDictionary[AIOKafkaProducer, float] = weakref.WeakKeyDictionary()
 
 
 def create_producer(config: Mapping[str, Any], **overrides: Any) -> AIOKafkaProducer:
-    producer = AIOKafkaProducer(**{**producer_kwargs(config), **overrides})
+    producer = AIOKafkaProducer(**{**producer_client_kwargs(config), **overrides})
     bounds = producer_bounds(config)
     # aiokafka stamps every batch with its accumulator's time to live (its request timeout) and fails a
     # batch past it; Java's equivalent bound is delivery.timeout.ms. Idempotent producers never expire
@@ -47,8 +65,8 @@ def max_block_seconds(producer: AIOKafkaProducer) -> float:
 
 
 def create_consumer(config: Mapping[str, Any], *topics: str, **overrides: Any) -> AIOKafkaConsumer:
-    return AIOKafkaConsumer(*topics, **{**consumer_kwargs(config), **overrides})
+    return AIOKafkaConsumer(*topics, **{**consumer_client_kwargs(config), **overrides})
 
 
 def create_admin(config: Mapping[str, Any], **overrides: Any) -> AIOKafkaAdminClient:
-    return AIOKafkaAdminClient(**{**admin_kwargs(config), **overrides})
+    return AIOKafkaAdminClient(**{**admin_client_kwargs(config), **overrides})

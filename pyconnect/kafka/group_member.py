@@ -52,8 +52,8 @@ from aiokafka.protocol.group import (
 )
 
 from pyconnect.concurrency import cancel_and_wait
-from pyconnect.config.client_configs import admin_kwargs
 from pyconnect.errors import ConnectError, RetriableError
+from pyconnect.kafka.clients import admin_client_kwargs
 
 log = logging.getLogger(__name__)
 
@@ -175,7 +175,7 @@ class ConnectGroupMember:
         self.retry_backoff_ms = retry_backoff_ms
         self.max_join_attempts = max_join_attempts
         self._clock = clock
-        kwargs = admin_kwargs(client_config)
+        kwargs = admin_client_kwargs(client_config)
         if client_id is not None:
             kwargs["client_id"] = client_id
         request_timeout_ms = int(kwargs.get("request_timeout_ms", 40000))
@@ -603,7 +603,7 @@ async def describe_group(
     """
     from aiokafka.protocol.admin import DescribeGroupsRequest
 
-    client = AIOKafkaClient(**admin_kwargs(client_config))
+    client = AIOKafkaClient(**admin_client_kwargs(client_config))
     try:
         async with asyncio.timeout(timeout_s):
             await client.bootstrap()

@@ -11,7 +11,7 @@ from typing import Any
 from aiokafka import AIOKafkaClient
 from aiokafka.errors import KafkaError
 
-from pyconnect.config.client_configs import admin_kwargs
+from pyconnect.kafka.clients import admin_client_kwargs
 
 SSL_CLOSE_S = 0.2
 """aiokafka closes a TLS connection without waiting for it: the socket is released only once the
@@ -25,7 +25,7 @@ async def broker_ids(
 
     ``client_config`` holds Java client keys (``security.protocol``, ``sasl.jaas.config`` ...) for a
     secured cluster."""
-    kwargs = admin_kwargs(client_config or {})
+    kwargs = admin_client_kwargs(client_config or {})
     kwargs.update(bootstrap_servers=bootstrap_servers, request_timeout_ms=request_timeout_ms)
     client = AIOKafkaClient(**kwargs)
     try:

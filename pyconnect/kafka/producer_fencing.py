@@ -29,8 +29,8 @@ from aiokafka import errors as kafka_errors
 from aiokafka.client import ConnectionGroup, CoordinationType
 from aiokafka.protocol.transaction import InitProducerIdRequest
 
-from pyconnect.config.client_configs import admin_kwargs
 from pyconnect.errors import ConnectError
+from pyconnect.kafka.clients import admin_client_kwargs
 
 DEFAULT_TIMEOUT_S = 90.0
 """Java's ``FenceProducersOptions.timeoutMs`` as the worker sets it (the REST request timeout)."""
@@ -121,7 +121,7 @@ async def fence_producers(
     if not transactional_ids:
         return
     deadline = time.monotonic() + timeout_s
-    client = AIOKafkaClient(**admin_kwargs(config))
+    client = AIOKafkaClient(**admin_client_kwargs(config))
     try:
         async with asyncio.timeout(timeout_s):
             await client.bootstrap()

@@ -18,7 +18,9 @@ only processes that still carry this launcher's tag.
 ``sasl_ssl``, ``ssl`` or ``mtls`` (see :mod:`pyconnect.testing.kafka_security`: SCRAM and PLAIN
 users, a CA and certificates made at start, the StandardAuthorizer with ``admin`` as super user).
 A secured ``up`` prints, after the JSON line, one line per user and mechanism naming the client
-properties file to use; ``grant`` adds ACLs as the super user.
+properties file to use; ``grant`` adds ACLs as the super user. ``--oauthbearer`` (with ``sasl_plaintext``
+or ``sasl_ssl``) also enables OAUTHBEARER, validated against a token server per cluster that this launcher
+starts and stops with the brokers (``--token-lifetime`` seconds per token, 3600 by default).
 
 Python::
 
@@ -29,6 +31,8 @@ Python::
 
     secured = start_clusters(["S"], Path(dir), security="sasl_ssl")["S"]
     secured.client_properties("alice", "SCRAM-SHA-512")   # Java client keys, bootstrap included
+    oauth = start_clusters(["O"], Path(dir), security="sasl_plaintext", oauth=True)["O"]
+    oauth.client_properties("alice", "OAUTHBEARER")       # client-credentials login, token endpoint
     await grant(secured, "User:alice", "topic", "orders", ["write", "describe"])
 
     routed = start_clusters(["R"], Path(dir), routes=("w1", "w2"))["R"]
@@ -178,6 +182,7 @@ class BrokerNode:
             str(self.config_file),
             *(self.cluster.security.format_arguments() if self.cluster.security else ()),
             heap="256m",
+            jvm_opts=self.cluster.jvm_options,
         )
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
@@ -189,7 +194,9 @@ class BrokerNode:
         """Start (or restart after stop/kill) this node on its existing data directory."""
         if self.process and self.process.running:
             return
-        cmd = self.cluster.dist.java_command("kafka.Kafka", str(self.config_file), heap=self.cluster.heap)
+        cmd = self.cluster.dist.java_command(
+            "kafka.Kafka", str(self.config_file), heap=self.cluster.heap, jvm_opts=self.cluster.jvm_options
+        )
         self.process = JavaProcess(cmd, self.log_file, self.tag, die_with_parent=self.cluster.die_with_parent)
         self.process.start()
         self.cluster.save_state()
@@ -224,6 +231,7 @@ class KafkaCluster:
     nodes: list[BrokerNode] = field(default_factory=list)
     security: ClusterSecurity | None = None
     routes: tuple[str, ...] = ()
+    token_server: JavaProcess | None = field(default=None, init=False, repr=False)
     _routes: dict[str, NetworkRoute] = field(default_factory=dict, init=False, repr=False)
     _route_ports: dict[tuple[str, int], RoutePorts] = field(default_factory=dict, init=False, repr=False)
 
@@ -293,6 +301,44 @@ class KafkaCluster:
             props.update(self.security.client_properties(user, mechanism))
         return props
 
+    @property
+    def jvm_options(self) -> tuple[str, ...]:
+        return self.security.jvm_options() if self.security else ()
+
+    @property
+    def token_server_tag(self) -> str:
+        return f"token-server:{self.dir}"
+
+    def start_token_server(self, timeout: float = 15.0) -> None:
+        """Start the OAUTHBEARER token server (if this cluster has one) and wait until it accepts
+        connections; the brokers fetch its JWKS when they start."""
+        if not (self.security and self.security.oauth) or (self.token_server and self.token_server.running):
+            return
+        command = self.security.token_server_command(self.token_server_tag)
+        self.token_server = JavaProcess(
+            command,
+            self.dir / "token-server.log",
+            self.token_server_tag,
+            die_with_parent=self.die_with_parent,
+            tag_in_command=True,
+        )
+        self.token_server.start()
+        deadline = time.monotonic() + timeout
+        while True:
+            if not self.token_server.running:
+                raise RuntimeError(
+                    f"the token server of cluster {self.alias} exited:\n{self.token_server.log_tail()}"
+                )
+            try:
+                with socket.create_connection(("127.0.0.1", int(self.security.oauth_port or 0)), timeout=1):
+                    return
+            except OSError:
+                if time.monotonic() >= deadline:
+                    raise TimeoutError(
+                        f"the token server of cluster {self.alias} did not listen within {timeout:.0f}s"
+                    ) from None
+                time.sleep(0.1)
+
     def node(self, node_id: int) -> BrokerNode:
         for n in self.nodes:
             if n.node_id == node_id:
@@ -308,6 +354,7 @@ class KafkaCluster:
         """Start the routes' proxies (they are advertised, so they come first), then every node."""
         for route in self._routes.values():
             route.start()
+        self.start_token_server()
         for n in self.nodes:
             n.start()
 
@@ -351,6 +398,8 @@ class KafkaCluster:
         finally:
             for route in self._routes.values():
                 route.close()
+            if self.token_server:
+                self.token_server.stop(5.0)
 
     @property
     def state_file(self) -> Path:
@@ -369,6 +418,8 @@ class KafkaCluster:
 
     def state(self) -> dict[str, object]:
         security = {"security": self.security.protocol} if self.security else {}
+        if self.token_server and self.token_server.pid:
+            security["token_server"] = {"pid": self.token_server.pid, "tag": self.token_server_tag}  # type: ignore[assignment]
         return {
             "bootstrap_servers": self.bootstrap_servers,
             **security,
@@ -409,13 +460,16 @@ def start_clusters(
     overrides: Mapping[str, object] | None = None,
     dist: KafkaDistribution | None = None,
     die_with_parent: bool = False,
-    security: str = "plaintext",
+    security: str | Mapping[str, str] = "plaintext",
     users: Iterable[str] = USERS,
     routes: Iterable[str] = (),
+    oauth: bool = False,
+    token_lifetime_s: int = 3600,
 ) -> dict[str, KafkaCluster]:
     """Format and start one fresh cluster per alias under ``base_dir/<alias>``; return once all answer.
 
-    ``security`` (one of :data:`PROTOCOLS`) secures every cluster's client listener; each cluster
+    ``security`` (one of :data:`PROTOCOLS`, or one per alias as a mapping) secures every cluster's client
+    listener; each cluster
     gets its own users (``users``, ``admin`` being the super user), passwords and CA under
     ``base_dir/<alias>/security``.
 
@@ -423,22 +477,33 @@ def start_clusters(
     extra listener behind a fault proxy of this process (:mod:`pyconnect.testing.network_routes`;
     plaintext clusters only): ``cluster.route("w1")``.
 
+    ``oauth`` (SASL protocols only) adds OAUTHBEARER: each cluster gets a token server issuing tokens
+    valid ``token_lifetime_s`` seconds, started before and stopped after its brokers.
+
     With ``die_with_parent`` the brokers are killed when this Python process exits, however it ends
     (tests use that); the CLI leaves it off. Each cluster records itself in ``base_dir/clusters.json``
     so that ``down`` (another process) can stop them later.
     On failure every process started here is stopped before the error propagates.
     """
-    if security not in PROTOCOLS:
-        raise ValueError(f"security {security!r}: expected one of {', '.join(PROTOCOLS)}")
+    aliases = list(aliases)
+    protocols = {a: security for a in aliases} if isinstance(security, str) else dict(security)
+    for protocol in protocols.values():
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"security {protocol!r}: expected one of {', '.join(PROTOCOLS)}")
+    if set(protocols) != set(aliases):
+        raise ValueError(f"security names clusters {sorted(protocols)}, not the aliases {aliases}")
     routes = check_routes(routes)
-    if routes and security != "plaintext":
-        raise ValueError(f"network routes are plaintext only: security {security!r} cannot take routes")
+    for protocol in protocols.values():
+        if routes and protocol != "plaintext":
+            raise ValueError(f"network routes are plaintext only: security {protocol!r} cannot take routes")
+        if oauth and not protocol.startswith("sasl_"):
+            raise ValueError(f"OAUTHBEARER needs security sasl_plaintext or sasl_ssl, not {protocol!r}")
     dist = dist or ensure_distribution()
     base_dir = base_dir.resolve()
     clusters: dict[str, KafkaCluster] = {}
-    aliases = list(aliases)
     per_cluster = 2 * brokers * (1 + len(routes))
-    ports = free_ports(per_cluster * len(aliases))
+    ports = free_ports(per_cluster * len(aliases) + (len(aliases) if oauth else 0))
+    oauth_ports = ports[per_cluster * len(aliases) :]
     try:
         for index, alias in enumerate(aliases):
             cdir = base_dir / alias
@@ -454,8 +519,14 @@ def start_clusters(
                 die_with_parent=die_with_parent,
                 ports=ports[per_cluster * index : per_cluster * (index + 1)],
                 security=None
-                if security == "plaintext"
-                else ClusterSecurity.create(security, cdir / SECURITY_DIR, users),
+                if protocols[alias] == "plaintext"
+                else ClusterSecurity.create(
+                    protocols[alias],
+                    cdir / SECURITY_DIR,
+                    users,
+                    oauth_port=oauth_ports[index] if oauth else None,
+                    token_lifetime_s=token_lifetime_s,
+                ),
                 routes=routes,
             )
         for c in clusters.values():
@@ -485,13 +556,19 @@ def read_state(base_dir: Path) -> dict[str, dict]:
 
 
 def down(base_dir: Path, timeout: float = 30.0) -> list[int]:
-    """Stop every node recorded in ``base_dir/clusters.json`` (all at once); return the PIDs signalled."""
+    """Stop every node recorded in ``base_dir/clusters.json`` (all at once), then the clusters' token
+    servers; return the broker PIDs signalled."""
     stopped: list[tuple[int, str]] = []
+    servers: list[tuple[int, str]] = []
     for cluster in read_state(base_dir).values():
         for node in cluster["nodes"]:
             if _still_ours(node):
                 stopped.append((node["pid"], node["tag"]))
+        server = cluster.get("token_server")
+        if server and _still_ours(server):
+            servers.append((server["pid"], server["tag"]))
     _in_parallel([partial(stop_tagged, pid, tag, timeout) for pid, tag in stopped])
+    _in_parallel([partial(stop_tagged, pid, tag, 5.0) for pid, tag in servers])
     return [pid for pid, _ in stopped]
 
 
@@ -556,6 +633,17 @@ def _main(argv: list[str] | None = None) -> int:
         choices=PROTOCOLS,
         help="client listener security (default plaintext); the others add users, TLS and ACLs",
     )
+    up_p.add_argument(
+        "--oauthbearer",
+        action="store_true",
+        help="also enable OAUTHBEARER (sasl_plaintext/sasl_ssl): a token server per cluster, JWTs checked by the brokers",
+    )
+    up_p.add_argument(
+        "--token-lifetime",
+        type=int,
+        default=3600,
+        help="seconds an OAUTHBEARER token is valid (default 3600)",
+    )
     grant_p = sub.add_parser("grant", help="allow a principal operations on a resource of a secured cluster")
     grant_p.add_argument("--dir", required=True, type=Path)
     grant_p.add_argument("--cluster", required=True, help="the cluster alias")
@@ -580,8 +668,16 @@ def _main(argv: list[str] | None = None) -> int:
             aliases = [a.strip() for a in args.clusters.split(",") if a.strip()]
             if not aliases or args.brokers < 1:
                 parser.error("--clusters needs at least one alias and --brokers at least 1")
+            if args.token_lifetime < 1:
+                parser.error("--token-lifetime must be at least 1 second")
             clusters = start_clusters(
-                aliases, args.dir, brokers=args.brokers, heap=args.heap, security=args.security
+                aliases,
+                args.dir,
+                brokers=args.brokers,
+                heap=args.heap,
+                security=args.security,
+                oauth=args.oauthbearer,
+                token_lifetime_s=args.token_lifetime,
             )
             print(json.dumps({a: c.bootstrap_servers for a, c in clusters.items()}), flush=True)
             for alias, started in clusters.items():

@@ -11,6 +11,15 @@
   client without one is ``User:ANONYMOUS``.
 - ``mtls``: TLS with client certificates required; the principal is ``User:<CN>``.
 
+``oauth=True`` (``up --oauthbearer``, SASL protocols only) also enables OAUTHBEARER on the client listener:
+a token server of :mod:`pyconnect.testing.token_server` (one per cluster, on 127.0.0.1, HTTPS on
+``sasl_ssl``) issues RS256 JWTs to the users by the client-credentials grant (client id = user name,
+client secret = password), and the brokers validate them with Kafka's
+``OAuthBearerValidatorCallbackHandler`` against its JWKS endpoint (the JVM system property
+``org.apache.kafka.sasl.oauthbearer.allowed.urls`` lists both URLs, as Kafka 4 requires). The principal
+is ``User:<sub>``, so ACLs are the same as with SCRAM. A broker closes a connection whose token expired
+(KIP-368), so a short ``token_lifetime_s`` makes clients log in again.
+
 Whatever the protocol: the controller listener is SASL_PLAINTEXT with PLAIN for the ``broker`` user
 (so no unauthenticated principal can act as a broker), inter-broker traffic uses the client listener
 as ``User:broker`` (PLAIN over SASL, the broker's certificate over TLS), the ``StandardAuthorizer``
@@ -42,6 +51,13 @@ PROTOCOLS = ("plaintext", "sasl_plaintext", "sasl_ssl", "ssl", "mtls")
 """Values of ``up --security``; ``plaintext`` (the default) adds no security at all."""
 
 SASL_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512", "PLAIN")
+OAUTHBEARER = "OAUTHBEARER"
+OAUTH_LOGIN_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
+OAUTH_LOGIN_HANDLER = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler"
+OAUTH_VALIDATOR = "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler"
+OAUTH_ALLOWED_URLS = "org.apache.kafka.sasl.oauthbearer.allowed.urls"
+OAUTH_CLOCK_SKEW_S = 2
+"""The brokers' ``sasl.oauthbearer.clock.skew.seconds`` (Kafka's default 30 would accept a stale token)."""
 BROKER_USER = "broker"
 ADMIN_USER = "admin"
 USERS = (ADMIN_USER, "alice", "bob")
@@ -82,16 +98,36 @@ class ClusterSecurity:
     protocol: str
     dir: Path
     passwords: Mapping[str, str]
+    oauth_port: int | None = None
+    token_lifetime_s: int = 3600
 
     @classmethod
-    def create(cls, protocol: str, directory: Path, users: Iterable[str] = USERS) -> ClusterSecurity:
+    def create(
+        cls,
+        protocol: str,
+        directory: Path,
+        users: Iterable[str] = USERS,
+        *,
+        oauth_port: int | None = None,
+        token_lifetime_s: int = 3600,
+    ) -> ClusterSecurity:
+        """``oauth_port``: enable OAUTHBEARER with a token server on that port (SASL protocols only)."""
         if protocol not in PROTOCOLS or protocol == "plaintext":
             raise ValueError(f"security {protocol!r}: expected one of {', '.join(PROTOCOLS[1:])}")
+        if oauth_port is not None and not protocol.startswith("sasl_"):
+            raise ValueError(
+                f"OAUTHBEARER needs a SASL protocol (sasl_plaintext or sasl_ssl), not {protocol}"
+            )
         directory.mkdir(parents=True, exist_ok=True)
         names = [BROKER_USER, *(u for u in users if u != BROKER_USER)]
-        security = cls(protocol, directory, {u: secrets.token_urlsafe(12) for u in names})
+        passwords = {u: secrets.token_urlsafe(12) for u in names}
+        security = cls(protocol, directory, passwords, oauth_port, token_lifetime_s)
         if security.tls:
             _write_certificates(directory, names)
+        if security.oauth:
+            from pyconnect.testing.token_server import write_signing_key
+
+            write_signing_key(directory)
         _write_private(directory / SECURITY_FILE, json.dumps(security.state(), indent=2) + "\n")
         return security
 
@@ -110,10 +146,55 @@ class ClusterSecurity:
     @classmethod
     def load(cls, directory: Path) -> ClusterSecurity:
         state = json.loads((directory / SECURITY_FILE).read_text())
-        return cls(state["protocol"], directory, dict(state["passwords"]))
+        return cls(
+            state["protocol"],
+            directory,
+            dict(state["passwords"]),
+            state.get("oauth_port"),
+            state.get("token_lifetime_s", 3600),
+        )
 
     def state(self) -> dict[str, object]:
-        return {"protocol": self.protocol, "passwords": dict(self.passwords)}
+        oauth = (
+            {"oauth_port": self.oauth_port, "token_lifetime_s": self.token_lifetime_s} if self.oauth else {}
+        )
+        return {"protocol": self.protocol, "passwords": dict(self.passwords), **oauth}
+
+    @property
+    def oauth(self) -> bool:
+        return self.oauth_port is not None
+
+    @property
+    def token_server_url(self) -> str:
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.oauth_port}"
+
+    @property
+    def token_endpoint_url(self) -> str:
+        return self.token_server_url + "/token"
+
+    @property
+    def jwks_endpoint_url(self) -> str:
+        return self.token_server_url + "/jwks"
+
+    def jvm_options(self) -> tuple[str, ...]:
+        """The brokers' JVM options: Kafka 4 fetches only the OAuth URLs this system property allows."""
+        if not self.oauth:
+            return ()
+        return (f"-D{OAUTH_ALLOWED_URLS}={self.jwks_endpoint_url},{self.token_endpoint_url}",)
+
+    def token_server_command(self, tag: str) -> list[str]:
+        """The argv of this cluster's token server (its ``--tag`` is the launcher's ownership tag)."""
+        import sys
+
+        command = [sys.executable, "-m", "pyconnect.testing.token_server", "--dir", str(self.dir)]
+        command += ["--port", str(self.oauth_port), "--lifetime", str(self.token_lifetime_s), "--tag", tag]
+        return command + (["--tls"] if self.tls else [])
+
+    def _endpoint_tls_options(self) -> list[str]:
+        """JAAS options trusting the cluster CA for an HTTPS token server (Java reads them there)."""
+        if not self.tls:
+            return []
+        return ['ssl.truststore.type="PEM"', f'ssl.truststore.location="{self.ca_file}"']
 
     @property
     def sasl(self) -> bool:
@@ -135,7 +216,9 @@ class ClusterSecurity:
 
     @property
     def mechanisms(self) -> tuple[str | None, ...]:
-        return SASL_MECHANISMS if self.sasl else (None,)
+        if not self.sasl:
+            return (None,)
+        return (*SASL_MECHANISMS, OAUTHBEARER) if self.oauth else SASL_MECHANISMS
 
     @property
     def ca_file(self) -> Path:
@@ -210,7 +293,7 @@ class ClusterSecurity:
             "allow.everyone.if.no.acl.found": "false",
         }
         if self.sasl:
-            props[f"{prefix}sasl.enabled.mechanisms"] = ",".join(SASL_MECHANISMS)
+            props[f"{prefix}sasl.enabled.mechanisms"] = ",".join(m for m in self.mechanisms if m)
             props["sasl.mechanism.inter.broker.protocol"] = "PLAIN"
             props[f"{prefix}plain.sasl.jaas.config"] = jaas(
                 "PLAIN", BROKER_USER, broker_password, **self.passwords
@@ -219,6 +302,17 @@ class ClusterSecurity:
                 props[f"{prefix}{mechanism.lower()}.sasl.jaas.config"] = jaas(
                     mechanism, BROKER_USER, broker_password
                 )
+        if self.oauth:
+            # The JWKS fetch over HTTPS reads its trust store from these JAAS options. With any option
+            # set, the broker's own OAUTHBEARER login (Java's unsecured default, unused here: brokers
+            # talk PLAIN) builds a token at start and needs a subject.
+            tls = self._endpoint_tls_options()
+            options = " ".join([f'unsecuredLoginStringClaim_sub="{BROKER_USER}"', *tls] if tls else [])
+            props[f"{prefix}oauthbearer.sasl.jaas.config"] = f"{OAUTH_LOGIN_MODULE} required {options};"
+            props[f"{prefix}oauthbearer.sasl.server.callback.handler.class"] = OAUTH_VALIDATOR
+            props["sasl.oauthbearer.jwks.endpoint.url"] = self.jwks_endpoint_url
+            props["sasl.oauthbearer.expected.issuer"] = self.token_server_url
+            props["sasl.oauthbearer.clock.skew.seconds"] = OAUTH_CLOCK_SKEW_S
         if self.tls:
             props.update(
                 {
@@ -243,12 +337,15 @@ class ClusterSecurity:
             if user is None:
                 raise ValueError(f"a {self.protocol} client needs a user")
             mechanism = mechanism or "SCRAM-SHA-256"
-            if mechanism not in SASL_MECHANISMS:
+            if mechanism not in self.mechanisms:
                 raise ValueError(
-                    f"SASL mechanism {mechanism!r}: expected one of {', '.join(SASL_MECHANISMS)}"
+                    f"SASL mechanism {mechanism!r}: expected one of {', '.join(m for m in self.mechanisms if m)}"
                 )
             props["sasl.mechanism"] = mechanism
-            props["sasl.jaas.config"] = jaas(mechanism, user, self.passwords[user])
+            if mechanism == OAUTHBEARER:
+                props.update(self.oauth_client_properties(user))
+            else:
+                props["sasl.jaas.config"] = jaas(mechanism, user, self.passwords[user])
         if self.tls:
             props["ssl.truststore.type"] = "PEM"
             props["ssl.truststore.location"] = str(self.ca_file)
@@ -261,12 +358,30 @@ class ClusterSecurity:
             raise ValueError("an mtls client needs a user (its certificate)")
         return props
 
+    def oauth_client_properties(self, user: str, secret: str | None = None) -> dict[str, str]:
+        """Java's client-credentials login for ``user`` (``secret`` instead of the password when given)."""
+        options = [
+            f'clientId="{user}"',
+            f'clientSecret="{self.passwords[user] if secret is None else secret}"',
+        ]
+        options += ['scope="kafka"', *self._endpoint_tls_options()]
+        return {
+            "sasl.login.callback.handler.class": OAUTH_LOGIN_HANDLER,
+            "sasl.oauthbearer.token.endpoint.url": self.token_endpoint_url,
+            "sasl.jaas.config": f"{OAUTH_LOGIN_MODULE} required {' '.join(options)};",
+        }
+
     def describe(self, alias: str, bootstrap_servers: str) -> list[str]:
         """Lines telling a person how to connect: protocol, CA, and one properties file per user."""
         lines = [
             f"{alias}: {self.protocol} on {bootstrap_servers}; super users {', '.join(self.super_users)}"
             + (f"; CA certificate {self.ca_file}" if self.tls else "")
         ]
+        if self.oauth:
+            lines.append(
+                f"{alias}: OAUTHBEARER token endpoint {self.token_endpoint_url} (client id = user, "
+                f"secret = password; tokens live {self.token_lifetime_s} s), JWKS {self.jwks_endpoint_url}"
+            )
         for user in self.users:
             password = (
                 f" password {self.passwords[user]}" if self.sasl else f" keystore {self.keystore(user)}"

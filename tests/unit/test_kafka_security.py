@@ -132,3 +132,52 @@ def test_grant_on_a_plaintext_cluster_is_a_one_line_error(
     assert code == 1
     err = capsys.readouterr().err.splitlines()
     assert err == ["error: cluster P runs without security (plaintext): there are no ACLs to grant"]
+
+
+def test_oauthbearer_brokers_validate_against_the_token_server_and_clients_get_javas_keys(
+    tmp_path: Path,
+) -> None:
+    security = ClusterSecurity.create("sasl_ssl", tmp_path / "security", oauth_port=4321, token_lifetime_s=15)
+    cluster = KafkaCluster("S", tmp_path, distribution.KafkaDistribution(tmp_path), security=security)
+    props = {k: str(v) for k, v in cluster.nodes[0].properties().items()}
+    prefix = "listener.name.sasl_ssl."
+    assert props[prefix + "sasl.enabled.mechanisms"] == "SCRAM-SHA-256,SCRAM-SHA-512,PLAIN,OAUTHBEARER"
+    assert props[prefix + "oauthbearer.sasl.server.callback.handler.class"] == (
+        "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler"
+    )
+    assert props["sasl.oauthbearer.jwks.endpoint.url"] == "https://127.0.0.1:4321/jwks"
+    assert f'ssl.truststore.location="{security.ca_file}"' in props[prefix + "oauthbearer.sasl.jaas.config"]
+    assert cluster.jvm_options == (
+        "-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls="
+        "https://127.0.0.1:4321/jwks,https://127.0.0.1:4321/token",
+    )
+    assert stat.S_IMODE((tmp_path / "security" / "oauth-key.pem").stat().st_mode) == 0o600
+    assert ClusterSecurity.load(tmp_path / "security") == security
+    client = security.client_properties("alice", "OAUTHBEARER")
+    assert client["sasl.oauthbearer.token.endpoint.url"] == "https://127.0.0.1:4321/token"
+    kwargs = consumer_kwargs(client)
+    login = kwargs["sasl_oauth_login"]
+    assert (login.client_id, login.client_secret, login.scope) == (
+        "alice",
+        security.passwords["alice"],
+        "kafka",
+    )
+    assert login.tls == {"ssl.truststore.type": "PEM", "ssl.truststore.location": str(security.ca_file)}
+    assert "--tls" in security.token_server_command("tag")
+    with pytest.raises(ValueError, match="OAUTHBEARER needs a SASL protocol"):
+        ClusterSecurity.create("mtls", tmp_path / "m", oauth_port=1)
+
+
+def test_up_with_oauthbearer_on_plaintext_is_a_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    logger = logging.getLogger("aiokafka")
+    level = logger.level
+    try:
+        code = _main(["up", "--clusters", "X", "--dir", str(tmp_path), "--oauthbearer"])
+    finally:
+        logger.setLevel(level)
+    assert code == 1
+    assert capsys.readouterr().err.splitlines() == [
+        "error: OAUTHBEARER needs security sasl_plaintext or sasl_ssl, not 'plaintext'"
+    ]
