@@ -47,9 +47,8 @@ from pyconnect.config.worker import WorkerConfig
 from pyconnect.errors import ConfigError, ConnectError
 from pyconnect.herder.herder import Herder
 from pyconnect.herder.modes import dedicated
-from pyconnect.metrics.flows import METRICS_LISTENER_CONFIG, parse_metrics_listener
 from pyconnect.metrics.registry import MetricsHub
-from pyconnect.rest.metrics_listener import MetricsListener
+from pyconnect.rest.metrics_listener import METRICS_LISTENER_CONFIG, MetricsListener, parse_metrics_listener
 from pyconnect.rest.mirror_internal import MirrorRestServer
 from pyconnect.runtime import DistributedMember
 from pyconnect.worker.plugins import PluginRegistry

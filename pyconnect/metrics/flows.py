@@ -19,43 +19,19 @@ carries a label keeps its own value. Names and the other labels are a worker's; 
 name a flow (``sum(kafka_connect_worker_task_count)``) aggregates over the flows, one that does selects
 one. Process and event-loop series are the process's, once, without flow labels.
 
-:func:`parse_metrics_listener` checks the key: one ``http://host:port`` (port 0 picks a free port),
-no other scheme, host required. Pure: the REST layer serves :meth:`FlowsExposition.render`.
+Pure: the metrics listener (pyconnect.rest.metrics_listener) serves :meth:`FlowsExposition.render`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
-from pyconnect.errors import ConfigError
 from pyconnect.metrics.jmx import jmx_sanitize
 from pyconnect.metrics.prometheus import Collector, PrometheusExposition, Sample, render
 from pyconnect.metrics.registry import MetricsHub
 
-METRICS_LISTENER_CONFIG = "metrics.listener"
-"""The mm2.properties key of the dedicated-mode metrics listener (pyconnect's; Java has no such key)."""
 FLOW_LABELS = ("source", "target")
-
-
-def parse_metrics_listener(value: str | None) -> tuple[str, int] | None:
-    """``(host, port)`` of ``metrics.listener``; ``None`` when unset or empty (the listener is off).
-    Raises ``ConfigError`` (one line) for anything but ``http://host:port``."""
-    if value is None or not value.strip():
-        return None
-    text = value.strip()
-    problem = f"Invalid value {text} for configuration {METRICS_LISTENER_CONFIG}: expected http://host:port"
-    try:
-        parts = urlsplit(text)
-        port = parts.port
-    except ValueError:
-        raise ConfigError(problem) from None
-    if parts.scheme.lower() != "http" or port is None or not parts.hostname:
-        raise ConfigError(problem)
-    if parts.path not in ("", "/") or parts.query or parts.fragment or parts.username:
-        raise ConfigError(problem)
-    return parts.hostname, port
 
 
 def with_flow(samples: Iterable[Sample], source: str, target: str) -> list[Sample]:

@@ -14,6 +14,9 @@ where the key says, serves for every flow of the process:
 
 Anything else is 404 with the Connect error body; before the herders are attached ``/mirrors``
 answers 503 and ``/metrics`` serves the process series. Off by default.
+
+:func:`parse_metrics_listener` checks the key: one ``http://host:port`` (port 0 picks a free port), no
+other scheme, no path, host required; anything else is a one-line ``ConfigError`` naming the key.
 """
 
 from __future__ import annotations
@@ -21,12 +24,13 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from aiohttp import web
 
-from pyconnect.errors import ConnectError, ServiceUnavailableError
+from pyconnect.errors import ConfigError, ConnectError, ServiceUnavailableError
 from pyconnect.herder.interface import HerderApi
-from pyconnect.metrics.flows import METRICS_LISTENER_CONFIG, FlowMetrics, FlowsExposition
+from pyconnect.metrics.flows import FlowMetrics, FlowsExposition
 from pyconnect.metrics.process import (
     EventLoopLag,
     PluginThreads,
@@ -52,7 +56,29 @@ from pyconnect.rest.resources import json_response
 from pyconnect.rest.server import RestServer
 
 Flow = tuple[str, str]
+METRICS_LISTENER_CONFIG = "metrics.listener"
+"""The mm2.properties key of the listener (pyconnect's; no Java config of MirrorMaker, Connect or the
+clients has a key of this name in 4.3.1)."""
 OTHER_NODE = "it runs on another MirrorMaker node; a dedicated node serves only its own metrics"
+
+
+def parse_metrics_listener(value: str | None) -> tuple[str, int] | None:
+    """``(host, port)`` of ``metrics.listener``; ``None`` when unset or empty (the listener is off).
+    Raises ``ConfigError`` (one line) for anything but ``http://host:port``."""
+    if value is None or not value.strip():
+        return None
+    text = value.strip()
+    problem = f"Invalid value {text} for configuration {METRICS_LISTENER_CONFIG}: expected http://host:port"
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError:
+        raise ConfigError(problem) from None
+    if parts.scheme.lower() != "http" or port is None or not parts.hostname:
+        raise ConfigError(problem)
+    if parts.path not in ("", "/") or parts.query or parts.fragment or parts.username:
+        raise ConfigError(problem)
+    return parts.hostname, port
 
 
 class MetricsListener(RestServer):

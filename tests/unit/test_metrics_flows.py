@@ -12,12 +12,12 @@ from connectors.mirror.mm2_properties import MirrorMakerConfig
 from pyconnect.cli import main
 from pyconnect.errors import ConfigError
 from pyconnect.metrics.connect import ConnectMetrics, SourceTaskMetrics, WorkerMetrics
-from pyconnect.metrics.flows import FlowMetrics, FlowsExposition, parse_metrics_listener, with_flow
+from pyconnect.metrics.flows import FlowMetrics, FlowsExposition, with_flow
 from pyconnect.metrics.prometheus import Sample
 from pyconnect.metrics.registry import MetricsHub
 from pyconnect.mirror_maker import MirrorMaker
 from pyconnect.mirror_status.core import ConnectorView, Progress
-from pyconnect.rest.metrics_listener import OTHER_NODE, dedicated_status
+from pyconnect.rest.metrics_listener import OTHER_NODE, dedicated_status, parse_metrics_listener
 
 
 @pytest.mark.parametrize(
