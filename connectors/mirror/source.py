@@ -592,7 +592,7 @@ class MirrorSourceTask(SourceTask):
         for tp in self.partitions:
             self._route(tp.topic, tp.partition)
         hub = getattr(getattr(self, "context", None), "metrics", None)
-        if hub is not None:
+        if hub is not None and hub.recording:
             self._consumer.measure(hub)
             sources = {self._routes[(tp.topic, tp.partition)][0]: tp.topic for tp in self.partitions}
             consumer = self._consumer
