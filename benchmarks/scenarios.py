@@ -28,10 +28,11 @@ recorded with its reason and no figure. Every wait is bounded; every process is 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ from benchmarks import (
     checkpoint_lag,
     control_plane,
     exactly_once,
+    metrics_cost,
     perftools,
     profiler,
     runners,
@@ -68,6 +70,12 @@ DESCRIPTIONS = {
     "markers) is at least the backlog and has settled, and then a read_committed reader must see every record "
     "exactly once. Then latency at the first fixed rate with the poll boundary, as in the latency scenario "
     "(append times: the wait for the commit is not included).",
+    "metrics_cost": "pyconnect only: two fresh workers on the same brokers, one recording metrics (the default) "
+    "and one with pyconnect.metrics.recording.enabled=false, drain the throughput backlogs under an alias per "
+    "side and round (which side goes first alternates), measured as in the throughput scenario, for the rounds "
+    "in the settings; then each mirrors the latency scenario's fixed rates on a topic of its own; peak RSS per "
+    "worker over its session. The recording side's /metrics is scraped every second during its drains. Ratios "
+    "metrics_on_vs_off_*: recording / not recording.",
     "limit": "Kafka's ProducerPerformance then ConsumerPerformance on the source cluster (acks=all, linger.ms=5, "
     "batch.size=65536), 8 partitions: what the brokers themselves move on this machine. ProducerPerformance is "
     "one producer; a mirror with several tasks runs several, so its 100 B rate can come close to it.",
@@ -198,7 +206,15 @@ class Bench:
         p = self.s.partitions
         sources = []
         if self.wants(
-            "throughput", "resources", "startup", "latency", "profile", "scale_out", "event_loop", "wan"
+            "throughput",
+            "resources",
+            "startup",
+            "latency",
+            "profile",
+            "scale_out",
+            "event_loop",
+            "wan",
+            "metrics_cost",
         ):
             sources += [f"bench-tp-{size}" for size in self.s.backlog]
             sources.append("bench-startup")
@@ -207,7 +223,7 @@ class Bench:
         workload.create_topics(self.b, targets, p)
         if self.wants("wan"):
             workload.create_topics(self.b, [f"{alias}.bench-tp-1kb" for alias in wan.WAN_ALIASES.values()], p)
-        if self.wants("throughput", "resources", "profile", "scale_out", "event_loop", "wan"):
+        if self.wants("throughput", "resources", "profile", "scale_out", "event_loop", "wan", "metrics_cost"):
             for size, n in self.s.backlog.items():
                 log.info("writing the %s backlog: %d records", size, n)
                 perftools.produce(
@@ -275,7 +291,7 @@ class Bench:
         if system != "java-dedicated":
             scenario_names += ["latency", "failover", "checkpoint_lag"]
         if system == "pyconnect":
-            scenario_names += ["profile", "scale_out", "event_loop"]
+            scenario_names += ["profile", "scale_out", "event_loop", "metrics_cost"]
         if not available:
             for name in scenario_names:
                 self.put(name, system, "unavailable", reason=reason)
@@ -295,6 +311,8 @@ class Bench:
             self._single_worker(system)
         if system == "pyconnect" and self.wants("event_loop"):
             self._event_loops(system)
+        if system == "pyconnect" and self.wants("metrics_cost"):
+            self._metrics_cost(system)
         if self.wants("failover", "resources"):
             self._fleet(system)
         if self.wants("checkpoint_lag"):
@@ -688,6 +706,80 @@ class Bench:
             tails = "; ".join(f"{loop}: {w.log_tail(4)}" for loop, w in workers.items())
             self.put("event_loop", system, "failed", reason=f"{_short(exc)}; log tails: {tails}"[:1500])
         finally:
+            for worker in workers.values():
+                worker.stop(20)
+
+    def _metrics_cost(self, system: str) -> None:
+        """The metrics-cost scenario (:mod:`benchmarks.metrics_cost`): one fresh worker per side."""
+        sides = list(metrics_cost.SIDES)
+        workers = {
+            side: runners.make_workers(
+                system, self.b, self.work_dir / "metrics-cost" / side, 1, extra=metrics_cost.SIDES[side]
+            )[0]
+            for side in sides
+        }
+        samplers = {
+            side: RssSampler(_pids_of(w), interval=0.5, max_seconds=3 * 3600) for side, w in workers.items()
+        }
+        metrics: dict[str, Any] = {side: {"settings": metrics_cost.SIDES[side]} for side in sides}
+        metrics["rounds"] = self.s.metrics_cost_rounds
+        drains: dict[str, dict[str, list[dict[str, Any]]]] = {side: {} for side in sides}
+        try:
+            for side, worker in workers.items():
+                worker.start()
+                samplers[side].start()
+            for worker in workers.values():
+                worker.wait_ready(READY_TIMEOUT_S)
+            for round_ in range(self.s.metrics_cost_rounds):
+                for index, (size, n) in enumerate(self.s.backlog.items()):
+                    topic = f"bench-tp-{size}"
+                    order = sides if (round_ + index) % 2 == 0 else sides[::-1]
+                    for side in order:
+                        worker = workers[side]
+                        alias = f"{metrics_cost.ALIASES[side]}{round_}"
+                        target, name = f"{alias}.{topic}", f"bench-metrics-{alias}-{size}"
+                        workload.create_topics(self.b, [target], self.s.partitions)
+                        t_create = time.monotonic()
+                        runners.create_connector(
+                            worker,
+                            name,
+                            runners.connector_config(
+                                system, self.a, self.b, [topic], self.s.tasks_max, alias=alias
+                            ),
+                        )
+                        with runners.Scraper(worker, "/metrics", 1.0) if side == "on" else _nothing():
+                            drained = _drain(
+                                _pids_of(worker),
+                                self.b,
+                                target,
+                                n,
+                                self.s.record_size[size],
+                                t_create,
+                                self.s.drain_timeout_s,
+                                worker.check_alive,
+                            )
+                        drained["first_of_pair"] = side == order[0]
+                        drains[side].setdefault(size, []).append(drained)
+                        log.info("metrics %s, %s backlog, round %d: %s", side, size, round_ + 1, drained)
+                        runners.delete_connector(worker, name)
+            for side in sides:
+                for size, runs in drains[side].items():
+                    metrics[side][size] = combine_drains(runs, self.s.record_size[size])
+            for side in sides:
+                metrics[side]["latency"] = self._latency(system, workers[side], suffix=f"-{side}")
+            for side in sides:
+                peak = samplers[side].stop()
+                metrics[side]["peak_rss_mb"] = round(max(peak.values()), 1) if peak else None
+            if "on" in workers:
+                metrics["on"]["metrics_scrape_bytes"] = len(runners.scrape(workers["on"], "/metrics"))
+            self.put("metrics_cost", system, "ok", metrics)
+        except Exception as exc:
+            log.exception("%s metrics-cost drains failed", system)
+            tails = "; ".join(f"{side}: {w.log_tail(4)}" for side, w in workers.items())
+            self.put("metrics_cost", system, "failed", reason=f"{_short(exc)}; log tails: {tails}"[:1500])
+        finally:
+            for sampler in samplers.values():
+                sampler.stop()
             for worker in workers.values():
                 worker.stop(20)
 
@@ -1123,6 +1215,11 @@ def _drain(
         "first_record_after_s": round(t_first - t_create, 3),
         "wall_s": round(done - t_create, 3),
     }
+
+
+@contextlib.contextmanager
+def _nothing() -> Iterator[None]:
+    yield
 
 
 def _round(value: float | None, digits: int = 2) -> float | None:

@@ -1,0 +1,71 @@
+"""The metrics-cost scenario: what recording metrics costs pyconnect's data path.
+
+Two fresh pyconnect workers run side by side on the same brokers, identical but for
+``pyconnect.metrics.recording.enabled`` (``on``: the default; ``off``: ``false``, so no task, client or
+mirror metric is recorded). Each drains the throughput backlogs under an alias of its own per round
+(``metrics_cost_rounds`` rounds; which side drains a backlog first alternates from round to round and
+from backlog to backlog), measured as in the throughput scenario; then each mirrors the fixed rates of
+the latency scenario on a topic of its own, one side after the other; the peak RSS of each worker is
+sampled over its whole session. The ``on`` side's ``/metrics`` is scraped during its last drain, so
+the recording is also read while it runs.
+
+Ratios (``RATIOS``) are the ``on`` figure over the ``off`` figure: records/s and CPU-seconds per
+record of each backlog, p99 latency at the highest fixed rate, and peak RSS. 1.0 means recording costs
+nothing; "must not cost the data path measurably" is read as within the goals of
+``benchmarks.stats.GOALS`` (a few percent: what repeated drains on a shared 2-core machine vary by).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from benchmarks.stats import ratio
+
+SIDES: dict[str, dict[str, object]] = {"on": {}, "off": {"pyconnect.metrics.recording.enabled": "false"}}
+"""The two workers' extra settings."""
+ALIASES = {"on": "mon", "off": "moff"}
+"""The source alias prefix of each side (a round number is appended)."""
+
+RATIOS: dict[str, tuple[str, str]] = {
+    "metrics_on_vs_off_100b": ("100b", "records_per_s"),
+    "metrics_on_vs_off_1kb": ("1kb", "records_per_s"),
+    "metrics_on_vs_off_cpu_100b": ("100b", "cpu_s_per_million"),
+    "metrics_on_vs_off_cpu_1kb": ("1kb", "cpu_s_per_million"),
+    "metrics_on_vs_off_p99": ("latency", "p99_ms"),
+    "metrics_on_vs_off_rss": ("resources", "peak_rss_mb"),
+}
+"""Each ratio: (which figures, which figure)."""
+WHAT = {
+    "records_per_s": "records/s draining the {} backlog",
+    "cpu_s_per_million": "CPU-seconds per record draining the {} backlog",
+    "p99_ms": "p99 latency at the highest fixed rate (ms)",
+    "peak_rss_mb": "peak RSS of the worker (MB)",
+}
+
+
+def side_figure(side: Mapping[str, Any], group: str, figure: str) -> float | None:
+    """One side's figure: a combined drain figure of backlog ``group``, the p99 at the highest rate
+    (``latency``), or the peak RSS (``resources``)."""
+    if group == "latency":
+        rates = (side.get("latency") or {}).get("rates") or []
+        return rates[-1].get(figure) if rates else None
+    if group == "resources":
+        value = side.get(figure)
+        return float(value) if isinstance(value, int | float) else None
+    value = (side.get(group) or {}).get(figure)
+    return float(value) if isinstance(value, int | float) else None
+
+
+def metrics_cost_ratio(metrics: Mapping[str, Any] | None, name: str) -> tuple[float | None, str]:
+    """Ratio ``name`` of :data:`RATIOS` (``on`` / ``off``) and a note: what it compares, or why null."""
+    group, figure = RATIOS[name]
+    what = WHAT[figure].format(group.upper())
+    if metrics is None:
+        return None, f"{what}: the metrics_cost scenario did not run"
+    on = side_figure(metrics.get("on") or {}, group, figure)
+    off = side_figure(metrics.get("off") or {}, group, figure)
+    value = ratio(on, off)
+    if value is None:
+        return None, f"{what}: a figure is missing on one side"
+    return value, f"{what}: pyconnect recording metrics / pyconnect with recording off"

@@ -1,0 +1,44 @@
+"""The metrics-cost scenario's ratios: recording / not recording, null with a reason when a side is missing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchmarks.metrics_cost import RATIOS, metrics_cost_ratio
+from benchmarks.report import compute_ratios
+
+
+def side(records_per_s: float, cpu: float, p99: list[float], rss: float) -> dict[str, Any]:
+    return {
+        "100b": {"records_per_s": records_per_s, "cpu_s_per_million": cpu},
+        "1kb": {"records_per_s": records_per_s / 4, "cpu_s_per_million": cpu * 2},
+        "latency": {"rates": [{"rate": 500 * (i + 1), "p99_ms": v} for i, v in enumerate(p99)]},
+        "peak_rss_mb": rss,
+    }
+
+
+METRICS = {"on": side(48_000.0, 21.0, [9.0, 30.0], 105.0), "off": side(50_000.0, 20.0, [8.0, 25.0], 100.0)}
+
+
+def test_ratios_are_on_over_off_at_the_highest_rate() -> None:
+    values = {name: metrics_cost_ratio(METRICS, name)[0] for name in RATIOS}
+    assert values == {
+        "metrics_on_vs_off_100b": 0.96,
+        "metrics_on_vs_off_1kb": 0.96,
+        "metrics_on_vs_off_cpu_100b": 1.05,
+        "metrics_on_vs_off_cpu_1kb": 1.05,
+        "metrics_on_vs_off_p99": 1.2,
+        "metrics_on_vs_off_rss": 1.05,
+    }
+    assert metrics_cost_ratio(METRICS, "metrics_on_vs_off_p99")[1].startswith("p99 latency at the highest")
+
+
+def test_a_missing_side_or_scenario_gives_null_with_a_reason() -> None:
+    value, note = metrics_cost_ratio({"on": METRICS["on"]}, "metrics_on_vs_off_100b")
+    assert value is None and note.endswith("a figure is missing on one side")
+    ratios, notes = compute_ratios({})
+    assert all(ratios[name] is None and notes[name] for name in RATIOS)
+    scenario = {"metrics_cost": {"systems": {"pyconnect": {"status": "ok", "metrics": METRICS}}}}
+    ratios, notes = compute_ratios(scenario)
+    assert ratios["metrics_on_vs_off_rss"] == 1.05
+    assert "recording metrics / pyconnect with recording off" in notes["metrics_on_vs_off_rss"]
