@@ -5,7 +5,8 @@ Two fresh pyconnect workers run side by side on the same brokers, identical but 
 mirror metric is recorded). Each drains the throughput backlogs under an alias of its own per round
 (``metrics_cost_rounds`` rounds; which side drains a backlog first alternates from round to round and
 from backlog to backlog), measured as in the throughput scenario; then each mirrors the fixed rates of
-the latency scenario on a topic of its own, one side after the other; the peak RSS of each worker is
+the latency scenario on a topic of its own, twice, in the order on, off, off, on (so that neither side
+has the machine's quieter half), the runs of a side summarised by the mean of their percentiles; the peak RSS of each worker is
 sampled over its whole session. The ``on`` side's ``/metrics`` is scraped during its last drain, so
 the recording is also read while it runs.
 
@@ -17,7 +18,7 @@ nothing; "must not cost the data path measurably" is read as within the goals of
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchmarks.stats import ratio
@@ -26,6 +27,9 @@ SIDES: dict[str, dict[str, object]] = {"on": {}, "off": {"pyconnect.metrics.reco
 """The two workers' extra settings."""
 ALIASES = {"on": "mon", "off": "moff"}
 """The source alias prefix of each side (a round number is appended)."""
+
+LATENCY_ORDER = ("on", "off", "off", "on")
+"""The order of the latency runs."""
 
 RATIOS: dict[str, tuple[str, str]] = {
     "metrics_on_vs_off_100b": ("100b", "records_per_s"),
@@ -42,6 +46,26 @@ WHAT = {
     "p99_ms": "p99 latency at the highest fixed rate (ms)",
     "peak_rss_mb": "peak RSS of the worker (MB)",
 }
+
+
+def combine_latency(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Latency runs of one side (each ``{"rates": [{"rate", "p50_ms", "p99_ms", "max_ms", ...}]}``) as one:
+    per rate the mean p50 and p99 and the largest max, with every run kept under ``runs``."""
+    by_rate: dict[int, list[Mapping[str, Any]]] = {}
+    for run in runs:
+        for entry in run.get("rates") or []:
+            by_rate.setdefault(int(entry["rate"]), []).append(entry)
+    rates = []
+    for rate_, entries in sorted(by_rate.items()):
+        combined: dict[str, Any] = {"rate": rate_, "runs": len(entries)}
+        for key in ("p50_ms", "p99_ms"):
+            values = [float(e[key]) for e in entries if e.get(key) is not None]
+            combined[key] = round(sum(values) / len(values), 3) if len(values) == len(entries) else None
+        maxima = [float(e["max_ms"]) for e in entries if e.get("max_ms") is not None]
+        combined["max_ms"] = max(maxima) if maxima else None
+        combined["missing"] = sum(int(e.get("missing") or 0) for e in entries)
+        rates.append(combined)
+    return {"rates": rates, "runs": list(runs)}
 
 
 def side_figure(side: Mapping[str, Any], group: str, figure: str) -> float | None:

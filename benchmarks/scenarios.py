@@ -765,8 +765,11 @@ class Bench:
             for side in sides:
                 for size, runs in drains[side].items():
                     metrics[side][size] = combine_drains(runs, self.s.record_size[size])
+            latency: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
+            for index, side in enumerate(metrics_cost.LATENCY_ORDER):
+                latency[side].append(self._latency(system, workers[side], suffix=f"-{side}{index}"))
             for side in sides:
-                metrics[side]["latency"] = self._latency(system, workers[side], suffix=f"-{side}")
+                metrics[side]["latency"] = metrics_cost.combine_latency(latency[side])
             for side in sides:
                 peak = samplers[side].stop()
                 metrics[side]["peak_rss_mb"] = round(max(peak.values()), 1) if peak else None

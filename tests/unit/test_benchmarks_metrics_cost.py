@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.metrics_cost import RATIOS, metrics_cost_ratio
+from benchmarks.metrics_cost import LATENCY_ORDER, RATIOS, combine_latency, metrics_cost_ratio
 from benchmarks.report import compute_ratios
 
 
@@ -42,3 +42,14 @@ def test_a_missing_side_or_scenario_gives_null_with_a_reason() -> None:
     ratios, notes = compute_ratios(scenario)
     assert ratios["metrics_on_vs_off_rss"] == 1.05
     assert "recording metrics / pyconnect with recording off" in notes["metrics_on_vs_off_rss"]
+
+
+def test_latency_runs_of_a_side_combine_by_mean_percentiles() -> None:
+    first = {"rates": [{"rate": 500, "p50_ms": 2.0, "p99_ms": 10.0, "max_ms": 30.0, "missing": 0}]}
+    second = {"rates": [{"rate": 500, "p50_ms": 4.0, "p99_ms": 20.0, "max_ms": 25.0, "missing": 1}]}
+    combined = combine_latency([first, second])
+    assert combined["rates"] == [
+        {"rate": 500, "runs": 2, "p50_ms": 3.0, "p99_ms": 15.0, "max_ms": 30.0, "missing": 1}
+    ]
+    assert combined["runs"] == [first, second]
+    assert LATENCY_ORDER.count("on") == LATENCY_ORDER.count("off") == 2
