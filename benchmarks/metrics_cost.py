@@ -10,6 +10,14 @@ has the machine's quieter half), the runs of a side summarised by the mean of th
 sampled over its whole session. The ``on`` side's ``/metrics`` is scraped during its last drain, so
 the recording is also read while it runs.
 
+Where recording costs: the ``on`` worker drains the 100 B backlog once more (alias ``PROFILE_ALIAS``,
+after the measured drains, scraped as before) with py-spy attached; :func:`metrics_share` gives the
+share of its CPU samples inside recording code (a frame of ``pyconnect/metrics/`` or
+``connectors/mirror/metrics.py`` other than the exposition's) and inside the scrapes (a frame of the
+exposition: ``prometheus.py``, ``process.py``, ``flows.py``), with the recording functions that take
+most. Work done for the metrics inline in a caller (a C loop reading a batch's timestamps) shows as
+the caller's and is not counted.
+
 Ratios (``RATIOS``) are the ``on`` figure over the ``off`` figure: records/s and CPU-seconds per
 record of each backlog, p99 latency at the highest fixed rate, and peak RSS. 1.0 means recording costs
 nothing; "must not cost the data path measurably" is read as within the goals of
@@ -30,6 +38,14 @@ ALIASES = {"on": "mon", "off": "moff"}
 
 LATENCY_ORDER = ("on", "off", "off", "on")
 """The order of the latency runs."""
+
+PROFILE_ALIAS = "mprof"
+RECORDING_FILES = ("pyconnect/metrics/", "connectors/mirror/metrics.py")
+SCRAPE_FILES = (
+    "pyconnect/metrics/prometheus.py",
+    "pyconnect/metrics/process.py",
+    "pyconnect/metrics/flows.py",
+)
 
 RATIOS: dict[str, tuple[str, str]] = {
     "metrics_on_vs_off_100b": ("100b", "records_per_s"),
@@ -66,6 +82,38 @@ def combine_latency(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         combined["missing"] = sum(int(e.get("missing") or 0) for e in entries)
         rates.append(combined)
     return {"rates": rates, "runs": list(runs)}
+
+
+def _in(frame: str, files: Sequence[str]) -> bool:
+    return any(f"({name}" in frame or f" {name}" in frame for name in files)
+
+
+def metrics_share(stacks: Mapping[tuple[str, ...], int], top: int = 8) -> dict[str, Any]:
+    """``{"samples", "recording_pct", "scrape_pct", "top_recording": [{"function", "pct"}]}`` of py-spy
+    folded stacks (``benchmarks.profiler.parse_folded``): a sample counts once, as scrape when a frame
+    is the exposition's, else as recording when a frame is a metrics module's."""
+    total = sum(stacks.values())
+    recording = scrape = 0
+    functions: dict[str, int] = {}
+    for stack, count in stacks.items():
+        if any(_in(frame, SCRAPE_FILES) for frame in stack):
+            scrape += count
+            continue
+        hits = [frame for frame in stack if _in(frame, RECORDING_FILES)]
+        if hits:
+            recording += count
+            functions[hits[0]] = functions.get(hits[0], 0) + count
+
+    def pct(n: int) -> float:
+        return round(100.0 * n / total, 2) if total else 0.0
+
+    ranked = sorted(functions.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+    return {
+        "samples": total,
+        "recording_pct": pct(recording),
+        "scrape_pct": pct(scrape),
+        "top_recording": [{"function": f, "pct": pct(n)} for f, n in ranked],
+    }
 
 
 def side_figure(side: Mapping[str, Any], group: str, figure: str) -> float | None:

@@ -781,6 +781,15 @@ def _metrics_cost_section(scenario: Mapping[str, Any] | None, ratios: Mapping[st
     lines += _table(["recording", "p99 latency ms", "peak RSS MB"], rows)
     parts = [f"`{name}` {_fmt(ratios.get(name), 3)}" for name in METRICS_COST_RATIOS]
     lines += ["on / off: " + ", ".join(parts) + ".", ""]
+    profile = (metrics.get("on") or {}).get("profile") or {}
+    if profile.get("samples"):
+        top = "; ".join(f"{e['function']} {_fmt(e['pct'], 2)} %" for e in profile.get("top_recording") or [])
+        lines += [
+            f"Profile of the recording worker draining the {str(profile.get('backlog')).upper()} backlog once more "
+            f"(py-spy, {profile['samples']:,} CPU samples): {_fmt(profile.get('recording_pct'), 2)} % in metric "
+            f"recording, {_fmt(profile.get('scrape_pct'), 2)} % serving scrapes. Recording functions: {top or 'none'}.",
+            "",
+        ]
     return lines
 
 

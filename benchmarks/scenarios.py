@@ -765,6 +765,8 @@ class Bench:
             for side in sides:
                 for size, runs in drains[side].items():
                     metrics[side][size] = combine_drains(runs, self.s.record_size[size])
+            if "on" in workers:
+                metrics["on"]["profile"] = self._metrics_profile(system, workers["on"])
             latency: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
             for index, side in enumerate(metrics_cost.LATENCY_ORDER):
                 latency[side].append(self._latency(system, workers[side], suffix=f"-{side}{index}"))
@@ -785,6 +787,47 @@ class Bench:
                 sampler.stop()
             for worker in workers.values():
                 worker.stop(20)
+
+    def _metrics_profile(self, system: str, worker: ConnectWorkerProcess) -> dict[str, Any]:
+        """The recording worker drains the first backlog once more with py-spy attached; the share of
+        its CPU samples in metrics code (:func:`benchmarks.metrics_cost.metrics_share`)."""
+        executable = profiler.py_spy_executable()
+        if executable is None or worker.pid is None:
+            return {"skipped": "py-spy is not installed (pip install -e '.[bench]')"}
+        size, n = next(iter(self.s.backlog.items()))
+        topic, alias = f"bench-tp-{size}", metrics_cost.PROFILE_ALIAS
+        name = f"bench-metrics-prof-{size}"
+        workload.create_topics(self.b, [f"{alias}.{topic}"], self.s.partitions)
+        recorder = profiler.PySpyRecorder(
+            worker.pid, self.work_dir / "profiles" / "metrics-on.txt", self.s.profile_rate_hz, executable
+        )
+        recorder.start()
+        try:
+            t_create = time.monotonic()
+            runners.create_connector(
+                worker,
+                name,
+                runners.connector_config(system, self.a, self.b, [topic], self.s.tasks_max, alias=alias),
+            )
+            with runners.Scraper(worker, "/metrics", 1.0):
+                drained = _drain(
+                    _pids_of(worker),
+                    self.b,
+                    f"{alias}.{topic}",
+                    n,
+                    self.s.record_size[size],
+                    t_create,
+                    self.s.drain_timeout_s,
+                    worker.check_alive,
+                )
+        finally:
+            raw = recorder.stop()
+        runners.delete_connector(worker, name)
+        stacks = profiler.parse_folded(raw)
+        self.artifacts[f"profile-metrics-on-{size}.folded.txt"] = profiler.render_folded(stacks)
+        share = metrics_cost.metrics_share(stacks)
+        log.info("metrics on, profiled %s drain: %s; %s", size, drained, share)
+        return {"backlog": size, "records_per_s": drained.get("records_per_s"), **share}
 
     # ---- checkpoint lag ------------------------------------------------------------------------
 

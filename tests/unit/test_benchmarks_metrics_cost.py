@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.metrics_cost import LATENCY_ORDER, RATIOS, combine_latency, metrics_cost_ratio
+from benchmarks.metrics_cost import LATENCY_ORDER, RATIOS, combine_latency, metrics_cost_ratio, metrics_share
 from benchmarks.report import compute_ratios
 
 
@@ -53,3 +53,28 @@ def test_latency_runs_of_a_side_combine_by_mean_percentiles() -> None:
     ]
     assert combined["runs"] == [first, second]
     assert LATENCY_ORDER.count("on") == LATENCY_ORDER.count("off") == 2
+
+
+def test_metrics_share_splits_recording_from_scrapes() -> None:
+    loop = "run (asyncio/base_events.py:600)"
+    stacks = {
+        (loop, "poll (connectors/mirror/source.py:640)"): 80,
+        (
+            loop,
+            "poll (connectors/mirror/source.py:640)",
+            "record_polled (connectors/mirror/metrics.py:228)",
+        ): 6,
+        (loop, "polled (pyconnect/metrics/client_metrics.py:130)"): 4,
+        (
+            loop,
+            "metrics (pyconnect/rest/resources.py:161)",
+            "render (pyconnect/metrics/prometheus.py:470)",
+        ): 10,
+    }
+    share = metrics_share(stacks)
+    assert share["samples"] == 100
+    assert share["recording_pct"] == 10.0 and share["scrape_pct"] == 10.0
+    assert share["top_recording"] == [
+        {"function": "record_polled (connectors/mirror/metrics.py:228)", "pct": 6.0},
+        {"function": "polled (pyconnect/metrics/client_metrics.py:130)", "pct": 4.0},
+    ]
