@@ -4,14 +4,15 @@ Two fresh pyconnect workers run side by side on the same brokers, identical but 
 ``pyconnect.metrics.recording.enabled`` (``on``: the default; ``off``: ``false``, so no task, client or
 mirror metric is recorded). Each drains the throughput backlogs under an alias of its own per round
 (``metrics_cost_rounds`` rounds; which side drains a backlog first alternates from round to round and
-from backlog to backlog), measured as in the throughput scenario; then each mirrors the fixed rates of
+from backlog to backlog), measured as in the throughput scenario, with nothing scraping (so the ratios
+are the recording's cost, not the scrapes'); then each mirrors the fixed rates of
 the latency scenario on a topic of its own, twice, in the order on, off, off, on (so that neither side
 has the machine's quieter half), the runs of a side summarised by the mean of their percentiles; the peak RSS of each worker is
-sampled over its whole session. The ``on`` side's ``/metrics`` is scraped during its last drain, so
-the recording is also read while it runs.
+sampled over its whole session.
 
 Where recording costs: the ``on`` worker drains the 100 B backlog once more (alias ``PROFILE_ALIAS``,
-after the measured drains, scraped as before) with py-spy attached; :func:`metrics_share` gives the
+after the measured drains) with py-spy attached while ``/metrics`` is scraped every second (a busy
+Prometheus; 15 to 60 s is usual); :func:`metrics_share` gives the
 share of its CPU samples inside recording code (a frame of ``pyconnect/metrics/`` or
 ``connectors/mirror/metrics.py`` other than the exposition's) and inside the scrapes (a frame of the
 exposition: ``prometheus.py``, ``process.py``, ``flows.py``), with the recording functions that take

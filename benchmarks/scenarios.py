@@ -28,11 +28,10 @@ recorded with its reason and no figure. Every wait is bounded; every process is 
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -74,8 +73,10 @@ DESCRIPTIONS = {
     "and one with pyconnect.metrics.recording.enabled=false, drain the throughput backlogs under an alias per "
     "side and round (which side goes first alternates), measured as in the throughput scenario, for the rounds "
     "in the settings; then each mirrors the latency scenario's fixed rates on a topic of its own; peak RSS per "
-    "worker over its session. The recording side's /metrics is scraped every second during its drains. Ratios "
-    "metrics_on_vs_off_*: recording / not recording.",
+    "worker over its session. Nothing scrapes during the measured drains, so the ratios metrics_on_vs_off_* "
+    "(recording / not recording) are the recording's cost; the recording worker then drains the first backlog "
+    "once more with py-spy attached while /metrics is scraped every second, which gives the share of its CPU in "
+    "recording and in serving scrapes.",
     "limit": "Kafka's ProducerPerformance then ConsumerPerformance on the source cluster (acks=all, linger.ms=5, "
     "batch.size=65536), 8 partitions: what the brokers themselves move on this machine. ProducerPerformance is "
     "one producer; a mirror with several tasks runs several, so its 100 B rate can come close to it.",
@@ -747,17 +748,16 @@ class Bench:
                                 system, self.a, self.b, [topic], self.s.tasks_max, alias=alias
                             ),
                         )
-                        with runners.Scraper(worker, "/metrics", 1.0) if side == "on" else _nothing():
-                            drained = _drain(
-                                _pids_of(worker),
-                                self.b,
-                                target,
-                                n,
-                                self.s.record_size[size],
-                                t_create,
-                                self.s.drain_timeout_s,
-                                worker.check_alive,
-                            )
+                        drained = _drain(
+                            _pids_of(worker),
+                            self.b,
+                            target,
+                            n,
+                            self.s.record_size[size],
+                            t_create,
+                            self.s.drain_timeout_s,
+                            worker.check_alive,
+                        )
                         drained["first_of_pair"] = side == order[0]
                         drains[side].setdefault(size, []).append(drained)
                         log.info("metrics %s, %s backlog, round %d: %s", side, size, round_ + 1, drained)
@@ -1261,11 +1261,6 @@ def _drain(
         "first_record_after_s": round(t_first - t_create, 3),
         "wall_s": round(done - t_create, 3),
     }
-
-
-@contextlib.contextmanager
-def _nothing() -> Iterator[None]:
-    yield
 
 
 def _round(value: float | None, digits: int = 2) -> float | None:
