@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -78,6 +80,16 @@ def test_listener_is_off_by_default_and_gives_each_flow_a_hub() -> None:
     assert "metrics.listener" not in on.connector_configs[on.flows[0]]["MirrorSourceConnector"]
 
 
+@pytest.fixture
+def root_level() -> Iterator[None]:
+    """``main`` sets the root log level; put it back for the tests that follow."""
+    root = logging.getLogger()
+    level = root.level
+    yield
+    root.setLevel(level)
+
+
+@pytest.mark.usefixtures("root_level")
 def test_cli_refuses_a_bad_listener_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "mm2.properties"
     path.write_text(
