@@ -666,18 +666,51 @@ def _section(scenario: Mapping[str, Any] | None, title: str, columns: list[tuple
     return lines + _table(["system", *[c for c, _ in columns]], rows) + ([*notes, ""] if notes else [])
 
 
+def _pyconnect_only(
+    scenario: Mapping[str, Any] | None, title: str
+) -> tuple[list[str], dict[str, Any] | None]:
+    """The heading of a scenario only pyconnect runs, and its metrics; ``None`` metrics when there is
+    nothing more to show (no scenario, no pyconnect entry, or a failed run, whose status the lines say)."""
+    if scenario is None:
+        return [], None
+    lines = _header(scenario, title)
+    entry = (scenario.get("systems") or {}).get(PYCONNECT)
+    if not entry:
+        return lines, None
+    if entry.get("status") != "ok":
+        return [*lines, f"Status: **{entry.get('status')}**: {entry.get('reason')}", ""], None
+    return lines, entry.get("metrics") or {}
+
+
+def _side_by_side_drains(metrics: Mapping[str, Any], column: str, sides: tuple[str, str]) -> list[str]:
+    """The table of two workers' drains per record size: records/s, MB/s, CPU per record, each drain."""
+    rows = []
+    for size in ("100b", "1kb"):
+        for side in sides:
+            m = (metrics.get(side) or {}).get(size) or {}
+            each = " / ".join(_fmt(r.get("records_per_s")) for r in m.get("rounds") or []) or "n/a"
+            rows.append(
+                [
+                    size.upper(),
+                    side,
+                    _fmt(m.get("records_per_s")),
+                    _fmt(m.get("mb_per_s"), 2),
+                    _fmt(m.get("cpu_s_per_million")),
+                    each,
+                ]
+            )
+    return _table(
+        ["records", column, "records/s", "MB/s", "CPU-s / M records", "records/s of each drain"], rows
+    )
+
+
 def _scale_out_section(scenario: Mapping[str, Any] | None, throughput: Mapping[str, Any] | None) -> list[str]:
     """The pyconnect fleet's drains beside Java's one worker from the throughput scenario."""
-    title = "Scale-out: a pyconnect fleet of two workers on the same machine"
-    if scenario is None:
-        return []
-    lines = _header(scenario, title)
-    entry = (scenario.get("systems") or {}).get("pyconnect")
-    if not entry:
+    lines, fleet = _pyconnect_only(
+        scenario, "Scale-out: a pyconnect fleet of two workers on the same machine"
+    )
+    if fleet is None:
         return lines
-    if entry.get("status") != "ok":
-        return [*lines, f"Status: **{entry.get('status')}**: {entry.get('reason')}", ""]
-    fleet = entry.get("metrics") or {}
     java = _metrics({"throughput": throughput or {}}, "throughput", "java-connect") or {}
     single = _metrics({"throughput": throughput or {}}, "throughput", "pyconnect") or {}
     rows = []
@@ -714,33 +747,10 @@ def _scale_out_section(scenario: Mapping[str, Any] | None, throughput: Mapping[s
 
 def _event_loop_section(scenario: Mapping[str, Any] | None, ratios: Mapping[str, Any]) -> list[str]:
     """pyconnect's drains on uvloop and on asyncio's loop side by side, and the line with their ratio."""
-    if scenario is None:
-        return []
-    lines = _header(scenario, "Event loop: pyconnect on uvloop vs asyncio's loop")
-    entry = (scenario.get("systems") or {}).get(PYCONNECT)
-    if not entry:
+    lines, metrics = _pyconnect_only(scenario, "Event loop: pyconnect on uvloop vs asyncio's loop")
+    if metrics is None:
         return lines
-    if entry.get("status") != "ok":
-        return [*lines, f"Status: **{entry.get('status')}**: {entry.get('reason')}", ""]
-    metrics = entry.get("metrics") or {}
-    rows = []
-    for size in ("100b", "1kb"):
-        for loop in ("uvloop", "asyncio"):
-            m = (metrics.get(loop) or {}).get(size) or {}
-            each = " / ".join(_fmt(r.get("records_per_s")) for r in m.get("rounds") or []) or "n/a"
-            rows.append(
-                [
-                    size.upper(),
-                    loop,
-                    _fmt(m.get("records_per_s")),
-                    _fmt(m.get("mb_per_s"), 2),
-                    _fmt(m.get("cpu_s_per_million")),
-                    each,
-                ]
-            )
-    lines += _table(
-        ["records", "event loop", "records/s", "MB/s", "CPU-s / M records", "records/s of each drain"], rows
-    )
+    lines += _side_by_side_drains(metrics, "event loop", ("uvloop", "asyncio"))
     parts = [
         f"{size.upper()} {_fmt(ratios.get(f'uvloop_vs_asyncio_{size}'), 2)}x the records/s "
         f"({_fmt(ratios.get(f'uvloop_vs_asyncio_cpu_{size}'), 2)}x the CPU per record)"
@@ -752,26 +762,12 @@ def _event_loop_section(scenario: Mapping[str, Any] | None, ratios: Mapping[str,
 
 def _metrics_cost_section(scenario: Mapping[str, Any] | None, ratios: Mapping[str, Any]) -> list[str]:
     """pyconnect recording metrics and not recording them, side by side, and the on / off ratios."""
-    if scenario is None:
-        return []
-    lines = _header(scenario, "Metrics cost: pyconnect recording metrics vs not recording them")
-    entry = (scenario.get("systems") or {}).get(PYCONNECT)
-    if not entry:
-        return lines
-    if entry.get("status") != "ok":
-        return [*lines, f"Status: **{entry.get('status')}**: {entry.get('reason')}", ""]
-    metrics = entry.get("metrics") or {}
-    rows = []
-    for size in ("100b", "1kb"):
-        for side in ("on", "off"):
-            m = (metrics.get(side) or {}).get(size) or {}
-            each = " / ".join(_fmt(r.get("records_per_s")) for r in m.get("rounds") or []) or "n/a"
-            rows.append(
-                [size.upper(), side, _fmt(m.get("records_per_s")), _fmt(m.get("cpu_s_per_million")), each]
-            )
-    lines += _table(
-        ["records", "recording", "records/s", "CPU-s / M records", "records/s of each drain"], rows
+    lines, metrics = _pyconnect_only(
+        scenario, "Metrics cost: pyconnect recording metrics vs not recording them"
     )
+    if metrics is None:
+        return lines
+    lines += _side_by_side_drains(metrics, "recording", ("on", "off"))
     rows = []
     for side in ("on", "off"):
         m = metrics.get(side) or {}

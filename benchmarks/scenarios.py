@@ -31,7 +31,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -665,39 +665,9 @@ class Bench:
                 if running != loop:
                     raise RuntimeError(f"the worker started with --event-loop {loop} runs on {running}")
                 metrics[loop]["event_loop"] = running
-            for round_ in range(self.s.event_loop_rounds):
-                for index, (size, n) in enumerate(self.s.backlog.items()):
-                    topic = f"bench-tp-{size}"
-                    order = loops if (round_ + index) % 2 == 0 else loops[::-1]
-                    for loop in order:
-                        worker = workers[loop]
-                        alias = f"{runners.EVENT_LOOP_ALIASES[loop]}{round_}"
-                        target, name = f"{alias}.{topic}", f"bench-loop-{alias}-{size}"
-                        workload.create_topics(self.b, [target], self.s.partitions)
-                        t_create = time.monotonic()
-                        runners.create_connector(
-                            worker,
-                            name,
-                            runners.connector_config(
-                                system, self.a, self.b, [topic], self.s.tasks_max, alias=alias
-                            ),
-                        )
-                        drained = _drain(
-                            _pids_of(worker),
-                            self.b,
-                            target,
-                            n,
-                            self.s.record_size[size],
-                            t_create,
-                            self.s.drain_timeout_s,
-                            worker.check_alive,
-                        )
-                        drained["first_of_pair"] = loop == order[0]
-                        drains[loop].setdefault(size, []).append(drained)
-                        log.info(
-                            "%s on %s, %s backlog, round %d: %s", system, loop, size, round_ + 1, drained
-                        )
-                        runners.delete_connector(worker, name)
+            self._alternating_drains(
+                system, workers, self.s.event_loop_rounds, runners.EVENT_LOOP_ALIASES, "bench-loop", drains
+            )
             for loop in loops:
                 for size, runs in drains[loop].items():
                     metrics[loop][size] = combine_drains(runs, self.s.record_size[size])
@@ -709,6 +679,52 @@ class Bench:
         finally:
             for worker in workers.values():
                 worker.stop(20)
+
+    def _alternating_drains(
+        self,
+        system: str,
+        workers: Mapping[str, ConnectWorkerProcess],
+        rounds: int,
+        aliases: Mapping[str, str],
+        name_prefix: str,
+        drains: dict[str, dict[str, list[dict[str, Any]]]],
+    ) -> None:
+        """Each backlog drained by every worker of ``workers`` (side -> worker) in turn, ``rounds`` times,
+        into a fresh target topic ``<alias><round>.<topic>`` per drain; which side drains first
+        alternates from round to round and from backlog to backlog. Appends each drain to
+        ``drains[side][size]`` (``first_of_pair`` says whether that side went first)."""
+        sides = list(workers)
+        for round_ in range(rounds):
+            for index, (size, n) in enumerate(self.s.backlog.items()):
+                topic = f"bench-tp-{size}"
+                order = sides if (round_ + index) % 2 == 0 else sides[::-1]
+                for side in order:
+                    worker = workers[side]
+                    alias = f"{aliases[side]}{round_}"
+                    target, name = f"{alias}.{topic}", f"{name_prefix}-{alias}-{size}"
+                    workload.create_topics(self.b, [target], self.s.partitions)
+                    t_create = time.monotonic()
+                    runners.create_connector(
+                        worker,
+                        name,
+                        runners.connector_config(
+                            system, self.a, self.b, [topic], self.s.tasks_max, alias=alias
+                        ),
+                    )
+                    drained = _drain(
+                        _pids_of(worker),
+                        self.b,
+                        target,
+                        n,
+                        self.s.record_size[size],
+                        t_create,
+                        self.s.drain_timeout_s,
+                        worker.check_alive,
+                    )
+                    drained["first_of_pair"] = side == order[0]
+                    drains[side].setdefault(size, []).append(drained)
+                    log.info("%s %s, %s backlog, round %d: %s", system, side, size, round_ + 1, drained)
+                    runners.delete_connector(worker, name)
 
     def _metrics_cost(self, system: str) -> None:
         """The metrics-cost scenario (:mod:`benchmarks.metrics_cost`): one fresh worker per side."""
@@ -731,37 +747,9 @@ class Bench:
                 samplers[side].start()
             for worker in workers.values():
                 worker.wait_ready(READY_TIMEOUT_S)
-            for round_ in range(self.s.metrics_cost_rounds):
-                for index, (size, n) in enumerate(self.s.backlog.items()):
-                    topic = f"bench-tp-{size}"
-                    order = sides if (round_ + index) % 2 == 0 else sides[::-1]
-                    for side in order:
-                        worker = workers[side]
-                        alias = f"{metrics_cost.ALIASES[side]}{round_}"
-                        target, name = f"{alias}.{topic}", f"bench-metrics-{alias}-{size}"
-                        workload.create_topics(self.b, [target], self.s.partitions)
-                        t_create = time.monotonic()
-                        runners.create_connector(
-                            worker,
-                            name,
-                            runners.connector_config(
-                                system, self.a, self.b, [topic], self.s.tasks_max, alias=alias
-                            ),
-                        )
-                        drained = _drain(
-                            _pids_of(worker),
-                            self.b,
-                            target,
-                            n,
-                            self.s.record_size[size],
-                            t_create,
-                            self.s.drain_timeout_s,
-                            worker.check_alive,
-                        )
-                        drained["first_of_pair"] = side == order[0]
-                        drains[side].setdefault(size, []).append(drained)
-                        log.info("metrics %s, %s backlog, round %d: %s", side, size, round_ + 1, drained)
-                        runners.delete_connector(worker, name)
+            self._alternating_drains(
+                system, workers, self.s.metrics_cost_rounds, metrics_cost.ALIASES, "bench-metrics", drains
+            )
             for side in sides:
                 for size, runs in drains[side].items():
                     metrics[side][size] = combine_drains(runs, self.s.record_size[size])
