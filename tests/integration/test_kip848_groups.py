@@ -1,0 +1,240 @@
+"""Group offset sync and failover with consumer-protocol groups (KIP-848, ``group.protocol=consumer``).
+
+aiokafka's consumer speaks only the classic protocol, so the consumer-protocol groups here are run by
+Java's console consumer from the fetched 4.3.1 jars. One pyconnect worker on B mirrors a topic A -> B
+with MirrorSource and MirrorCheckpoint (group offset sync every second), for three groups:
+
+* ``cons``: consumer-protocol on A (consumed, then stopped), unknown on B: checkpointed, then synced to B.
+* ``both``: consumer-protocol on A; on B a consumer-protocol consumer of the same group runs (on a
+  B-only topic). While it runs, sync never writes the group's offsets and logs one WARN naming the
+  state and protocol; ``pyconnect offsets translate --execute`` refuses with one line; once it stops,
+  the group is synced.
+* ``mixed``: a classic group on A, a consumer-protocol consumer of it running on B: same as ``both``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from aiokafka import AIOKafkaProducer
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import KafkaError
+
+from pyconnect.kafka.mirror_admin import CommittedOffset, GroupAdmin
+from pyconnect.testing.backends import ClusterHandle
+from pyconnect.testing.distribution import ensure_distribution
+from pyconnect.testing.java_process import JavaProcess
+from tests.integration.fleet import fleet, python_workers, running_tasks, wait_for
+from tests.integration.mirror_helpers import latest_checkpoints
+from tests.integration.test_failover_cli import cli
+from tests.integration.test_mirror_checkpoint import commit_group, flow, group_offsets
+from tests.integration.test_mirror_source import create_and_fill, mirror_config, source_rows, wait_mirrored
+
+pytestmark = [pytest.mark.kafka, pytest.mark.java]
+
+RECORDS = 200
+CONSOLE_CONSUMER = "org.apache.kafka.tools.consumer.ConsoleConsumer"
+
+
+def console_consumer(
+    bootstrap: str, topic: str, group: str, log_dir: Path, max_messages: int | None = None
+) -> JavaProcess:
+    """Java's console consumer in group ``group`` with the new consumer protocol (auto-commit on)."""
+    args = [
+        "--bootstrap-server",
+        bootstrap,
+        "--topic",
+        topic,
+        "--group",
+        group,
+        "--from-beginning",
+        "--command-property",
+        "group.protocol=consumer",
+        "--timeout-ms",
+        "60000",
+    ]
+    if max_messages is not None:
+        args += ["--max-messages", str(max_messages)]
+    command = ensure_distribution().java_command(CONSOLE_CONSUMER, *args, heap="256m")
+    return JavaProcess(command, log_dir / f"console-{group}.log", f"console-{group}", die_with_parent=True)
+
+
+def consume_on_a(bootstrap: str, topic: str, group: str, log_dir: Path, count: int) -> None:
+    """Run a consumer-protocol consumer of ``group`` on A until it has printed ``count`` records and
+    closed (committing its position)."""
+    consumer = console_consumer(bootstrap, topic, group, log_dir, max_messages=count)
+    consumer.start()
+    deadline = time.monotonic() + 60
+    while consumer.running and time.monotonic() < deadline:
+        time.sleep(0.2)
+    consumer.stop()
+    assert consumer.exit_code() == 0, consumer.log_tail()
+
+
+async def committed(bootstrap: str, group: str) -> dict[tuple[str, int], int]:
+    return {tp: o for tp, (o, _) in (await group_offsets(bootstrap, group)).items()}
+
+
+async def fill_other(bootstrap: str, topic: str) -> None:
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        await admin.create_topics([NewTopic(topic, 1, 1)])
+    finally:
+        await admin.close()
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
+    await producer.start()
+    try:
+        for i in range(5):
+            await producer.send_and_wait(topic, b"x%d" % i)
+    finally:
+        await producer.stop()
+
+
+async def refused_commit(bootstrap: str, group: str, topic: str) -> int | None:
+    """The coordinator's answer to an admin commit while ``group`` runs (None: accepted, or no
+    coordinator yet: the first group of a fresh cluster creates its offsets topic)."""
+    admin = GroupAdmin({"bootstrap.servers": bootstrap})
+    try:
+        errors = await admin.alter_offsets(group, {(topic, 0): CommittedOffset(0)})
+    except KafkaError as exc:
+        if not exc.retriable:
+            raise
+        return None
+    finally:
+        await admin.close()
+    return next(iter(errors.values()), None)
+
+
+async def view(bootstrap: str, group: str) -> str:
+    admin = GroupAdmin({"bootstrap.servers": bootstrap})
+    try:
+        return (await admin.describe_groups([group]))[group].describe()
+    finally:
+        await admin.close()
+
+
+@pytest.fixture
+def java_consumers() -> Iterator[list[JavaProcess]]:
+    started: list[JavaProcess] = []
+    yield started
+    for process in started:
+        process.stop()
+
+
+def test_consumer_protocol_groups_are_synced_only_while_idle_on_the_target(
+    cluster_a: ClusterHandle,
+    cluster_b: ClusterHandle,
+    unique: Callable[[str], str],
+    tmp_path: Path,
+    java_consumers: list[JavaProcess],
+) -> None:
+    a, b = cluster_a.bootstrap_servers, cluster_b.bootstrap_servers
+    prefix = unique("k848")
+    topic, remote, other = f"{prefix}-t", f"A.{prefix}-t", unique("b-only")
+    cons, both, mixed = (unique(g) for g in ("cons", "both", "mixed"))
+    asyncio.run(create_and_fill(a, topic, 2, RECORDS))
+    expected = source_rows(a, topic, RECORDS)
+    asyncio.run(fill_other(b, other))
+
+    started = time.monotonic()
+    consume_on_a(a, topic, cons, tmp_path, 120)
+    consume_on_a(a, topic, both, tmp_path, 60)
+    asyncio.run(commit_group(a, mixed, topic))  # classic group on A
+    upstream = {g: asyncio.run(committed(a, g)) for g in (cons, both, mixed)}
+    assert all(upstream.values()), upstream
+    print(f"\ngroups on A in {time.monotonic() - started:.1f} s: {upstream}")
+
+    # Consumer-protocol consumers of ``both`` and ``mixed`` run on B (on a B-only topic).
+    for group in (both, mixed):
+        java_consumers.append(console_consumer(b, other, group, tmp_path))
+        java_consumers[-1].start()
+    for group in (both, mixed):
+        wait_for(f"{group} active on B", lambda g=group: asyncio.run(refused_commit(b, g, other)) == 25, 60)
+        assert asyncio.run(view(b, group)) == "Stable (consumer protocol, 1 member)"
+
+    workers = python_workers(b, tmp_path, unique("k848-worker"), 1)
+    with fleet(workers) as (worker,):
+        connectors = {
+            "mirror-source": mirror_config(cluster_a, cluster_b, f"{prefix}-.*", **{"tasks.max": "1"}),
+            "mirror-checkpoint": flow(
+                cluster_a,
+                cluster_b,
+                "MirrorCheckpointConnector",
+                groups=f"{cons},{both},{mixed}",
+                topics=f"{prefix}-.*",
+                **{
+                    "emit.checkpoints.interval.seconds": "1",
+                    "refresh.groups.interval.seconds": "2",
+                    "sync.group.offsets.enabled": "true",
+                    "sync.group.offsets.interval.seconds": "1",
+                    "checkpoints.topic.replication.factor": "1",
+                },
+            ),
+        }
+        for name, config in connectors.items():
+            code, body = worker.rest("POST", "/connectors", {"name": name, "config": config})
+            assert code == 201, body
+        for name in connectors:
+            wait_for(f"{name} RUNNING", functools.partial(running_tasks, worker, name, 1), 60)
+        wait_mirrored(b, remote, expected, 60)
+        posted = time.monotonic()
+
+        def checkpointed(group: str) -> dict[tuple[str, int], int] | None:
+            latest = latest_checkpoints(b, group)
+            want = {(remote, p): n for (_, p), n in upstream[group].items()}
+            found = {tp: c.upstream_offset for tp, c in latest.items() if tp in want}
+            return {tp: c.downstream_offset for tp, c in latest.items()} if found == want else None
+
+        downstream = {
+            g: wait_for(f"checkpoints of {g}", functools.partial(checkpointed, g), 60) for g in upstream
+        }
+        # A contiguous copy keeps offsets: exact translation lands on the upstream position.
+        assert all(downstream[g] == {(remote, p): n for (_, p), n in upstream[g].items()} for g in upstream)
+
+        # The idle consumer-protocol group is synced to B.
+        wait_for(f"{cons} synced on B", lambda: asyncio.run(committed(b, cons)) == downstream[cons], 30)
+        synced_s = time.monotonic() - posted
+
+        # The running groups are not touched: several sync rounds later they hold only their own offsets.
+        time.sleep(4)
+        for group in (both, mixed):
+            assert set(asyncio.run(committed(b, group))) <= {(other, 0)}, group
+            assert java_consumers[(both, mixed).index(group)].running
+        log = worker.log_file.read_text(errors="replace")
+        for group in (both, mixed):
+            warned = [
+                line for line in log.splitlines() if f"not syncing offsets of consumer group {group} " in line
+            ]
+            assert len(warned) == 1, warned
+            assert "WARN" in warned[0] and "Stable (consumer protocol, 1 member)" in warned[0], warned
+
+        # Failover of the active consumer-protocol group is refused with one line.
+        args = ["--group", both, "--from", "A", "--to", "B", "--bootstrap", f"A={a}", "--bootstrap", f"B={b}"]
+        refused = cli(*args, "--execute")
+        assert refused.returncode == 3, (refused.stdout, refused.stderr)
+        lines = refused.stderr.strip().splitlines()
+        assert lines == [
+            f"pyconnect: refusing to commit: group {both} is Stable (consumer protocol, 1 member) on cluster B, "
+            "not Empty; stop its consumers there and run again"
+        ], refused.stderr
+        assert set(asyncio.run(committed(b, both))) <= {(other, 0)}
+
+        # Once its consumers stop, each group is synced (its own offsets on B kept).
+        stopped = time.monotonic()
+        for process in java_consumers:
+            process.stop()
+        for group in (both, mixed):
+            want = {**downstream[group], **{(other, 0): 5}}
+            wait_for(
+                f"{group} synced after stop", lambda g=group, w=want: asyncio.run(committed(b, g)) == w, 30
+            )
+        resumed_s = time.monotonic() - stopped
+        print(
+            f"idle group synced {synced_s:.1f} s after the checkpoints; active ones {resumed_s:.1f} s after stop"
+        )
