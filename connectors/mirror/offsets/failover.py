@@ -67,7 +67,7 @@ from connectors.mirror.offsets.translation import OffsetSyncStore
 from connectors.mirror.policy import SOURCE_CLUSTER_ALIAS_CONFIG, ReplicationPolicy, replication_policy
 from connectors.mirror.records import TopicPartition
 from pyconnect.config.client_configs import mirror_client_config
-from pyconnect.kafka.group_view import ACTIVE_GROUP_REJECTIONS
+from pyconnect.kafka.group_view import ACTIVE_GROUP_REJECTIONS, UNKNOWN, GroupView
 from pyconnect.kafka.mirror_admin import CommittedOffset, GroupAdmin
 
 __all__ = [
@@ -470,7 +470,7 @@ async def execute_plan(plan: FailoverPlan, request: TranslateRequest) -> Execute
     admin = GroupAdmin(mirror_client_config(request.target_config, "admin"))
     try:
         await _bounded(admin.start(), request, plan.target)
-        views = await _retrying(lambda: admin.describe_groups([plan.group]), request, plan.target)
+        views = await _retrying(lambda: _described(admin, plan.group), request, plan.target)
         view = views[plan.group]
         state = view.state
         if not view.idle:
@@ -598,6 +598,14 @@ async def _commit(
     if errors and set(errors.values()) <= COORDINATOR_NOT_READY:
         raise _RetriableCommitError(f"coordinator not ready (error codes {sorted(set(errors.values()))})")
     return errors
+
+
+async def _described(admin: GroupAdmin, group: str) -> dict[str, GroupView]:
+    """The group's view; a describe the coordinator did not answer (loading, moving) is retried."""
+    views = await admin.describe_groups([group])
+    if views[group].state == UNKNOWN:
+        raise _RetriableCommitError(f"group {group} could not be described: {views[group].error}")
+    return views
 
 
 async def _retrying(call: Callable[[], Awaitable[T]], request: TranslateRequest, cluster: str) -> T:
