@@ -62,19 +62,19 @@ def console_consumer(
     if max_messages is not None:
         args += ["--max-messages", str(max_messages)]
     command = ensure_distribution().java_command(CONSOLE_CONSUMER, *args, heap="256m")
-    return JavaProcess(command, log_dir / f"console-{group}.log", f"console-{group}", die_with_parent=True)
+    return JavaProcess(
+        command, log_dir / f"console-{group}.log", f"console-{log_dir.name}-{group}", die_with_parent=True
+    )
 
 
-def consume_on_a(bootstrap: str, topic: str, group: str, log_dir: Path, count: int) -> None:
-    """Run a consumer-protocol consumer of ``group`` on A until it has printed ``count`` records and
-    closed (committing its position)."""
-    consumer = console_consumer(bootstrap, topic, group, log_dir, max_messages=count)
-    consumer.start()
-    deadline = time.monotonic() + 60
-    while consumer.running and time.monotonic() < deadline:
+def wait_exited(consumers: Sequence[JavaProcess], timeout: float) -> None:
+    """Wait until each console consumer has printed its ``--max-messages`` and closed (committing)."""
+    deadline = time.monotonic() + timeout
+    while any(c.running for c in consumers) and time.monotonic() < deadline:
         time.sleep(0.2)
-    consumer.stop()
-    assert consumer.exit_code() == 0, consumer.log_tail()
+    for consumer in consumers:
+        consumer.stop()
+        assert consumer.exit_code() == 0, consumer.log_tail()
 
 
 async def committed(bootstrap: str, group: str) -> dict[tuple[str, int], int]:
@@ -148,18 +148,23 @@ def test_consumer_protocol_groups_are_synced_only_while_idle_on_the_target(
     expected = source_rows(a, topic, RECORDS)
     asyncio.run(fill_other(b, other))
 
+    # Consumer-protocol consumers of ``cons`` and ``both`` read part of the topic on A and stop; the
+    # ones of ``both`` and ``mixed`` on B keep running (on a B-only topic). All start at once.
     started = time.monotonic()
-    consume_on_a(a, topic, cons, tmp_path, 120)
-    consume_on_a(a, topic, both, tmp_path, 60)
+    on_a = [
+        console_consumer(a, topic, cons, tmp_path / "a", 120),
+        console_consumer(a, topic, both, tmp_path / "a", 60),
+    ]
+    java_consumers.extend(on_a)
+    java_consumers.extend(console_consumer(b, other, group, tmp_path / "b") for group in (both, mixed))
+    for process in java_consumers:
+        process.start()
     asyncio.run(commit_group(a, mixed, topic))  # classic group on A
+    wait_exited(on_a, 60)
     upstream = {g: asyncio.run(committed(a, g)) for g in (cons, both, mixed)}
     assert all(upstream.values()), upstream
     print(f"\ngroups on A in {time.monotonic() - started:.1f} s: {upstream}")
-
-    # Consumer-protocol consumers of ``both`` and ``mixed`` run on B (on a B-only topic).
-    for group in (both, mixed):
-        java_consumers.append(console_consumer(b, other, group, tmp_path))
-        java_consumers[-1].start()
+    on_b = java_consumers[2:]
     for group in (both, mixed):
         wait_for(f"{group} active on B", lambda g=group: asyncio.run(refused_commit(b, g, other)) == 25, 60)
         assert asyncio.run(view(b, group)) == "Stable (consumer protocol, 1 member)"
@@ -220,7 +225,7 @@ def test_consumer_protocol_groups_are_synced_only_while_idle_on_the_target(
         time.sleep(4)
         for group in (both, mixed):
             assert set(asyncio.run(committed(b, group))) <= {(other, 0)}, group
-            assert java_consumers[(both, mixed).index(group)].running
+            assert on_b[(both, mixed).index(group)].running
         log = worker.log_file.read_text(errors="replace")
         if kind == "java":
             refusals = {
@@ -248,7 +253,7 @@ def test_consumer_protocol_groups_are_synced_only_while_idle_on_the_target(
 
         # Once its consumers stop, each group is synced (its own offsets on B kept).
         stopped = time.monotonic()
-        for process in java_consumers:
+        for process in on_b:
             process.stop()
         for group in (both, mixed):
             want = {**downstream[group], **{(other, 0): 5}}
