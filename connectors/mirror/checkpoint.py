@@ -7,7 +7,8 @@ Connector contract (Java's ``MirrorCheckpointConnector``):
   source cluster and re-loads them after one and every ``refresh.groups.interval.seconds``; a change
   asks the runtime for new task configs. Each step is bounded by ``admin.timeout.ms`` and only logged
   on failure (Java's ``Scheduler``).
-* A group is kept when it is a consumer group (protocol ``consumer``), passes the group filter
+* A group is kept when it is a consumer group (protocol type ``consumer``: classic groups and
+  ``group.protocol=consumer`` groups of KIP-848 alike), passes the group filter
   (``groups``/``groups.exclude``) and has a committed offset for a topic the topic filter accepts.
 * ``task_configs``: ``[]`` when disabled, without groups or with ``emit.checkpoints.enabled=false``;
   raises :class:`~pyconnect.errors.RetriableError` while the first load has not succeeded (the

@@ -654,11 +654,15 @@ class GroupAdmin(_AdminClient):
     """Consumer-group operations of the checkpoint connector and task on one cluster.
 
     Errors: transport and coordinator errors raise (the caller's scheduler logs them); refusals raise
-    :class:`AuthorizationError` naming the group or topic; other per-partition commit errors are returned. Group states are the broker's strings (``Empty``, ``Stable``, ``Dead`` ...).
+    :class:`AuthorizationError` naming the group or topic; other per-partition commit errors are returned.
+    Classic groups and consumer-protocol groups (KIP-848) are listed, read and committed alike; each
+    kind is described with its own API (:meth:`describe_groups`). Group states are the broker's strings
+    (``Empty``, ``Stable``, ``Reconciling``, ``Dead`` ...), ``Unknown`` when a describe went unanswered.
     """
 
     async def list_consumer_groups(self) -> list[str]:
-        """Ids of the consumer groups of every broker (protocol type ``consumer`` or empty)."""
+        """Ids of the consumer groups of every broker (protocol type ``consumer`` or empty): classic
+        and consumer-protocol groups alike (ListGroups before v5 gives both protocol type ``consumer``)."""
         await self.start()
         with self._refusals():
             listed = await self._admin.list_consumer_groups()
