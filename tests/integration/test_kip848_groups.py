@@ -10,6 +10,7 @@ with MirrorSource and MirrorCheckpoint (group offset sync every second), for thr
   state and protocol; ``pyconnect offsets translate --execute`` refuses with one line; once it stops,
   the group is synced, and ``--execute`` then succeeds (nothing left to commit).
 * ``mixed``: a classic group on A, a consumer-protocol consumer of it running on B: same as ``both``.
+* ``rev``: a consumer-protocol group on A, a classic consumer of it running on B: same as ``both``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaError
 
+from pyconnect.kafka.group_view import ACTIVE_GROUP_REJECTIONS
 from pyconnect.kafka.mirror_admin import CommittedOffset, GroupAdmin
 from pyconnect.testing.backends import ClusterHandle
 from pyconnect.testing.distribution import ensure_distribution
@@ -43,9 +45,15 @@ CONSOLE_CONSUMER = "org.apache.kafka.tools.consumer.ConsoleConsumer"
 
 
 def console_consumer(
-    bootstrap: str, topic: str, group: str, log_dir: Path, max_messages: int | None = None
+    bootstrap: str,
+    topic: str,
+    group: str,
+    log_dir: Path,
+    max_messages: int | None = None,
+    protocol: str = "consumer",
 ) -> JavaProcess:
-    """Java's console consumer in group ``group`` with the new consumer protocol (auto-commit on)."""
+    """Java's console consumer in group ``group`` with ``group.protocol`` (default the new consumer
+    protocol; auto-commit on)."""
     args = [
         "--bootstrap-server",
         bootstrap,
@@ -55,7 +63,7 @@ def console_consumer(
         group,
         "--from-beginning",
         "--command-property",
-        "group.protocol=consumer",
+        f"group.protocol={protocol}",
         "--timeout-ms",
         "60000",
     ]
@@ -143,7 +151,7 @@ def test_consumer_protocol_groups_are_synced_only_while_idle_on_the_target(
     a, b = cluster_a.bootstrap_servers, cluster_b.bootstrap_servers
     prefix = unique("k848")
     topic, remote, other = f"{prefix}-t", f"A.{prefix}-t", unique("b-only")
-    cons, both, mixed = (unique(g) for g in ("cons", "both", "mixed"))
+    cons, both, mixed, rev = (unique(g) for g in ("cons", "both", "mixed", "rev"))
     asyncio.run(create_and_fill(a, topic, 2, RECORDS))
     expected = source_rows(a, topic, RECORDS)
     asyncio.run(fill_other(b, other))
@@ -154,20 +162,25 @@ def test_consumer_protocol_groups_are_synced_only_while_idle_on_the_target(
     on_a = [
         console_consumer(a, topic, cons, tmp_path / "a", 120),
         console_consumer(a, topic, both, tmp_path / "a", 60),
+        console_consumer(a, topic, rev, tmp_path / "a", 90),
     ]
     java_consumers.extend(on_a)
     java_consumers.extend(console_consumer(b, other, group, tmp_path / "b") for group in (both, mixed))
+    java_consumers.append(console_consumer(b, other, rev, tmp_path / "b", protocol="classic"))
     for process in java_consumers:
         process.start()
     asyncio.run(commit_group(a, mixed, topic))  # classic group on A
     wait_exited(on_a, 60)
-    upstream = {g: asyncio.run(committed(a, g)) for g in (cons, both, mixed)}
+    upstream = {g: asyncio.run(committed(a, g)) for g in (cons, both, mixed, rev)}
     assert all(upstream.values()), upstream
     print(f"\ngroups on A in {time.monotonic() - started:.1f} s: {upstream}")
-    on_b = java_consumers[2:]
-    for group in (both, mixed):
-        wait_for(f"{group} active on B", lambda g=group: asyncio.run(refused_commit(b, g, other)) == 25, 60)
-        assert asyncio.run(view(b, group)) == "Stable (consumer protocol, 1 member)"
+    on_b = java_consumers[3:]
+    active = {both: "consumer", mixed: "consumer", rev: "classic"}
+    for group, protocol in active.items():
+        # Described Stable by the API of its kind, and the coordinator refuses an admin commit.
+        stable = f"Stable ({protocol} protocol, 1 member)"
+        wait_for(f"{group} {stable} on B", lambda g=group, s=stable: asyncio.run(view(b, g)) == s, 60)
+        assert asyncio.run(refused_commit(b, group, other)) in ACTIVE_GROUP_REJECTIONS
 
     workers: Sequence[Worker] = (
         python_workers(b, tmp_path, unique("k848-worker"), 1)
@@ -183,7 +196,7 @@ def test_consumer_protocol_groups_are_synced_only_while_idle_on_the_target(
                 cluster_a,
                 cluster_b,
                 "MirrorCheckpointConnector",
-                groups=f"{cons},{both},{mixed}",
+                groups=f"{cons},{both},{mixed},{rev}",
                 topics=f"{prefix}-.*",
                 **{
                     "emit.checkpoints.interval.seconds": "1",
@@ -223,22 +236,20 @@ def test_consumer_protocol_groups_are_synced_only_while_idle_on_the_target(
 
         # The running groups are not touched: several sync rounds later they hold only their own offsets.
         time.sleep(4)
-        for group in (both, mixed):
+        for group, process in zip(active, on_b, strict=True):
             assert set(asyncio.run(committed(b, group))) <= {(other, 0)}, group
-            assert on_b[(both, mixed).index(group)].running
+            assert process.running
         log = worker.log_file.read_text(errors="replace")
         if kind == "java":
-            refusals = {
-                g: log.count(f"Unable to sync offsets for consumer group {g}.") for g in (both, mixed)
-            }
+            refusals = {g: log.count(f"Unable to sync offsets for consumer group {g}.") for g in active}
             print(f"\nJava: commit refusals logged at WARN while active: {refusals}")
             assert all(n >= 2 for n in refusals.values()), refusals
-        for group in (both, mixed) if kind == "pyconnect" else ():
+        for group, protocol in active.items() if kind == "pyconnect" else ():
             warned = [
                 line for line in log.splitlines() if f"not syncing offsets of consumer group {group} " in line
             ]
             assert len(warned) == 1, warned
-            assert "WARN" in warned[0] and "Stable (consumer protocol, 1 member)" in warned[0], warned
+            assert "WARN" in warned[0] and f"Stable ({protocol} protocol, 1 member)" in warned[0], warned
 
         # Failover of the active consumer-protocol group is refused with one line.
         args = ["--group", both, "--from", "A", "--to", "B", "--bootstrap", f"A={a}", "--bootstrap", f"B={b}"]
@@ -255,7 +266,7 @@ def test_consumer_protocol_groups_are_synced_only_while_idle_on_the_target(
         stopped = time.monotonic()
         for process in on_b:
             process.stop()
-        for group in (both, mixed):
+        for group in active:
             want = {**downstream[group], **{(other, 0): 5}}
             wait_for(
                 f"{group} synced after stop", lambda g=group, w=want: asyncio.run(committed(b, g)) == w, 30
