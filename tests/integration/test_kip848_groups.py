@@ -2,15 +2,17 @@
 
 aiokafka's consumer speaks only the classic protocol, so the consumer-protocol groups here are run by
 Java's console consumer from the fetched 4.3.1 jars. One pyconnect worker on B mirrors a topic A -> B
-with MirrorSource and MirrorCheckpoint (group offset sync every second), for three groups:
+with MirrorSource and MirrorCheckpoint (group offset sync every second), for four groups:
 
 * ``cons``: consumer-protocol on A (consumed, then stopped), unknown on B: checkpointed, then synced to B.
 * ``both``: consumer-protocol on A; on B a consumer-protocol consumer of the same group runs (on a
   B-only topic). While it runs, sync never writes the group's offsets and logs one WARN naming the
   state and protocol; ``pyconnect offsets translate --execute`` refuses with one line; once it stops,
   the group is synced, and ``--execute`` then succeeds (nothing left to commit).
-* ``mixed``: a classic group on A, a consumer-protocol consumer of it running on B: same as ``both``.
 * ``rev``: a consumer-protocol group on A, a classic consumer of it running on B: same as ``both``.
+* ``ahead``: a classic group on A; on B a consumer-protocol consumer of it reads the mirrored topic
+  to its end. Not written while it runs (one WARN); once stopped it is an Empty consumer-protocol group
+  with offsets past the checkpoints, which sync never rewinds.
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ def console_consumer(
         "--command-property",
         f"group.protocol={protocol}",
         "--timeout-ms",
-        "60000",
+        "180000",  # a bound: it exits after 3 min without records
     ]
     if max_messages is not None:
         args += ["--max-messages", str(max_messages)]
@@ -91,11 +93,12 @@ async def committed(bootstrap: str, group: str) -> dict[tuple[str, int], int]:
     return {tp: o for tp, (o, _) in (await group_offsets(bootstrap, group)).items()}
 
 
-async def fill_other(bootstrap: str, topic: str) -> None:
+async def fill_other(bootstrap: str, topic: str, remote: str) -> None:
+    """A B-only topic with 5 records, and the remote topic created empty ahead of the mirror."""
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
-        await admin.create_topics([NewTopic(topic, 1, 1)])
+        await admin.create_topics([NewTopic(topic, 1, 1), NewTopic(remote, 2, 1)])
     finally:
         await admin.close()
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
@@ -153,13 +156,14 @@ def test_consumer_protocol_groups_are_synced_only_while_idle_on_the_target(
     a, b = cluster_a.bootstrap_servers, cluster_b.bootstrap_servers
     prefix = unique("k848")
     topic, remote, other = f"{prefix}-t", f"A.{prefix}-t", unique("b-only")
-    cons, both, mixed, rev = (unique(g) for g in ("cons", "both", "mixed", "rev"))
+    cons, both, rev, ahead = (unique(g) for g in ("cons", "both", "rev", "ahead"))
     asyncio.run(create_and_fill(a, topic, 2, RECORDS))
     expected = source_rows(a, topic, RECORDS)
-    asyncio.run(fill_other(b, other))
+    asyncio.run(fill_other(b, other, remote))
 
-    # Consumer-protocol consumers of ``cons`` and ``both`` read part of the topic on A and stop; the
-    # ones of ``both`` and ``mixed`` on B keep running (on a B-only topic). All start at once.
+    # Consumer-protocol consumers of ``cons``, ``both`` and ``rev`` read part of the topic on A and
+    # stop; on B consumers of ``both`` (consumer protocol) and ``rev`` (classic) keep running on a
+    # B-only topic. All start at once.
     started = time.monotonic()
     on_a = [
         console_consumer(a, topic, cons, tmp_path / "a", 120),
@@ -167,18 +171,22 @@ def test_consumer_protocol_groups_are_synced_only_while_idle_on_the_target(
         console_consumer(a, topic, rev, tmp_path / "a", 90),
     ]
     java_consumers.extend(on_a)
-    java_consumers.extend(console_consumer(b, other, group, tmp_path / "b") for group in (both, mixed))
+    java_consumers.append(console_consumer(b, other, both, tmp_path / "b"))
     java_consumers.append(console_consumer(b, other, rev, tmp_path / "b", protocol="classic"))
+    # ``ahead`` is classic on A; on B a consumer-protocol consumer of it reads the remote topic as the
+    # mirror fills it: its offsets there end up past the checkpoints; stopped, it is an Empty
+    # consumer-protocol group.
+    java_consumers.append(console_consumer(b, remote, ahead, tmp_path / "b"))
     for process in java_consumers:
         process.start()
-    asyncio.run(commit_group(a, mixed, topic))  # classic group on A
+    asyncio.run(commit_group(a, ahead, topic))  # classic group on A
     wait_exited(on_a, 60)
-    upstream = {g: asyncio.run(committed(a, g)) for g in (cons, both, mixed, rev)}
+    upstream = {g: asyncio.run(committed(a, g)) for g in (cons, both, rev, ahead)}
     assert all(upstream.values()), upstream
     print(f"\ngroups on A in {time.monotonic() - started:.1f} s: {upstream}")
-    on_b = java_consumers[3:]
-    active = {both: "consumer", mixed: "consumer", rev: "classic"}
-    for group, protocol in active.items():
+    on_b, on_b_remote = java_consumers[3:5], java_consumers[5]
+    active = {both: "consumer", rev: "classic"}
+    for group, protocol in [*active.items(), (ahead, "consumer")]:
         # Described Stable by the API of its kind, and the coordinator refuses an admin commit.
         stable = f"Stable ({protocol} protocol, 1 member)"
         wait_for(f"{group} {stable} on B", lambda g=group, s=stable: asyncio.run(view(b, g)) == s, 60)
@@ -198,7 +206,7 @@ def test_consumer_protocol_groups_are_synced_only_while_idle_on_the_target(
                 cluster_a,
                 cluster_b,
                 "MirrorCheckpointConnector",
-                groups=f"{cons},{both},{mixed},{rev}",
+                groups=f"{cons},{both},{rev},{ahead}",
                 topics=f"{prefix}-.*",
                 **{
                     "emit.checkpoints.interval.seconds": "1",
@@ -243,15 +251,27 @@ def test_consumer_protocol_groups_are_synced_only_while_idle_on_the_target(
             assert process.running
         log = worker.log_file.read_text(errors="replace")
         if kind == "java":
-            refusals = {g: log.count(f"Unable to sync offsets for consumer group {g}.") for g in active}
+            refusals = {
+                g: log.count(f"Unable to sync offsets for consumer group {g}.") for g in [*active, ahead]
+            }
             print(f"\nJava: commit refusals logged at WARN while active: {refusals}")
             assert all(n >= 2 for n in refusals.values()), refusals
-        for group, protocol in active.items() if kind == "pyconnect" else ():
+        for group, protocol in [*active.items(), (ahead, "consumer")] if kind == "pyconnect" else ():
             warned = [
                 line for line in log.splitlines() if f"not syncing offsets of consumer group {group} " in line
             ]
             assert len(warned) == 1, warned
             assert "WARN" in warned[0] and f"Stable ({protocol} protocol, 1 member)" in warned[0], warned
+
+        # A consumer-protocol group that ran on B and stopped (Empty) is never rewound: on 4.3.1
+        # DescribeGroups calls it Dead, which reads as "new, commit everything".
+        on_b_remote.stop()
+        end = {(remote, p): len(rows) for p, rows in expected.items()}
+        wait_for(f"{ahead} committed the end on B", lambda: asyncio.run(committed(b, ahead)) == end, 30)
+        assert asyncio.run(view(b, ahead)) == "Empty (consumer protocol, 0 members)"
+        assert all(downstream[ahead][tp] < end[tp] for tp in end), (downstream[ahead], end)
+        time.sleep(3)  # three sync rounds
+        assert asyncio.run(committed(b, ahead)) == end
 
         # Failover of the active consumer-protocol group is refused with one line.
         args = ["--group", both, "--from", "A", "--to", "B", "--bootstrap", f"A={a}", "--bootstrap", f"B={b}"]
