@@ -69,6 +69,8 @@ class RunConfig:
     partitions: int = 3
     rate: float = 20.0
     """Records per second per partition."""
+    batch: int = 1
+    """Records per partition per acknowledged round of the workload (``rate / batch`` rounds a second)."""
     workers: int = 3
     session_timeout_ms: int = 6000
     rebalance_delay_ms: int = 10000
@@ -369,7 +371,9 @@ def run(config: RunConfig) -> dict[str, Any]:
         ca, cb = (f"${{env:{SOURCE_VAR}}}", f"${{env:{TARGET_VAR}}}") if routed else (a, b)
         say(f"clusters up in {time.monotonic() - started:.0f} s: A {a}, B {b}")
         asyncio.run(create_topics(a, topics, config.partitions, REPLICATION))
-        workload = Workload(a, b, topics, config.partitions, rate=config.rate, group=GROUP)
+        workload = Workload(
+            a, b, topics, config.partitions, rate=config.rate, group=GROUP, batch=config.batch
+        )
         workload.start()
         workers = make_workers(config, clusters, routed)
         for w in workers:
@@ -481,6 +485,7 @@ def run(config: RunConfig) -> dict[str, Any]:
                 "topics": topics,
                 "partitions": config.partitions,
                 "rate_per_partition": config.rate,
+                "batch_per_partition": config.batch,
                 "workers": config.workers,
                 "session_timeout_ms": config.session_timeout_ms,
                 "scheduled_rebalance_max_delay_ms": config.rebalance_delay_ms,
