@@ -3,7 +3,10 @@
 
 Contract:
 - ``start`` creates a producer with ``transactional.id=connect-cluster-<group.id>`` and initialises its
-  transactions, which fences the producer of any earlier leader (its next transaction fails);
+  transactions, which fences the producer of any earlier leader (its next transaction fails). It waits
+  at most :data:`~pyconnect.kafka.transaction_access.INIT_TIMEOUT_S` for the producer id; a refused ACL
+  or no coordinator raises the error :func:`~pyconnect.kafka.transaction_access.transaction_refusal`
+  words (naming the transactional id, the operations and the fix);
 - ``send(records, timeout)`` writes the records to partition 0 of the config topic in one
   transaction and returns once it is committed; any failure (fenced by a newer leader, timeout, broker
   error) raises :class:`PrivilegedWriteError` and the writer is closed: privileges must be claimed
@@ -21,7 +24,9 @@ from typing import Any
 from aiokafka import AIOKafkaProducer
 
 from pyconnect.errors import ConnectError
+from pyconnect.kafka.access import cluster_label
 from pyconnect.kafka.clients import create_producer
+from pyconnect.kafka.transaction_access import INIT_TIMEOUT_S, transaction_refusal
 
 log = logging.getLogger(__name__)
 
@@ -47,9 +52,16 @@ class FencableConfigWriter:
             return
         producer = create_producer(self._config)
         try:
-            await producer.start()
-        except BaseException:
+            async with asyncio.timeout(INIT_TIMEOUT_S):
+                await producer.start()
+        except BaseException as exc:
             await producer.stop()
+            if isinstance(exc, Exception):
+                refusal = transaction_refusal(
+                    exc, self.transactional_id, cluster_label(self._config), initialising=True
+                )
+                if refusal is not None:
+                    raise refusal from exc
             raise
         self._producer = producer
 

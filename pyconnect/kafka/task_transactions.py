@@ -28,6 +28,8 @@ Contract:
 - ``abort()`` aborts the open transaction (connector-defined boundaries); the next ``commit`` begins a
   new one (for offsets alone if nothing else was sent).
 - ``open`` says whether a transaction is open (records sent and not yet committed).
+- ``refusal(exc)`` words a failure the task met for an operator (a refused ACL on the task's
+  ``transactional_id`` or on a topic, naming the resource and the operations), or gives None.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from aiokafka.errors import InvalidProducerEpoch, ProducerFenced
 
 from pyconnect.errors import ConnectError
 from pyconnect.kafka.batch_sender import BatchSender, OutgoingRecord, SentBatch
+from pyconnect.kafka.transaction_access import transaction_refusal
 from pyconnect.metrics.client_metrics import ProducerMetrics
 
 
@@ -85,14 +88,24 @@ class TaskTransactions:
         *,
         metrics: ProducerMetrics | None = None,
         worker_copy: WorkerOffsetsCopy | None = None,
+        transactional_id: str = "",
+        cluster: str = "the cluster",
     ) -> None:
         self._producer = producer
+        self._transactional_id = transactional_id
+        self._cluster = cluster
         self._worker_copy = worker_copy
         self._sender = BatchSender(producer, metrics=metrics)
         self._offsets_topic = offsets_topic
         self._task = task
         self._open = False
         self._pending: list[asyncio.Future[Any]] = []
+
+    def refusal(self, exc: BaseException) -> ConnectError | None:
+        """The operator-facing error ``exc`` means for this task's producer (a refused ACL on its
+        transactional id or a topic, no transaction coordinator), or None: see
+        :func:`~pyconnect.kafka.transaction_access.transaction_refusal`."""
+        return transaction_refusal(exc, self._transactional_id, self._cluster)
 
     @property
     def sender(self) -> BatchSender:

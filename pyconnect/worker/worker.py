@@ -54,6 +54,7 @@ from pyconnect.errors import DataError
 from pyconnect.kafka.access import cluster_label, start_client
 from pyconnect.kafka.clients import create_producer
 from pyconnect.kafka.task_transactions import TaskTransactions
+from pyconnect.kafka.transaction_access import INIT_TIMEOUT_S, transaction_refusal
 from pyconnect.metrics.client_metrics import JAVA_BUFFER_MEMORY, ProducerMetrics
 from pyconnect.metrics.connect import (
     ConnectMetrics,
@@ -446,11 +447,19 @@ class Worker:
         interval_s = None
         prepare = None
         if exactly_once:
+            transactional_id = str(producer_config["transactional.id"])
 
             async def prepare() -> None:
                 if preflight is not None:
                     await preflight()
-                await start_client(started_producer, producer_config, cluster)
+                try:
+                    async with asyncio.timeout(INIT_TIMEOUT_S):
+                        await start_client(started_producer, producer_config, cluster)
+                except Exception as exc:
+                    refusal = transaction_refusal(exc, transactional_id, cluster, initialising=True)
+                    if refusal is None:
+                        raise
+                    raise refusal from exc
 
             transactions = TaskTransactions(
                 producer,
@@ -458,6 +467,8 @@ class Worker:
                 str(task_id),
                 metrics=producer_metrics,
                 worker_copy=offsets if offsets.has_own_topic else None,
+                transactional_id=transactional_id,
+                cluster=cluster,
             )
             if boundary == "interval":
                 interval_ms = connector_config.get("transaction.boundary.interval.ms")

@@ -1,0 +1,45 @@
+"""The operator-facing words for a transactional producer's failures (pure)."""
+
+from __future__ import annotations
+
+from aiokafka import errors as kafka_errors
+
+from pyconnect.errors import AuthenticationError, AuthorizationError, ConnectError
+from pyconnect.kafka.transaction_access import TransactionsUnavailableError, transaction_refusal
+
+CLUSTER = "cluster 127.0.0.1:9092"
+
+
+def test_a_refused_transactional_id_names_the_id_and_the_operations() -> None:
+    got = transaction_refusal(kafka_errors.TransactionalIdAuthorizationFailed("g-c-0"), "g-c-0", CLUSTER)
+    assert isinstance(got, AuthorizationError)
+    assert str(got).startswith("Transactional Id authorization failed. ")
+    assert "WRITE and DESCRIBE on TransactionalId g-c-0 on cluster 127.0.0.1:9092" in str(got)
+
+
+def test_a_refused_topic_names_the_topic_and_write_even_when_wrapped() -> None:
+    try:
+        try:
+            raise kafka_errors.TopicAuthorizationFailedError("orders")
+        except kafka_errors.KafkaError as exc:
+            raise ConnectError("commit failed") from exc
+    except ConnectError as wrapped:
+        got = transaction_refusal(wrapped, "g-c-0", CLUSTER)
+    assert isinstance(got, AuthorizationError)
+    assert str(got).startswith("Not authorized to access topics: [orders] on cluster 127.0.0.1:9092.")
+    assert "WRITE (and DESCRIBE) on Topic orders" in str(got)
+
+
+def test_a_timeout_means_no_coordinator_only_while_initialising() -> None:
+    assert transaction_refusal(TimeoutError(), "connect-cluster-g", CLUSTER) is None
+    got = transaction_refusal(TimeoutError(), "connect-cluster-g", CLUSTER, initialising=True)
+    assert isinstance(got, TransactionsUnavailableError)
+    text = str(got)
+    assert text.startswith("Timeout expired after 30000ms while awaiting InitProducerId for TransactionalId ")
+    assert "connect-cluster-g" in text and "transaction.state.log.replication.factor" in text
+
+
+def test_other_access_errors_pass_through_and_the_rest_is_not_ours() -> None:
+    login = AuthenticationError("Authentication to cluster x failed: wrong password")
+    assert transaction_refusal(login, "t", CLUSTER) is login
+    assert transaction_refusal(ValueError("boom"), "t", CLUSTER) is None
