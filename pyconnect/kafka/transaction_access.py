@@ -18,7 +18,10 @@ Contract (pure, no I/O):
   message starts with Java's words where Java has them (``Transactional Id authorization failed.``,
   ``Not authorized to access topics: [t]``, ``Timeout expired after 30000ms while awaiting
   InitProducerId``) and goes on with the resource, the operations and the fix; ``None`` for anything
-  else. The cause chain is searched, so a refusal wrapped by a commit error is still found.
+  else. The cause chain is searched, so a refusal wrapped by a commit error is still found; a chain
+  holding a :class:`~pyconnect.kafka.producer_fencing.ProducerFencingError` gives ``None``: the
+  zombie-fencing round's message already names the admin client's principal, which is not the
+  producer's.
 - Messages name ids, topics and clusters, never a config value.
 """
 
@@ -27,6 +30,7 @@ from __future__ import annotations
 from aiokafka import errors as kafka_errors
 
 from pyconnect.errors import AuthorizationError, ConnectError, KafkaAccessError
+from pyconnect.kafka.producer_fencing import ProducerFencingError
 
 INIT_TIMEOUT_S = 30.0
 """How long a transactional producer may wait for its producer id (Java: the producer's
@@ -81,7 +85,10 @@ def transaction_refusal(
     """The operator-facing error ``exc`` means for the producer of ``transactional_id`` on ``cluster``
     (see the module docstring); ``initialising``: ``exc`` ended the wait for the producer id, so a
     timeout there means no coordinator answered."""
-    for link in _chain(exc):
+    chain = _chain(exc)
+    if any(isinstance(link, ProducerFencingError) for link in chain):
+        return None  # a zombie-fencing round's refusal: its own message names the admin principal
+    for link in chain:
         if isinstance(link, TransactionsUnavailableError):
             return link
         if isinstance(link, kafka_errors.TransactionalIdAuthorizationFailed):
@@ -90,8 +97,9 @@ def transaction_refusal(
             names = link.args[0] if link.args else ""
             listed = names if isinstance(names, list | tuple | set) else [names]
             return topic_write_refused("[" + ", ".join(str(n) for n in listed) + "]", cluster)
+    for link in chain:
         if isinstance(link, KafkaAccessError):
             return link
-    if initialising and any(isinstance(link, TimeoutError) for link in _chain(exc)):
+    if initialising and any(isinstance(link, TimeoutError) for link in chain):
         return coordinator_unavailable(transactional_id, cluster)
     return None

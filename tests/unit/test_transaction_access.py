@@ -5,6 +5,7 @@ from __future__ import annotations
 from aiokafka import errors as kafka_errors
 
 from pyconnect.errors import AuthenticationError, AuthorizationError, ConnectError
+from pyconnect.kafka.producer_fencing import ProducerFencingError
 from pyconnect.kafka.transaction_access import TransactionsUnavailableError, transaction_refusal
 
 CLUSTER = "cluster 127.0.0.1:9092"
@@ -43,3 +44,24 @@ def test_other_access_errors_pass_through_and_the_rest_is_not_ours() -> None:
     login = AuthenticationError("Authentication to cluster x failed: wrong password")
     assert transaction_refusal(login, "t", CLUSTER) is login
     assert transaction_refusal(ValueError("boom"), "t", CLUSTER) is None
+
+
+def test_an_access_error_already_made_from_a_refused_id_is_worded_again() -> None:
+    try:
+        try:
+            raise kafka_errors.TransactionalIdAuthorizationFailed("g-c-1")
+        except kafka_errors.KafkaError as exc:
+            raise AuthorizationError("Transactional Id authorization failed g-c-1 on x") from exc
+    except AuthorizationError as made:
+        got = transaction_refusal(made, "g-c-1", CLUSTER)
+    assert got is not None and "WRITE and DESCRIBE on TransactionalId g-c-1" in str(got)
+
+
+def test_a_fencing_rounds_refusal_keeps_its_own_words() -> None:
+    try:
+        try:
+            raise kafka_errors.TransactionalIdAuthorizationFailed("g-c-0")
+        except kafka_errors.KafkaError as exc:
+            raise ProducerFencingError("InitProducerId request for transactionalId `g-c-0` failed") from exc
+    except ProducerFencingError as fencing:
+        assert transaction_refusal(fencing, "g-c-0", CLUSTER) is None
