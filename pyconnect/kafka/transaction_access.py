@@ -14,9 +14,9 @@ Contract (pure, no I/O):
 
 - :func:`transaction_refusal` maps an exception met while initialising or using a transactional
   producer to a :class:`~pyconnect.errors.KafkaAccessError` (a refused ACL) or a
-  :class:`TransactionsUnavailableError` (no answer within :data:`INIT_TIMEOUT_S`), whose one-line
+  :class:`TransactionsUnavailableError` (no answer within :func:`init_timeout_s`), whose one-line
   message starts with Java's words where Java has them (``Transactional Id authorization failed.``,
-  ``Not authorized to access topics: [t]``, ``Timeout expired after 30000ms while awaiting
+  ``Not authorized to access topics: [t]``, ``Timeout expired after <ms>ms while awaiting
   InitProducerId``) and goes on with the resource, the operations and the fix; ``None`` for anything
   else. The cause chain is searched, so a refusal wrapped by a commit error is still found; a chain
   holding a :class:`~pyconnect.kafka.producer_fencing.ProducerFencingError` gives ``None``: the
@@ -32,9 +32,15 @@ from aiokafka import errors as kafka_errors
 from pyconnect.errors import AuthorizationError, ConnectError, KafkaAccessError
 from pyconnect.kafka.producer_fencing import ProducerFencingError
 
-INIT_TIMEOUT_S = 30.0
-"""How long a transactional producer may wait for its producer id (Java: the producer's
-``max.block.ms``, 60 s by default; shorter here because the leader's claim holds the herder's loop)."""
+INIT_TIMEOUT_S = 60.0
+"""The longest a transactional producer waits for its producer id: Java's producer waits its
+``max.block.ms`` (60 s by default; a source task's producer is given ``Long.MAX_VALUE`` there, so a Java
+task waits forever); here ``min(max.block.ms, 60 s)``, see :func:`init_timeout_s`."""
+
+
+def init_timeout_s(max_block_s: float) -> float:
+    """How long to wait for a producer id, given the producer's ``max.block.ms`` in seconds."""
+    return max(0.001, min(max_block_s, INIT_TIMEOUT_S))
 
 
 class TransactionsUnavailableError(ConnectError):
@@ -80,11 +86,16 @@ def _chain(exc: BaseException) -> list[BaseException]:
 
 
 def transaction_refusal(
-    exc: BaseException, transactional_id: str, cluster: str, *, initialising: bool = False
+    exc: BaseException,
+    transactional_id: str,
+    cluster: str,
+    *,
+    initialising: bool = False,
+    timeout_s: float = INIT_TIMEOUT_S,
 ) -> ConnectError | None:
     """The operator-facing error ``exc`` means for the producer of ``transactional_id`` on ``cluster``
     (see the module docstring); ``initialising``: ``exc`` ended the wait for the producer id, so a
-    timeout there means no coordinator answered."""
+    timeout there (after ``timeout_s``) means no coordinator answered."""
     chain = _chain(exc)
     if any(isinstance(link, ProducerFencingError) for link in chain):
         return None  # a zombie-fencing round's refusal: its own message names the admin principal
@@ -101,5 +112,5 @@ def transaction_refusal(
         if isinstance(link, KafkaAccessError):
             return link
     if initialising and any(isinstance(link, TimeoutError) for link in chain):
-        return coordinator_unavailable(transactional_id, cluster)
+        return coordinator_unavailable(transactional_id, cluster, timeout_s)
     return None

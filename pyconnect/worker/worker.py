@@ -52,9 +52,9 @@ from pyconnect.config.client_configs import (
 from pyconnect.config.worker import WorkerConfig
 from pyconnect.errors import DataError
 from pyconnect.kafka.access import cluster_label, start_client
-from pyconnect.kafka.clients import create_producer
+from pyconnect.kafka.clients import create_producer, max_block_seconds
 from pyconnect.kafka.task_transactions import TaskTransactions
-from pyconnect.kafka.transaction_access import INIT_TIMEOUT_S, transaction_refusal
+from pyconnect.kafka.transaction_access import init_timeout_s, transaction_refusal
 from pyconnect.metrics.client_metrics import JAVA_BUFFER_MEMORY, ProducerMetrics
 from pyconnect.metrics.connect import (
     ConnectMetrics,
@@ -452,11 +452,14 @@ class Worker:
             async def prepare() -> None:
                 if preflight is not None:
                     await preflight()
+                timeout_s = init_timeout_s(max_block_seconds(started_producer))
                 try:
-                    async with asyncio.timeout(INIT_TIMEOUT_S):
+                    async with asyncio.timeout(timeout_s):
                         await start_client(started_producer, producer_config, cluster)
                 except Exception as exc:
-                    refusal = transaction_refusal(exc, transactional_id, cluster, initialising=True)
+                    refusal = transaction_refusal(
+                        exc, transactional_id, cluster, initialising=True, timeout_s=timeout_s
+                    )
                     if refusal is None:
                         raise
                     raise refusal from exc

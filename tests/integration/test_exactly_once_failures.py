@@ -17,8 +17,10 @@ it, not on the leader's own ``connect-cluster-<group.id>``. Tasks write as ``tas
   ``admin.override.*``) may not fence its tasks' transactional ids starts (a fresh connector needs no
   fencing), then, reconfigured, its tasks fail naming the ids; granted, the restarted tasks run;
 - (d) brokers that cannot run transactions (``transaction.state.log.replication.factor`` above the
-  number of brokers: every ``InitProducerId`` answers COORDINATOR_NOT_AVAILABLE) is in
-  ``test_exactly_once_without_transaction_support`` on a cluster of its own.
+  number of brokers: every ``InitProducerId`` answers COORDINATOR_NOT_AVAILABLE), on a plaintext
+  cluster of its own: ``/health`` and a create name the setting; with the broker fixed the worker
+  recovers by itself;
+- (long) what a Java worker does in case (a), recorded for comparison.
 """
 
 from __future__ import annotations
@@ -306,6 +308,7 @@ def test_tasks_fail_on_inability_to_fence_and_run_once_granted(
     worker.rest("DELETE", f"/connectors/{name}")
 
 
+@pytest.mark.long
 def test_java_leader_without_its_transactional_id_for_comparison(
     cluster: KafkaCluster, tmp_path: Path, unique: Callable[[str], str]
 ) -> None:
@@ -346,8 +349,8 @@ def test_d_brokers_without_transaction_support_say_which_setting_and_recover_onc
 ) -> None:
     """One broker with ``transaction.state.log.replication.factor=3``: ``__transaction_state`` cannot be
     created and every ``InitProducerId`` answers COORDINATOR_NOT_AVAILABLE. The leader's claim gives up
-    after 30 s naming the setting; once the broker runs with a factor it can meet, the worker recovers by
-    itself and an exactly-once connector runs."""
+    after its ``max.block.ms`` (10 s here) naming the setting; once the broker runs with a factor it
+    can meet, the worker recovers by itself and an exactly-once connector runs."""
     started = start_clusters(
         ["D"],
         tmp_path / "kafka",
@@ -359,7 +362,7 @@ def test_d_brokers_without_transaction_support_say_which_setting_and_recover_onc
         d.bootstrap_servers,
         tmp_path / "worker",
         group_id="eos-no-txn",
-        extra={**FAST_GROUP, "exactly.once.source.support": "enabled"},
+        extra={**FAST_GROUP, "exactly.once.source.support": "enabled", "max.block.ms": 10000},
         die_with_parent=True,
     )
     try:

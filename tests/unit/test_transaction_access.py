@@ -6,7 +6,11 @@ from aiokafka import errors as kafka_errors
 
 from pyconnect.errors import AuthenticationError, AuthorizationError, ConnectError
 from pyconnect.kafka.producer_fencing import ProducerFencingError
-from pyconnect.kafka.transaction_access import TransactionsUnavailableError, transaction_refusal
+from pyconnect.kafka.transaction_access import (
+    TransactionsUnavailableError,
+    init_timeout_s,
+    transaction_refusal,
+)
 
 CLUSTER = "cluster 127.0.0.1:9092"
 
@@ -33,10 +37,11 @@ def test_a_refused_topic_names_the_topic_and_write_even_when_wrapped() -> None:
 
 def test_a_timeout_means_no_coordinator_only_while_initialising() -> None:
     assert transaction_refusal(TimeoutError(), "connect-cluster-g", CLUSTER) is None
-    got = transaction_refusal(TimeoutError(), "connect-cluster-g", CLUSTER, initialising=True)
+    got = transaction_refusal(TimeoutError(), "connect-cluster-g", CLUSTER, initialising=True, timeout_s=10)
     assert isinstance(got, TransactionsUnavailableError)
     text = str(got)
-    assert text.startswith("Timeout expired after 30000ms while awaiting InitProducerId for TransactionalId ")
+    assert init_timeout_s(9.2e15) == 60.0 and init_timeout_s(10.0) == 10.0
+    assert text.startswith("Timeout expired after 10000ms while awaiting InitProducerId for TransactionalId ")
     assert "connect-cluster-g" in text and "transaction.state.log.replication.factor" in text
 
 
