@@ -80,6 +80,8 @@ class RunConfig:
     """Recovery means lag <= this (0: three seconds of traffic)."""
     recovery_bound_s: float = 90.0
     settle_s: float = 5.0
+    warm_s: float = 180.0
+    """At most this long from creating the connectors to every task RUNNING with the lag under its bound."""
     """After a fault's recovery, at least this long before the next fault."""
     audits: bool = False
     timing: Timing = field(default_factory=Timing)
@@ -394,7 +396,7 @@ def run(config: RunConfig) -> dict[str, Any]:
         warm = wait_until(
             "the fleet running with the lag under its bound",
             lambda: fleet_running(workers) and live.lag() <= lag_bound,
-            180,
+            config.warm_s,
         )
         say(f"fleet mirroring after {warm:.0f} s (lag {workload.lag()}); faults start")
         injector = FaultInjector(
