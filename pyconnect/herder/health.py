@@ -184,11 +184,18 @@ def unhealthy(details: str | None = None) -> WorkerHealth:
 
 
 def worker_verdict(
-    *, answered: bool, ready: bool, recorder: TickRecorder, leader: bool, lacks_write_privileges: bool
+    *,
+    answered: bool,
+    ready: bool,
+    recorder: TickRecorder,
+    leader: bool,
+    lacks_write_privileges: bool,
+    claim_failure: str | None = None,
 ) -> WorkerHealth:
     """This worker's own health. ``answered``: the queued check ran within the timeout; ``leader``:
     this worker leads the group; ``lacks_write_privileges``: exactly-once source support is on and this
-    leader does not hold the config topic's write privileges."""
+    leader does not hold the config topic's write privileges, ``claim_failure`` saying why when its
+    latest claim failed."""
     stage = recorder.stage.summarize() if recorder.stage is not None else None
     if not answered:
         details = " ".join(part for part in (stage, _step_failure(recorder)) if part) or None
@@ -205,6 +212,7 @@ def worker_verdict(
         return unhealthy(
             "This worker leads the cluster and does not hold the write privileges for the config topic "
             "that exactly-once source support requires."
+            + (f" Its latest claim failed: {claim_failure}" if claim_failure else "")
         )
     return HEALTHY
 

@@ -708,6 +708,7 @@ class Herder(AbstractHerder):
             leader=self.core.is_leader,
             lacks_write_privileges=self.core.settings.transactional_leader
             and not self.config_store.holds_write_privileges,
+            claim_failure=self.config_store.claim_failure,
         )
 
     def health_leader_url(self) -> tuple[bool, str | None]:

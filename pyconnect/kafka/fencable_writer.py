@@ -3,7 +3,10 @@
 
 Contract:
 - ``start`` creates a producer with ``transactional.id=connect-cluster-<group.id>`` and initialises its
-  transactions, which fences the producer of any earlier leader (its next transaction fails);
+  transactions, which fences the producer of any earlier leader (its next transaction fails). It waits
+  for the producer id at most its ``max.block.ms`` (Java's ``initTransactions``), 60 s at most; a refused ACL
+  or no coordinator raises the error :func:`~pyconnect.kafka.transaction_access.transaction_refusal`
+  words (naming the transactional id, the operations and the fix);
 - ``send(records, timeout)`` writes the records to partition 0 of the config topic in one
   transaction and returns once it is committed; any failure (fenced by a newer leader, timeout, broker
   error) raises :class:`PrivilegedWriteError` and the writer is closed: privileges must be claimed
@@ -20,8 +23,11 @@ from typing import Any
 
 from aiokafka import AIOKafkaProducer
 
+from pyconnect.config.client_configs import JAVA_MAX_BLOCK_MS
 from pyconnect.errors import ConnectError
+from pyconnect.kafka.access import cluster_label
 from pyconnect.kafka.clients import create_producer
+from pyconnect.kafka.transaction_access import init_timeout_s, transaction_refusal
 
 log = logging.getLogger(__name__)
 
@@ -46,10 +52,22 @@ class FencableConfigWriter:
         if self._producer is not None:
             return
         producer = create_producer(self._config)
+        timeout_s = init_timeout_s(int(self._config.get("max.block.ms") or JAVA_MAX_BLOCK_MS) / 1000)
         try:
-            await producer.start()
-        except BaseException:
+            async with asyncio.timeout(timeout_s):
+                await producer.start()
+        except BaseException as exc:
             await producer.stop()
+            if isinstance(exc, Exception):
+                refusal = transaction_refusal(
+                    exc,
+                    self.transactional_id,
+                    cluster_label(self._config),
+                    initialising=True,
+                    timeout_s=timeout_s,
+                )
+                if refusal is not None:
+                    raise refusal from exc
             raise
         self._producer = producer
 

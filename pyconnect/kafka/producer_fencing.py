@@ -79,7 +79,7 @@ async def _fence_one(
         except kafka_errors.TransactionalIdAuthorizationFailed as exc:
             raise ProducerFencingError(
                 f"InitProducerId request for transactionalId `{transactional_id}` failed due to transactional ID "
-                f"authorization failure (the worker needs Write on TransactionalId {transactional_id}): {exc}"
+                f"authorization failure (the fencing admin client's principal needs Write on TransactionalId {transactional_id}; a connector's is set by admin.override.*): {exc}"
             ) from exc
         except TimeoutError:
             continue  # the deadline check above raises with the last error seen
@@ -98,7 +98,7 @@ async def _fence_one(
             if code == _TRANSACTIONAL_ID_AUTHORIZATION_FAILED:
                 raise ProducerFencingError(
                     f"InitProducerId request for transactionalId `{transactional_id}` failed due to transactional "
-                    f"ID authorization failure (the worker needs Write on TransactionalId {transactional_id})"
+                    f"ID authorization failure (the fencing admin client's principal needs Write on TransactionalId {transactional_id}; a connector's is set by admin.override.*)"
                 )
             if code not in _RETRY and code not in _REDISCOVER:
                 raise ProducerFencingError(

@@ -3,10 +3,12 @@ commits, and a tail of the target that measures the lag.
 
 One thread runs one asyncio loop with three coroutines (every loop bounded by ``stop`` and a deadline):
 
-- the **producer** writes, ``rate`` times a second, one record to every partition of every topic: key
+- the **producer** writes ``rate`` records a second to every partition of every topic, in rounds of
+  ``batch`` consecutive records per partition (``rate / batch`` rounds a second, each awaited): key
   ``k<n>``, value ``<n>``, ``n`` being the partition's sequence number (idempotent producer, acks=all,
-  so the source holds each ``n`` once and at offset ``n``). A send that fails is retried with the same
-  ``n`` on a fresh producer; ``acked`` counts what the source acknowledged per partition;
+  so the source holds each ``n`` in order). A partition's ``acked`` advances by the records of the round
+  acknowledged before its first failure; the rest are sent again with the same ``n`` on a fresh
+  producer (a copy that did land then shows as a source duplicate, which the verdict tolerates);
 - the **application** is consumer group ``group`` reading every topic on the source and committing
   about every second, so the checkpoint connector has positions to translate;
 - the **tail** reads the remote topics on the target (``read_committed``) and keeps the highest sequence
@@ -54,11 +56,15 @@ class Workload:
         rate: float,
         group: str,
         remote_prefix: str = "A.",
+        batch: int = 1,
     ) -> None:
+        if batch < 1:
+            raise ValueError(f"batch must be at least 1, not {batch}")
         self.source, self.target = source, target
         self.topics = list(topics)
         self.keys: list[PartitionKey] = [(t, p) for t in self.topics for p in range(partitions)]
         self.rate = rate
+        self.batch = batch
         self.group = group
         self.remote_prefix = remote_prefix
         self.acked: dict[PartitionKey, int] = dict.fromkeys(self.keys, 0)
@@ -82,7 +88,7 @@ class Workload:
     def stop_producing(self) -> dict[PartitionKey, int]:
         """Stop writing (the group and the tail go on); what the source acknowledged per partition."""
         self._producing = False
-        time.sleep(2 / max(self.rate, 1.0) + 0.5)
+        time.sleep(2 * self.batch / max(self.rate, 1.0) + 0.5)
         return dict(self.acked)
 
     def stop(self) -> None:
@@ -141,23 +147,27 @@ class Workload:
                     await asyncio.sleep(0.2)
                     continue
                 round_started = time.monotonic()
+                firsts = {key: self.acked[key] for key in self.keys}
                 sends = [
-                    await producer.send(
-                        t,
-                        str(self.acked[(t, p)]).encode(),
-                        key=f"k{self.acked[(t, p)]}".encode(),
-                        partition=p,
-                    )
+                    [
+                        await producer.send(t, str(n).encode(), key=f"k{n}".encode(), partition=p)
+                        for n in range(firsts[(t, p)], firsts[(t, p)] + self.batch)
+                    ]
                     for t, p in self.keys
                 ]
-                results = await asyncio.gather(*sends, return_exceptions=True)
-                failed = [r for r in results if isinstance(r, BaseException)]
-                for key, result in zip(self.keys, results, strict=True):
-                    if not isinstance(result, BaseException):
-                        self.acked[key] += 1
-                if failed:
-                    raise failed[0]
-                await asyncio.sleep(max(0.0, 1 / self.rate - (time.monotonic() - round_started)))
+                failed: BaseException | None = None
+                for key, futures in zip(self.keys, sends, strict=True):
+                    results = await asyncio.gather(*futures, return_exceptions=True)
+                    ok = 0
+                    for result in results:
+                        if isinstance(result, BaseException):
+                            failed = failed or result
+                            break
+                        ok += 1
+                    self.acked[key] = firsts[key] + ok
+                if failed is not None:
+                    raise failed
+                await asyncio.sleep(max(0.0, self.batch / self.rate - (time.monotonic() - round_started)))
         finally:
             await producer.stop()
 

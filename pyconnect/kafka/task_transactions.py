@@ -28,6 +28,8 @@ Contract:
 - ``abort()`` aborts the open transaction (connector-defined boundaries); the next ``commit`` begins a
   new one (for offsets alone if nothing else was sent).
 - ``open`` says whether a transaction is open (records sent and not yet committed).
+- ``refusal(exc)`` words a failure the task met for an operator (a refused ACL on the task's
+  ``transactional_id`` or on a topic, naming the resource and the operations), or gives None.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from aiokafka.errors import InvalidProducerEpoch, ProducerFenced
 
 from pyconnect.errors import ConnectError
 from pyconnect.kafka.batch_sender import BatchSender, OutgoingRecord, SentBatch
+from pyconnect.kafka.transaction_access import transaction_refusal
 from pyconnect.metrics.client_metrics import ProducerMetrics
 
 
@@ -85,14 +88,24 @@ class TaskTransactions:
         *,
         metrics: ProducerMetrics | None = None,
         worker_copy: WorkerOffsetsCopy | None = None,
+        transactional_id: str = "",
+        cluster: str = "the cluster",
     ) -> None:
         self._producer = producer
+        self._transactional_id = transactional_id
+        self._cluster = cluster
         self._worker_copy = worker_copy
         self._sender = BatchSender(producer, metrics=metrics)
         self._offsets_topic = offsets_topic
         self._task = task
         self._open = False
         self._pending: list[asyncio.Future[Any]] = []
+
+    def refusal(self, exc: BaseException) -> ConnectError | None:
+        """The operator-facing error ``exc`` means for this task's producer (a refused ACL on its
+        transactional id or a topic, no transaction coordinator), or None: see
+        :func:`~pyconnect.kafka.transaction_access.transaction_refusal`."""
+        return transaction_refusal(exc, self._transactional_id, self._cluster)
 
     @property
     def sender(self) -> BatchSender:
@@ -138,14 +151,14 @@ class TaskTransactions:
     async def commit(self, offset_records: Sequence[tuple[bytes, bytes | None]]) -> None:
         if not self._open and not offset_records:
             return
+        pending, self._pending = self._pending, []
         try:
             if self._worker_copy is not None:
                 await self._worker_copy.copy_tombstones_first(offset_records)
             await self._begin()
             if offset_records:
                 offsets = [OutgoingRecord(self._offsets_topic, key, value) for key, value in offset_records]
-                self._pending.extend(batch.future for batch in await self._sender.send(offsets))
-            pending, self._pending = self._pending, []
+                pending.extend(batch.future for batch in await self._sender.send(offsets))
             await asyncio.gather(*pending)
             await self._producer.commit_transaction()
         except (InvalidProducerEpoch, ProducerFenced) as exc:
@@ -155,10 +168,26 @@ class TaskTransactions:
                 else f"Failed to flush offsets and/or records for task {self._task}: {exc}"
             ) from exc
         except Exception as exc:
+            # a batch the broker refused puts the transaction in error, and what fails next ("Can't
+            # send messages while not in transaction") hides why: name the batch's refusal instead
+            cause = await _first_batch_failure(pending) or exc
             raise TransactionCommitError(
-                f"Failed to flush offsets and/or records for task {self._task}: {exc}"
-            ) from exc
+                f"Failed to flush offsets and/or records for task {self._task}: {cause}"
+            ) from cause
         finally:
             self._open = False
         if self._worker_copy is not None:
             await self._worker_copy.copy_after_commit(offset_records)
+
+
+async def _first_batch_failure(
+    pending: Sequence[asyncio.Future[Any]], wait_s: float = 1.0
+) -> BaseException | None:
+    """The first failure among a transaction's batches, waiting ``wait_s`` at most for the unfinished."""
+    unfinished = [f for f in pending if not f.done()]
+    if unfinished:
+        await asyncio.wait(unfinished, timeout=wait_s)
+    for future in pending:
+        if future.done() and not future.cancelled() and future.exception() is not None:
+            return future.exception()
+    return None

@@ -113,6 +113,8 @@ class ConfigStore:
         self._writer_factory = writer_factory
         self._transactional = writer_factory is not None
         self._privileged: PrivilegedWriter | None = None
+        self.claim_failure: str | None = None
+        """Why the latest claim of the write privileges failed (None: it did not, or none was tried)."""
 
     @classmethod
     def from_worker_config(cls, worker: Any) -> ConfigStore:
@@ -241,9 +243,11 @@ class ConfigStore:
             await writer.start()
         except Exception as exc:
             await writer.close()
+            self.claim_failure = str(exc) or type(exc).__name__
             raise ConnectError(
                 f"Failed to create and initialize fencable producer for config topic: {exc}"
             ) from exc
+        self.claim_failure = None
         self._privileged = writer
 
     async def relinquish_write_privileges(self) -> None:
@@ -256,7 +260,10 @@ class ConfigStore:
         if self._transactional:
             writer = self._privileged
             if writer is None:
-                raise ConnectError("Cannot produce to config topic without claiming write privileges first")
+                why = f": {self.claim_failure}" if self.claim_failure else ""
+                raise ConnectError(
+                    f"Cannot produce to config topic without claiming write privileges first{why}"
+                )
             try:
                 await writer.send(encoded, max(0.0, deadline - _now()))
             except Exception:

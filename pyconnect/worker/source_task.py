@@ -318,7 +318,8 @@ class WorkerSourceTask(TaskLifecycle):
             raise
         except Exception as raised:
             failed = True
-            exc = access_error(raised, self._cluster) or raised
+            refusal = self._transactions.refusal(raised) if self._transactions is not None else None
+            exc = refusal or access_error(raised, self._cluster) or raised
             if exc is not raised:
                 exc.__cause__ = raised
             log.error("Task %s failed: %s", self.id, exc)

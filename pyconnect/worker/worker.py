@@ -52,8 +52,9 @@ from pyconnect.config.client_configs import (
 from pyconnect.config.worker import WorkerConfig
 from pyconnect.errors import ConfigError, DataError
 from pyconnect.kafka.access import cluster_label, start_client
-from pyconnect.kafka.clients import create_producer
+from pyconnect.kafka.clients import create_producer, max_block_seconds
 from pyconnect.kafka.task_transactions import TaskTransactions
+from pyconnect.kafka.transaction_access import init_timeout_s, transaction_refusal
 from pyconnect.metrics.client_metrics import JAVA_BUFFER_MEMORY, ProducerMetrics
 from pyconnect.metrics.connect import (
     ConnectMetrics,
@@ -446,11 +447,22 @@ class Worker:
         interval_s = None
         prepare = None
         if exactly_once:
+            transactional_id = str(producer_config["transactional.id"])
 
             async def prepare() -> None:
                 if preflight is not None:
                     await preflight()
-                await start_client(started_producer, producer_config, cluster)
+                timeout_s = init_timeout_s(max_block_seconds(started_producer))
+                try:
+                    async with asyncio.timeout(timeout_s):
+                        await start_client(started_producer, producer_config, cluster)
+                except Exception as exc:
+                    refusal = transaction_refusal(
+                        exc, transactional_id, cluster, initialising=True, timeout_s=timeout_s
+                    )
+                    if refusal is None:
+                        raise
+                    raise refusal from exc
 
             transactions = TaskTransactions(
                 producer,
@@ -458,6 +470,8 @@ class Worker:
                 str(task_id),
                 metrics=producer_metrics if self.metrics.hub.recording else None,
                 worker_copy=offsets if offsets.has_own_topic else None,
+                transactional_id=transactional_id,
+                cluster=cluster,
             )
             if boundary == "interval":
                 interval_ms = connector_config.get("transaction.boundary.interval.ms")

@@ -92,6 +92,16 @@ def test_worker_verdicts() -> None:
     assert verdict() == HEALTHY
     assert "write privileges" in verdict(eos=True).message
     assert verdict(eos=True, leader=False) == HEALTHY
+    why = "Transactional Id authorization failed. The principal needs WRITE and DESCRIBE on TransactionalId x"
+    claimed = worker_verdict(
+        answered=True,
+        ready=True,
+        recorder=recorder,
+        leader=True,
+        lacks_write_privileges=True,
+        claim_failure=why,
+    )
+    assert claimed.http_status == 500 and claimed.message.endswith(f"Its latest claim failed: {why}")
 
 
 def test_fleet_verdicts_name_the_leader() -> None:

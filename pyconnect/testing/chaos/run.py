@@ -69,6 +69,8 @@ class RunConfig:
     partitions: int = 3
     rate: float = 20.0
     """Records per second per partition."""
+    batch: int = 1
+    """Records per partition per acknowledged round of the workload (``rate / batch`` rounds a second)."""
     workers: int = 3
     session_timeout_ms: int = 6000
     rebalance_delay_ms: int = 10000
@@ -78,6 +80,8 @@ class RunConfig:
     """Recovery means lag <= this (0: three seconds of traffic)."""
     recovery_bound_s: float = 90.0
     settle_s: float = 5.0
+    warm_s: float = 180.0
+    """At most this long from creating the connectors to every task RUNNING with the lag under its bound."""
     """After a fault's recovery, at least this long before the next fault."""
     audits: bool = False
     timing: Timing = field(default_factory=Timing)
@@ -369,7 +373,9 @@ def run(config: RunConfig) -> dict[str, Any]:
         ca, cb = (f"${{env:{SOURCE_VAR}}}", f"${{env:{TARGET_VAR}}}") if routed else (a, b)
         say(f"clusters up in {time.monotonic() - started:.0f} s: A {a}, B {b}")
         asyncio.run(create_topics(a, topics, config.partitions, REPLICATION))
-        workload = Workload(a, b, topics, config.partitions, rate=config.rate, group=GROUP)
+        workload = Workload(
+            a, b, topics, config.partitions, rate=config.rate, group=GROUP, batch=config.batch
+        )
         workload.start()
         workers = make_workers(config, clusters, routed)
         for w in workers:
@@ -390,7 +396,7 @@ def run(config: RunConfig) -> dict[str, Any]:
         warm = wait_until(
             "the fleet running with the lag under its bound",
             lambda: fleet_running(workers) and live.lag() <= lag_bound,
-            180,
+            config.warm_s,
         )
         say(f"fleet mirroring after {warm:.0f} s (lag {workload.lag()}); faults start")
         injector = FaultInjector(
@@ -481,6 +487,7 @@ def run(config: RunConfig) -> dict[str, Any]:
                 "topics": topics,
                 "partitions": config.partitions,
                 "rate_per_partition": config.rate,
+                "batch_per_partition": config.batch,
                 "workers": config.workers,
                 "session_timeout_ms": config.session_timeout_ms,
                 "scheduled_rebalance_max_delay_ms": config.rebalance_delay_ms,
