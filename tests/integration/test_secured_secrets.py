@@ -31,6 +31,7 @@ from aiokafka.admin import NewTopic
 
 from pyconnect.kafka.clients import create_admin, create_consumer
 from pyconnect.kafka.probe import SSL_CLOSE_S
+from pyconnect.testing.java_reference import JavaConnectWorker
 from pyconnect.testing.kafka import KafkaCluster, grant
 from pyconnect.testing.kafka_security import ADMIN_USER
 from pyconnect.testing.worker_process import PyconnectWorker
@@ -86,10 +87,8 @@ def secrets_dir(cluster: KafkaCluster, tmp_path_factory: pytest.TempPathFactory)
     return base
 
 
-@pytest.fixture(scope="module")
-def worker(
-    cluster: KafkaCluster, secrets_dir: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[PyconnectWorker]:
+def worker_properties(cluster: KafkaCluster) -> dict[str, object]:
+    """The worker's own clients as ``admin``, and the three config providers."""
     admin = keys(cluster, ADMIN_USER)
     props: dict[str, object] = {**FAST_GROUP, **admin}
     for role in ("producer", "consumer", "admin"):
@@ -102,6 +101,14 @@ def worker(
             "config.providers.directory.class": "org.apache.kafka.common.config.provider.DirectoryConfigProvider",
         }
     )
+    return props
+
+
+@pytest.fixture(scope="module")
+def worker(
+    cluster: KafkaCluster, secrets_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[PyconnectWorker]:
+    props = worker_properties(cluster)
     bob = keys(cluster, USER)
     w = PyconnectWorker(
         cluster.bootstrap_servers,
@@ -258,3 +265,57 @@ async def read_topic_as(
     finally:
         await consumer.stop()
         await asyncio.sleep(SSL_CLOSE_S)
+
+
+@pytest.mark.long
+def test_a_java_worker_resolves_the_same_placeholders_and_returns_them_raw(
+    cluster: KafkaCluster,
+    secrets_dir: Path,
+    unique: Callable[[str], str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Java's Connect worker with the same providers and the same connector config (source alias
+    ``J``): RUNNING, the records copied, ``/connectors/{c}/config`` with the placeholders, and no
+    password in its log; what pyconnect does above."""
+    bob = keys(cluster, USER)
+    monkeypatch.setenv(JAAS_ENV, bob["sasl.jaas.config"])  # the Java process inherits this environment
+    monkeypatch.setenv(PROTOCOL_ENV, bob["security.protocol"])
+    topic, name = unique("jsecret"), unique("jsecret")
+    run(create_topic(cluster, topic))
+    grant_bob(cluster, topic)
+    run(
+        grant(
+            cluster,
+            f"User:{USER}",
+            "topic",
+            f"J.{topic}",
+            ["create", "describe", "write", "alter", "alter_configs"],
+        )
+    )
+    group = unique("java-secrets")
+    java = JavaConnectWorker(
+        cluster.bootstrap_servers,
+        tmp_path / "java",
+        group_id=group,
+        extra=worker_properties(cluster),
+        die_with_parent=True,
+    )
+    java.start()
+    try:
+        java.wait_ready()
+        config = {**provided_config(cluster, secrets_dir, topic), "source.cluster.alias": "J"}
+        code, body = java.rest("POST", "/connectors", {"name": name, "config": config})
+        assert code == 201, body
+        wait_for(f"{name} RUNNING on Java", lambda: running_tasks(java, name, 1), 90)
+        run(produce(cluster, topic, [b"j0"]))
+        wait_for(
+            f"the record on J.{topic}", lambda: run(read_values(cluster, f"J.{topic}")) == [b"j0"], 60, 1.0
+        )
+        code, stored = java.rest("GET", f"/connectors/{name}/config")
+        assert code == 200 and stored == {**config, "name": name}, stored
+        log = java.log_file.read_text(errors="replace")
+        assert_no_password(cluster, log, "Java's log")
+        print(f"\nJava: RUNNING, config returned raw, '[hidden]' {log.count('[hidden]')} times in its log")
+    finally:
+        java.stop(timeout=20)
