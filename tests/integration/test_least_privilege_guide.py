@@ -341,6 +341,9 @@ def dedicated_file(clusters: dict[str, KafkaCluster], topic: str, group: str) ->
         "config.storage.replication.factor": "1",
         "offset.storage.replication.factor": "1",
         "status.storage.replication.factor": "1",
+        # the herder's worker on B commits (which sends the delayed offset syncs) every second, as the
+        # distributed workers above do, not every minute
+        "B.offset.flush.interval.ms": "1000",
     }
     return props
 
