@@ -32,8 +32,8 @@ offsets as before, and DescribeAcls on A shows no WRITE, CREATE, DELETE, ALTER, 
 IDEMPOTENT_WRITE or ALL for ``User:mirror``.
 
 ``long`` (``make chaos``): the same flow in dedicated mode (``mm2.properties`` with ``A.``/``B.``
-security keys, ``--clusters B`` so that only the herder targeting B runs: a B->A herder would write
-its internal topics and heartbeats to A); and a Java Connect worker with the same files, which must
+security keys, ``emit.heartbeats.enabled=false`` and ``--clusters B``: with heartbeats on, the default,
+a heartbeat-only B->A herder (KAFKA-10710) would write its internal topics and heartbeats to A); and a Java Connect worker with the same files, which must
 reach the same connector and task states. Dedicated mode also starts MirrorHeartbeatConnector, which
 (as Java's does) tries to create ``heartbeats`` on B even with ``emit.heartbeats.enabled=false``: the
 guide's ACLs refuse it, one ERROR line, and replication goes on.
