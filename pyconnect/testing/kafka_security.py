@@ -471,14 +471,20 @@ def _make_ca() -> tuple[Any, Any]:
 
 
 def issue_certificate(
-    common_name: str, ca_key: Any, ca_cert: Any, *, server: bool = False
+    common_name: str,
+    ca_key: Any,
+    ca_cert: Any,
+    *,
+    server: bool = False,
+    valid: tuple[datetime.datetime, datetime.datetime] | None = None,
 ) -> tuple[Any, bytes]:
     """A fresh key and the PEM certificate ``CN=<common_name>`` signed by ``ca_key``.
 
     Every certificate may act as TLS client and server (brokers are both); ``server`` ones carry
     ``127.0.0.1`` and ``localhost`` as subject alternative names, which Java's default
     ``ssl.endpoint.identification.algorithm=https`` and Python's hostname check verify.
-    Pass a self-made CA to get a certificate the cluster does not trust.
+    Pass a self-made CA to get a certificate the cluster does not trust; ``valid`` (not before, not
+    after) replaces the default validity (from five minutes ago for 30 days), e.g. to make one expired.
     """
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
@@ -486,14 +492,15 @@ def issue_certificate(
 
     key = _new_key()
     now = datetime.datetime.now(datetime.UTC)
+    not_before, not_after = valid or (now - datetime.timedelta(minutes=5), now + _VALIDITY)
     builder = (
         x509.CertificateBuilder()
         .subject_name(_name(common_name))
         .issuer_name(ca_cert.subject)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + _VALIDITY)
+        .not_valid_before(not_before)
+        .not_valid_after(not_after)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(
             x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]),
@@ -524,6 +531,25 @@ def untrusted_material(directory: Path, common_name: str) -> tuple[Path, Path]:
     ca_pem = ca_cert.public_bytes(serialization.Encoding.PEM)
     key, cert = issue_certificate(common_name, ca_key, ca_cert, server=True)
     keystore, ca = directory / f"{common_name}-untrusted.pem", directory / "untrusted-ca.pem"
+    _write_private(keystore, _key_pem(key) + cert + ca_pem)
+    ca.write_bytes(ca_pem)
+    return keystore, ca
+
+
+def expired_server_material(directory: Path, common_name: str = BROKER_USER) -> tuple[Path, Path]:
+    """A server PEM keystore for ``CN=<common_name>`` (with the ``127.0.0.1`` and ``localhost`` names)
+    whose certificate expired a day ago, and its CA certificate (valid):
+    ``(directory/<cn>-expired.pem, directory/expired-ca.pem)``. A broker given this keystore, and
+    clients trusting this CA, meet a certificate that is trusted but out of date."""
+    from cryptography.hazmat.primitives import serialization
+
+    directory.mkdir(parents=True, exist_ok=True)
+    ca_key, ca_cert = _make_ca()
+    ca_pem = ca_cert.public_bytes(serialization.Encoding.PEM)
+    now = datetime.datetime.now(datetime.UTC)
+    valid = (now - datetime.timedelta(days=3), now - datetime.timedelta(days=1))
+    key, cert = issue_certificate(common_name, ca_key, ca_cert, server=True, valid=valid)
+    keystore, ca = directory / f"{common_name}-expired.pem", directory / "expired-ca.pem"
     _write_private(keystore, _key_pem(key) + cert + ca_pem)
     ca.write_bytes(ca_pem)
     return keystore, ca

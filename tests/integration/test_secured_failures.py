@@ -25,6 +25,9 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import shutil
+import socket
+import ssl
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -40,8 +43,20 @@ from pyconnect.kafka.clients import create_admin, create_consumer, create_produc
 from pyconnect.kafka.probe import SSL_CLOSE_S
 from pyconnect.testing.backends import BackendUnavailable, chosen_backend
 from pyconnect.testing.java_reference import JavaConnectWorker
-from pyconnect.testing.kafka import KafkaCluster, grant, start_clusters, stop_clusters
-from pyconnect.testing.kafka_security import ADMIN_USER, untrusted_material
+from pyconnect.testing.kafka import (
+    KafkaCluster,
+    free_ports,
+    grant,
+    render_properties,
+    start_clusters,
+    stop_clusters,
+)
+from pyconnect.testing.kafka_security import (
+    ADMIN_USER,
+    BROKER_USER,
+    expired_server_material,
+    untrusted_material,
+)
 from pyconnect.testing.worker_process import PyconnectWorker
 from tests.integration.fleet import FAST_GROUP, status, wait_for
 
@@ -622,3 +637,108 @@ async def test_untrusted_broker_certificate_is_an_authentication_error_without_l
     assert "certificate" in message, message
     print(f"\n{role}: {message}")
     await asyncio.sleep(SSL_CLOSE_S)  # TLS sockets are released on the loop
+
+
+def handshake_refusal(port: int, ca: Path) -> str | None:
+    """Why a TLS handshake with ``127.0.0.1:port``, trusting ``ca``, fails (None if it succeeds or
+    nothing listens yet)."""
+    context = ssl.create_default_context(cafile=str(ca))
+    try:
+        with (
+            socket.create_connection(("127.0.0.1", port), timeout=2) as sock,
+            context.wrap_socket(sock, server_hostname="127.0.0.1"),
+        ):
+            return None
+    except ssl.SSLCertVerificationError as exc:
+        return str(exc.verify_message)
+    except OSError:
+        return None
+
+
+def internal_listener(x: KafkaCluster, port: int) -> dict[str, object]:
+    """Broker keys moving inter-broker traffic to a SASL_PLAINTEXT listener ``INTERNAL`` on ``port``.
+
+    Kafka checks the keystore of its inter-broker listener at start with a handshake against its own
+    truststore, and refuses to start when that fails (``validity check failed`` for an expired
+    certificate); the client listener is not checked. So a broker can serve an expired certificate
+    to clients only on a listener that is not the inter-broker one (or once its certificate expires
+    while it runs, which a test cannot wait for)."""
+    node = x.nodes[0]
+    props = node.properties()
+    name = str(props["inter.broker.listener.name"])
+    return {
+        "listeners": f"{props['listeners']},INTERNAL://127.0.0.1:{port}",
+        "advertised.listeners": f"{props['advertised.listeners']},INTERNAL://127.0.0.1:{port}",
+        "listener.security.protocol.map": f"{props['listener.security.protocol.map']},INTERNAL:SASL_PLAINTEXT",
+        "inter.broker.listener.name": "INTERNAL",
+        "listener.name.internal.sasl.enabled.mechanisms": "PLAIN",
+        "listener.name.internal.plain.sasl.jaas.config": props[
+            f"listener.name.{name.lower()}.plain.sasl.jaas.config"
+        ],
+    }
+
+
+@pytest.fixture(scope="module")
+def expired(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
+    """A one-node SASL_SSL cluster ``X`` whose broker presents a certificate that expired yesterday,
+    signed by a CA its clients trust (``X``'s ``ca.pem``): started, stopped, given the expired
+    keystore and an inter-broker listener of its own (see :func:`internal_listener`) and restarted;
+    ready once its client listener answers handshakes with that certificate."""
+    base = tmp_path_factory.mktemp("kafka-expired")
+    x = start_clusters(["X"], base, security="sasl_ssl", users=(ADMIN_USER,), die_with_parent=True)["X"]
+    try:
+        x.stop(timeout=20)
+        keystore, ca = expired_server_material(base / "expired")
+        assert x.security is not None
+        shutil.copyfile(keystore, x.security.keystore(BROKER_USER))
+        shutil.copyfile(ca, x.security.ca_file)
+        x.overrides.update(internal_listener(x, free_ports(1)[0]))
+        node = x.nodes[0]
+        node.config_file.write_text(render_properties(node.properties()))
+        x.start()
+        wait_for(
+            "X's listener presenting the expired certificate",
+            lambda: (
+                node.process is not None
+                and node.process.running
+                and handshake_refusal(node.port, ca) == "certificate has expired"
+            ),
+            90,
+            0.5,
+        )
+        yield x
+    finally:
+        stop_clusters([x])
+
+
+def test_expired_broker_certificate_fails_the_connector_naming_the_cluster(
+    expired: KafkaCluster,
+    clusters: dict[str, KafkaCluster],
+    worker: PyconnectWorker,
+    unique: Callable[[str], str],
+) -> None:
+    """The source cluster presents an expired (but trusted) certificate: the connector FAILS with the
+    handshake's reason and the cluster's name, once; the worker serves on; no password shown."""
+    x, t = expired, clusters["T"]
+    topic = unique("expired")
+    target_grants(t, "target", topic)
+    name = unique("expired")
+    config = mirror_config(clusters, topic, "target", source=client(x, ADMIN_USER))
+    config["source.cluster.request.timeout.ms"] = "5000"
+    log_before = len(worker_log(worker))
+    post(worker, name, config)
+
+    connector = failed_connector(worker, name)
+    line = first_line(connector["trace"])
+    assert "certificate has expired" in line, line
+    assert f"source cluster S ({x.bootstrap_servers})" in line, line  # the alias of the config
+    print(f"\nexpired certificate: {line}")
+    serves_rest(worker)
+    assert status(worker, name)["tasks"] == []  # type: ignore[index]
+    time.sleep(3)
+    repeats = worker_log(worker)[log_before:].count("certificate has expired")
+    time.sleep(3)
+    log = worker_log(worker)[log_before:]
+    assert log.count("certificate has expired") == repeats, "no retry loop: the log does not grow"
+    assert_no_secret({**clusters, "X": x}, connector["trace"], log)
+    worker.rest("DELETE", f"/connectors/{name}")

@@ -54,6 +54,7 @@ CASES = [
     Case("sasl_plaintext", "SCRAM-SHA-512"),
     Case("sasl_plaintext", "PLAIN"),
     Case("sasl_ssl", "SCRAM-SHA-256"),
+    Case("sasl_ssl", "PLAIN"),
     Case("ssl"),
     Case("mtls"),
 ]

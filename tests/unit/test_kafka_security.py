@@ -14,7 +14,7 @@ from pyconnect.config import properties
 from pyconnect.config.client_configs import consumer_kwargs
 from pyconnect.testing import distribution
 from pyconnect.testing.kafka import KafkaCluster, _main, render_properties
-from pyconnect.testing.kafka_security import ClusterSecurity, untrusted_material
+from pyconnect.testing.kafka_security import ClusterSecurity, expired_server_material, untrusted_material
 
 
 def node_properties(tmp_path: Path, protocol: str) -> tuple[KafkaCluster, dict[str, str]]:
@@ -181,3 +181,20 @@ def test_up_with_oauthbearer_on_plaintext_is_a_one_line_error(
     assert capsys.readouterr().err.splitlines() == [
         "error: OAUTHBEARER needs security sasl_plaintext or sasl_ssl, not 'plaintext'"
     ]
+
+
+def test_expired_server_material_is_trusted_but_out_of_date(tmp_path: Path) -> None:
+    import datetime
+
+    from cryptography import x509
+
+    keystore, ca = expired_server_material(tmp_path)
+    cert = x509.load_pem_x509_certificates(keystore.read_bytes())[0]
+    ca_cert = x509.load_pem_x509_certificate(ca.read_bytes())
+    now = datetime.datetime.now(datetime.UTC)
+    assert cert.not_valid_after_utc < now < ca_cert.not_valid_after_utc
+    assert cert.issuer == ca_cert.subject
+    names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert "localhost" in names.get_values_for_type(x509.DNSName)
+    assert stat.S_IMODE(keystore.stat().st_mode) == 0o600
+    ssl.create_default_context(cafile=str(ca)).load_cert_chain(str(keystore))  # a usable keystore
