@@ -601,6 +601,14 @@ def test_java_worker_answers_a_wrong_password_with_a_running_connector_and_log_l
             60,
             0.5,
         )
+        # Java's status can lag its log (a loaded machine, a status write still under way): wait for
+        # RUNNING, then give it 2 s more to show that no task ever appears.
+        wait_for(
+            "Java's connector RUNNING",
+            lambda: (a := status(java, name)) is not None and a["connector"]["state"] == "RUNNING",
+            30,
+            0.5,
+        )
         time.sleep(2)
         answer = status(java, name)
         print(f"\nJava: {answer}")
