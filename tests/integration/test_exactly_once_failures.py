@@ -37,10 +37,11 @@ from aiokafka import TopicPartition
 from pyconnect.kafka.clients import create_consumer
 from pyconnect.testing.backends import BackendUnavailable, chosen_backend
 from pyconnect.testing.java_reference import JavaConnectWorker
-from pyconnect.testing.kafka import KafkaCluster, grant, render_properties, start_clusters, stop_clusters
+from pyconnect.testing.kafka import KafkaCluster, render_properties, start_clusters, stop_clusters
 from pyconnect.testing.kafka_security import ADMIN_USER
 from pyconnect.testing.worker_process import PyconnectWorker
 from tests.integration.fleet import FAST_GROUP, status, verifiable, wait_for
+from tests.integration.secured_fleet import client_security, grant_sync, secured_worker_properties
 
 pytestmark = pytest.mark.kafka
 
@@ -77,12 +78,6 @@ def run(coro: Any) -> Any:
     return asyncio.run(coro)
 
 
-def grant_sync(
-    cluster: KafkaCluster, user: str, rtype: str, name: str, ops: list[str], pattern: str = "LITERAL"
-) -> None:
-    run(grant(cluster, f"User:{user}", rtype, name, ops, pattern))
-
-
 def client(cluster: KafkaCluster, user: str) -> dict[str, str]:
     return cluster.client_properties(user, MECHANISM)
 
@@ -92,10 +87,9 @@ def worker(cluster: KafkaCluster, tmp_path_factory: pytest.TempPathFactory) -> I
     for rtype, name in (("topic", "*"), ("group", "*"), ("cluster", "kafka-cluster")):
         grant_sync(cluster, "worker", rtype, name, ["all"])
     grant_sync(cluster, "worker", "transactional_id", f"{GROUP}-", ["write", "describe"], "PREFIXED")
-    security = {k: v for k, v in client(cluster, "worker").items() if k != "bootstrap.servers"}
-    props: dict[str, object] = {**FAST_GROUP, **security, "exactly.once.source.support": "enabled"}
-    for role in ("producer", "consumer", "admin"):
-        props.update({f"{role}.{k}": v for k, v in security.items()})
+    props = secured_worker_properties(
+        client_security(client(cluster, "worker")), **{"exactly.once.source.support": "enabled"}
+    )
     w = PyconnectWorker(
         cluster.bootstrap_servers,
         tmp_path_factory.mktemp("eos-acl-worker"),
@@ -315,10 +309,9 @@ def test_java_leader_without_its_transactional_id_for_comparison(
     """What Java's worker does in scenario (a), recorded (not copied): same principal, same cluster, a
     group whose ``connect-cluster-<group.id>`` the principal may not write."""
     group = unique("java-eos")
-    security = {k: v for k, v in client(cluster, "worker").items() if k != "bootstrap.servers"}
-    props: dict[str, object] = {**FAST_GROUP, **security, "exactly.once.source.support": "enabled"}
-    for role in ("producer", "consumer", "admin"):
-        props.update({f"{role}.{k}": v for k, v in security.items()})
+    props = secured_worker_properties(
+        client_security(client(cluster, "worker")), **{"exactly.once.source.support": "enabled"}
+    )
     java = JavaConnectWorker(
         cluster.bootstrap_servers, tmp_path / "java", group_id=group, extra=props, die_with_parent=True
     )

@@ -61,11 +61,11 @@ from pyconnect.testing.kafka_security import ADMIN_USER
 from pyconnect.testing.mirror_maker_process import PyconnectMirrorMaker
 from pyconnect.testing.worker_process import PyconnectWorker
 from tests.integration.fleet import FAST_GROUP, fleet, status, wait_for
+from tests.integration.secured_fleet import grant_sync
 from tests.integration.test_red_hat_exactly_once_guide import guide_connectors, guide_worker_file
 from tests.integration.test_secured_failures import (
     commit_group,
     create_topic,
-    grant_sync,
     group_offsets,
     produce,
     read_values,

@@ -51,7 +51,8 @@ from pyconnect.testing.distribution import ensure_distribution
 from pyconnect.testing.kafka import KafkaCluster, free_ports, start_clusters, stop_clusters
 from pyconnect.testing.kafka_security import ADMIN_USER, OAUTH_ALLOWED_URLS, OAUTHBEARER
 from pyconnect.testing.worker_process import PyconnectWorker
-from tests.integration.fleet import FAST_GROUP, status, wait_for
+from tests.integration.fleet import status, wait_for
+from tests.integration.secured_fleet import client_security, secured_worker_properties
 
 pytestmark = pytest.mark.kafka
 
@@ -254,11 +255,7 @@ def test_an_unreachable_token_endpoint_is_retried_then_named(clusters: dict[str,
 
 def worker_properties(t: KafkaCluster) -> dict[str, object]:
     """The worker's own clients and its default producer/consumer/admin: ``admin`` on T, OAUTHBEARER."""
-    security = {k: v for k, v in oauth(t).items() if k != "bootstrap.servers"}
-    props: dict[str, object] = {**FAST_GROUP, **security}
-    for role in ("producer", "consumer", "admin"):
-        props.update({f"{role}.{k}": v for k, v in security.items()})
-    return props
+    return secured_worker_properties(client_security(oauth(t)))
 
 
 @pytest.fixture(scope="module")

@@ -46,7 +46,6 @@ from pyconnect.testing.java_reference import JavaConnectWorker
 from pyconnect.testing.kafka import (
     KafkaCluster,
     free_ports,
-    grant,
     render_properties,
     start_clusters,
     stop_clusters,
@@ -58,7 +57,8 @@ from pyconnect.testing.kafka_security import (
     untrusted_material,
 )
 from pyconnect.testing.worker_process import PyconnectWorker
-from tests.integration.fleet import FAST_GROUP, status, wait_for
+from tests.integration.fleet import status, wait_for
+from tests.integration.secured_fleet import client_security, grant_sync, secured_worker_properties
 
 pytestmark = pytest.mark.kafka
 
@@ -101,11 +101,7 @@ def client(cluster: KafkaCluster, user: str) -> dict[str, str]:
 
 def worker_properties(t: KafkaCluster) -> dict[str, object]:
     """The worker's own clients and its default producer/consumer/admin: ``admin`` on T."""
-    security = {k: v for k, v in client(t, ADMIN_USER).items() if k != "bootstrap.servers"}
-    props: dict[str, object] = {**FAST_GROUP, **security}
-    for role in ("producer", "consumer", "admin"):
-        props.update({f"{role}.{k}": v for k, v in security.items()})
-    return props
+    return secured_worker_properties(client_security(client(t, ADMIN_USER)))
 
 
 @pytest.fixture(scope="module")
@@ -130,12 +126,6 @@ def worker(
 
 def run(coro: Any) -> Any:
     return asyncio.run(coro)
-
-
-def grant_sync(
-    cluster: KafkaCluster, user: str, rtype: str, name: str, ops: list[str], pattern: str = "LITERAL"
-) -> None:
-    run(grant(cluster, f"User:{user}", rtype, name, ops, pattern))
 
 
 async def create_topic(cluster: KafkaCluster, topic: str) -> None:

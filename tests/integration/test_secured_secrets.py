@@ -35,7 +35,8 @@ from pyconnect.testing.java_reference import JavaConnectWorker
 from pyconnect.testing.kafka import KafkaCluster, grant
 from pyconnect.testing.kafka_security import ADMIN_USER
 from pyconnect.testing.worker_process import PyconnectWorker
-from tests.integration.fleet import FAST_GROUP, running_tasks, status, wait_for
+from tests.integration.fleet import running_tasks, status, wait_for
+from tests.integration.secured_fleet import secured_worker_properties
 from tests.integration.test_secured_failures import produce, read_values
 
 pytestmark = pytest.mark.kafka
@@ -89,10 +90,7 @@ def secrets_dir(cluster: KafkaCluster, tmp_path_factory: pytest.TempPathFactory)
 
 def worker_properties(cluster: KafkaCluster) -> dict[str, object]:
     """The worker's own clients as ``admin``, and the three config providers."""
-    admin = keys(cluster, ADMIN_USER)
-    props: dict[str, object] = {**FAST_GROUP, **admin}
-    for role in ("producer", "consumer", "admin"):
-        props.update({f"{role}.{k}": v for k, v in admin.items()})
+    props = secured_worker_properties(keys(cluster, ADMIN_USER))
     props.update(
         {
             "config.providers": "file,env,directory",
