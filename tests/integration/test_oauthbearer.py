@@ -46,6 +46,7 @@ from pyconnect.errors import AuthenticationError
 from pyconnect.kafka.access import cluster_label, start_client
 from pyconnect.kafka.clients import create_admin, create_consumer, create_producer
 from pyconnect.kafka.oauth_login import OAuthBearerLogin, login_of
+from pyconnect.kafka.probe import SSL_CLOSE_S
 from pyconnect.testing.backends import BackendUnavailable, chosen_backend
 from pyconnect.testing.distribution import ensure_distribution
 from pyconnect.testing.kafka import KafkaCluster, free_ports, start_clusters, stop_clusters
@@ -173,6 +174,16 @@ def test_clients_keep_working_past_token_expiry_by_refreshing(
     assert producer_tokens >= 2 and consumer_tokens >= 2
 
 
+async def refused_start(config: dict[str, str], alias: str) -> str:
+    """The message of the AuthenticationError a producer built from ``config`` fails to start with; the
+    loop then runs on for SSL_CLOSE_S, so the refused TLS connection is released before the loop ends."""
+    producer = create_producer(config)
+    with pytest.raises(AuthenticationError) as refused:
+        await start_client(producer, config, cluster_label(config, alias))
+    await asyncio.sleep(SSL_CLOSE_S)
+    return str(refused.value)
+
+
 def test_a_token_the_broker_rejects_is_refused_with_the_brokers_reason(
     clusters: dict[str, KafkaCluster], tmp_path: Path
 ) -> None:
@@ -189,13 +200,7 @@ def test_a_token_the_broker_rejects_is_refused_with_the_brokers_reason(
     )
     config = {**oauth(s), "sasl.oauthbearer.token.endpoint.url": forged.as_uri()}
 
-    async def attempt() -> str:
-        producer = create_producer(config)
-        with pytest.raises(AuthenticationError) as refused:
-            await start_client(producer, config, cluster_label(config, "S"))
-        return str(refused.value)
-
-    message = asyncio.run(attempt())
+    message = asyncio.run(refused_start(config, "S"))
     print(f"\nforged token: {message}")
     assert message == (
         f"Authentication to cluster S ({s.bootstrap_servers}) failed: the broker rejected the OAUTHBEARER "
@@ -212,13 +217,7 @@ def test_an_untrusted_https_token_endpoint_is_a_clear_error(clusters: dict[str, 
     config["sasl.jaas.config"] = jaas[: jaas.index(" ssl.truststore.type=")] + ";"
     config["sasl.login.retry.backoff.max.ms"] = "500"
 
-    async def attempt() -> str:
-        producer = create_producer(config)
-        with pytest.raises(AuthenticationError) as refused:
-            await start_client(producer, config, cluster_label(config, "T"))
-        return str(refused.value)
-
-    message = asyncio.run(attempt())
+    message = asyncio.run(refused_start(config, "T"))
     print(f"\nuntrusted token endpoint: {message}")
     assert message.startswith(
         f"Authentication to cluster T ({t.bootstrap_servers}) failed: OAUTHBEARER login: Cannot reach the "
@@ -236,14 +235,8 @@ def test_an_unreachable_token_endpoint_is_retried_then_named(clusters: dict[str,
         "sasl.login.retry.backoff.max.ms": "800",
     }
 
-    async def attempt() -> str:
-        producer = create_producer(config)
-        with pytest.raises(AuthenticationError) as refused:
-            await start_client(producer, config, cluster_label(config, "S"))
-        return str(refused.value)
-
     started = time.monotonic()
-    message = asyncio.run(attempt())
+    message = asyncio.run(refused_start(config, "S"))
     took = time.monotonic() - started
     print(f"\nunreachable token endpoint, FAILED after {took:.1f} s: {message}")
     assert message.startswith(
