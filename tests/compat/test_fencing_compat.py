@@ -94,6 +94,7 @@ def test_the_fence_endpoint_and_the_task_count_record_match_java(
         assert decode_config_record(*records["java"][0]) == TaskCountRecord("verif", 2)
 
 
+@pytest.mark.long
 def test_java_and_pyconnect_take_over_each_others_fenced_generations(
     cluster_a: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
 ) -> None:

@@ -285,6 +285,7 @@ def run_guide_on(
         return found
 
 
+@pytest.mark.long
 def test_the_guides_least_privilege_flow_runs_on_two_pyconnect_workers(
     clusters: dict[str, KafkaCluster], tmp_path: Path, unique: Callable[[str], str]
 ) -> None:

@@ -584,6 +584,7 @@ def start_java(java: JavaMirrorMaker, timeout: float = 120.0) -> str:
         time.sleep(0.5)
 
 
+@pytest.mark.long
 @pytest.mark.java
 def test_java_and_pyconnect_nodes_share_a_dedicated_cluster(
     cluster_a: ClusterHandle, cluster_b: ClusterHandle, unique: Callable[[str], str], tmp_path: Path

@@ -366,6 +366,7 @@ def take_over(
         stop_all(workers)
 
 
+@pytest.mark.long
 @pytest.mark.java
 def test_pyconnect_takes_over_from_java_connect_worker(
     cluster_a: ClusterHandle, cluster_b: ClusterHandle, unique: Callable[[str], str], tmp_path: Path

@@ -709,6 +709,7 @@ def expired(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
         stop_clusters([x])
 
 
+@pytest.mark.long
 def test_expired_broker_certificate_fails_the_connector_naming_the_cluster(
     expired: KafkaCluster,
     clusters: dict[str, KafkaCluster],

@@ -155,6 +155,7 @@ async def test_fence_producers_bumps_the_epoch_of_every_id(
     assert values == [b"committed-0", b"committed-1"]
 
 
+@pytest.mark.long
 def test_scaling_a_connector_fences_each_generation_with_every_record_exactly_once(
     cluster_a: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
 ) -> None:
