@@ -52,7 +52,7 @@ from pyconnect.testing.distribution import ensure_distribution
 from pyconnect.testing.kafka import KafkaCluster, free_ports, start_clusters, stop_clusters
 from pyconnect.testing.kafka_security import ADMIN_USER, OAUTH_ALLOWED_URLS, OAUTHBEARER
 from pyconnect.testing.worker_process import PyconnectWorker
-from tests.integration.fleet import status, wait_for
+from tests.integration.fleet import fleet, status, wait_for
 from tests.integration.secured_fleet import client_security, secured_worker_properties
 
 pytestmark = pytest.mark.kafka
@@ -263,12 +263,8 @@ def worker(
         extra=worker_properties(t),
         die_with_parent=True,
     )
-    w.start()
-    try:
-        w.wait_ready()
+    with fleet([w]):
         yield w
-    finally:
-        w.stop(timeout=20)
 
 
 def mirror_config(clusters: dict[str, KafkaCluster], topic: str, source: dict[str, str]) -> dict[str, str]:

@@ -57,7 +57,7 @@ from pyconnect.testing.kafka_security import (
     untrusted_material,
 )
 from pyconnect.testing.worker_process import PyconnectWorker
-from tests.integration.fleet import status, wait_for
+from tests.integration.fleet import fleet, status, wait_for
 from tests.integration.secured_fleet import client_security, grant_sync, secured_worker_properties
 
 pytestmark = pytest.mark.kafka
@@ -116,12 +116,8 @@ def worker(
         extra=worker_properties(t),
         die_with_parent=True,
     )
-    w.start()
-    try:
-        w.wait_ready()
+    with fleet([w]):
         yield w
-    finally:
-        w.stop(timeout=20)
 
 
 def run(coro: Any) -> Any:

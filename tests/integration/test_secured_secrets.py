@@ -35,7 +35,7 @@ from pyconnect.testing.java_reference import JavaConnectWorker
 from pyconnect.testing.kafka import KafkaCluster, grant
 from pyconnect.testing.kafka_security import ADMIN_USER
 from pyconnect.testing.worker_process import PyconnectWorker
-from tests.integration.fleet import running_tasks, status, wait_for
+from tests.integration.fleet import fleet, running_tasks, status, wait_for
 from tests.integration.secured_fleet import secured_worker_properties
 from tests.integration.test_secured_failures import produce, read_values
 
@@ -116,12 +116,8 @@ def worker(
         environment={JAAS_ENV: bob["sasl.jaas.config"], PROTOCOL_ENV: bob["security.protocol"]},
         die_with_parent=True,
     )
-    w.start()
-    try:
-        w.wait_ready()
+    with fleet([w]):
         yield w
-    finally:
-        w.stop(timeout=20)
 
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
