@@ -554,6 +554,8 @@ class SourceConsumer:
         self._started = False
         self._warned: dict[type, float] = {}
         self._metrics: ConsumerMetrics | None = None
+        self.value_bytes: Mapping[Any, int] = {}
+        """The value bytes of each partition of the last poll, while measured (:meth:`measure`)."""
 
     def measure(self, hub: MetricsHub) -> None:
         """Report this consumer's client metrics (pyconnect.metrics.client_metrics) into ``hub`` until
@@ -591,7 +593,7 @@ class SourceConsumer:
         try:
             polled = await self._consumer.getmany(timeout_ms=timeout_ms, max_records=max_records)
             if self._metrics is not None:
-                self._metrics.polled(polled)
+                self.value_bytes = self._metrics.polled(polled)
             return polled
         except KafkaError as exc:
             refusal = access_error(exc, self.cluster)
