@@ -390,6 +390,8 @@ def test_progress_is_read_from_the_mirror_task_metrics() -> None:
             last_replicated_ms=NOW,
             replicated_offset=101,
             end_offset=110,
+            truncated_records=0.0,
+            truncations=0.0,
         )
     ]
     assert progress.partitions[0].record_lag == 8
