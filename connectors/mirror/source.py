@@ -561,6 +561,8 @@ class MirrorSourceConnector(ScheduledConnector):
 
 
 STOP_SYNC_DRAIN_S = 5.0
+TARGET_CHECK_TIMEOUT_S = 30.0
+"""Bound of the start-time check for a rebuilt target; past it the check is skipped with a WARN."""
 
 
 class MirrorSourceTask(SourceTask):
@@ -659,6 +661,28 @@ class MirrorSourceTask(SourceTask):
         consumer = self._consumer
         if consumer is None:
             return
+        try:
+            remote, source = await asyncio.wait_for(self._bounds(consumer, committed), TARGET_CHECK_TIMEOUT_S)
+        except (ConnectError, TimeoutError, OSError, RuntimeError) as exc:
+            log.warning(
+                "%s: could not check the target for partitions rebuilt behind the committed offsets: %s",
+                self._name,
+                exc,
+            )
+            return
+        for tp, offset in committed.items():
+            bounds = remote.get((self._routes[(tp.topic, tp.partition)][0], tp.partition))
+            start, end = source.get((tp.topic, tp.partition), (0, 0))
+            gap = truncation.target_gap(
+                tp.topic, tp.partition, offset, None if bounds is None else bounds[1], start, end
+            )
+            if gap is not None:
+                self._gap(gap)
+
+    async def _bounds(
+        self, consumer: SourceConsumer, committed: Mapping[TopicPartition, int]
+    ) -> tuple[dict[tuple[str, int], tuple[int, int]], dict[tuple[str, int], tuple[int, int]]]:
+        """Log bounds of the remote partitions (on the target) and of the source partitions."""
         probe = SourceConsumer(
             self._target_config, cluster_label(self._target_config, self._target_alias, "target")
         )
@@ -669,15 +693,7 @@ class MirrorSourceTask(SourceTask):
             )
         finally:
             await probe.close()
-        source = await consumer.log_bounds((tp.topic, tp.partition) for tp in committed)
-        for tp, offset in committed.items():
-            bounds = remote.get((self._routes[(tp.topic, tp.partition)][0], tp.partition))
-            start, end = source.get((tp.topic, tp.partition), (0, 0))
-            gap = truncation.target_gap(
-                tp.topic, tp.partition, offset, None if bounds is None else bounds[1], start, end
-            )
-            if gap is not None:
-                self._gap(gap)
+        return remote, await consumer.log_bounds((tp.topic, tp.partition) for tp in committed)
 
     def _gap(self, gap: truncation.Gap) -> None:
         """Report ``gap`` (log, metrics) and apply the policy: raise under ``fail``, else seek to its

@@ -671,9 +671,8 @@ class SourceConsumer:
         wanted = list(partitions)
         if not wanted:
             return {}
-        known = await self._consumer.topics()
-        tps = [TopicPartition(t, p) for t, p in wanted if t in known]
-        tps = [tp for tp in tps if tp.partition in (self._consumer.partitions_for_topic(tp.topic) or ())]
+        cluster = await self._consumer._client.fetch_all_metadata()  # answers topics not assigned too
+        tps = [TopicPartition(t, p) for t, p in wanted if p in (cluster.partitions_for_topic(t) or ())]
         if not tps:
             return {}
         starts = await self._consumer.beginning_offsets(tps)
