@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from connectors.mirror import truncation
+from connectors.mirror.source import MirrorSourceConnector
 from connectors.mirror.truncation import DELETED, RECREATED, TARGET_REBUILT, Gap, source_gap, target_gap
 
 
@@ -79,3 +80,21 @@ def test_policy_values() -> None:
         truncation.policy("skip")
     assert truncation.policy_error("continue") is None
     assert "Invalid value skip" in (truncation.policy_error("skip") or "")
+
+
+def test_validate_reports_a_bad_policy_on_its_key() -> None:
+    base = {
+        "connector.class": "org.apache.kafka.connect.mirror.MirrorSourceConnector",
+        "source.cluster.alias": "A",
+        "target.cluster.alias": "B",
+        "source.cluster.bootstrap.servers": "127.0.0.1:1",
+        "target.cluster.bootstrap.servers": "127.0.0.1:1",
+    }
+    connector = MirrorSourceConnector()
+    plain = connector.validate(base)
+    key = truncation.TRUNCATION_POLICY_CONFIG
+    assert key not in plain
+    assert key not in connector.validate({**base, key: "fail"})
+    bad = connector.validate({**base, key: "skip"})
+    assert bad[key].errors == [truncation.policy_error("skip")]
+    assert {k: v.errors for k, v in bad.items() if k != key} == {k: v.errors for k, v in plain.items()}
