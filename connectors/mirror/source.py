@@ -700,9 +700,9 @@ class MirrorSourceTask(SourceTask):
         resume offset (a rebuilt target's resume offset is the seek already made)."""
         remote = self._route(gap.topic, gap.partition)[0]
         failing = self._truncation_policy == truncation.FAIL
-        log.warning(
+        log.warning(  # the subject names the partition: the log guard bounds repeats per subject
             "%s: %s; %s (%s=%s).",
-            self._name,
+            f"{self._name}, {gap.topic}-{gap.partition}",
             gap.message(),
             "failing the task" if failing else f"resuming at offset {gap.resume}",
             truncation.TRUNCATION_POLICY_CONFIG,

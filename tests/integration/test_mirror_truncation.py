@@ -22,6 +22,7 @@ import pytest
 from aiokafka import AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic, RecordsToDelete
 
+from pyconnect.kafka.topic_reads import end_offsets
 from pyconnect.testing.backends import ClusterHandle
 from tests.integration.fleet import Worker, fleet, python_workers, running_tasks, status, wait_for
 from tests.integration.test_metrics_endpoint import matching, parse, scrape
@@ -236,6 +237,11 @@ def test_target_rebuilt_behind_committed_offsets_is_reported(
             30,
         )
         wait_for("the remote topic created empty", lambda: _create_ok(b, remote), 30, 0.5)
+        wait_for(
+            "the new remote topic to answer its end offsets",
+            lambda: asyncio.run(end_offsets(b, remote, [0, 1], "read_uncommitted")) == {0: 0, 1: 0} or None,
+            30,
+        )
         fill(a, topic, 100, 20)
         resume_connector(worker, "mirror")
         wait_held(b, remote, {0: list(range(100, 120)), 1: list(range(100, 120))})
