@@ -23,7 +23,7 @@ Contract:
   Beyond Java, a position out of range is never reset in silence: ``poll`` raises
   :class:`PositionOutOfRange` with the partition's log start and end, and the caller seeks; a
   partition without a position is reset by the configured ``auto.offset.reset`` as before.
-  ``log_bounds`` answers log start and end offsets (``None`` for a missing partition).
+  ``log_bounds`` answers log start and end offsets (a partition the cluster lacks is left out).
 - Refusals raise: every client here is named after its cluster (``cluster``, e.g. ``source cluster
   S (host:port)``); a start refused by the cluster or an operation refused for lack of an ACL raises
   :class:`~pyconnect.errors.AuthenticationError` / :class:`~pyconnect.errors.AuthorizationError`
@@ -613,23 +613,16 @@ class SourceConsumer:
 
     async def poll(self, timeout_ms: int, max_records: int | None = None) -> dict[Any, list[Any]]:
         """``{(topic, partition): [ConsumerRecord, ...]}``; ``{}`` on timeout or a transient Kafka error
-        (logged at a bounded rate); a refusal (no READ on a topic) raises :class:`AuthorizationError`."""
+        (logged at a bounded rate); a refusal (no READ on a topic) raises :class:`AuthorizationError`;
+        positions out of range raise :class:`PositionOutOfRange` (they are not moved)."""
         try:
             polled = await self._consumer.getmany(timeout_ms=timeout_ms, max_records=max_records)
             if self._metrics is not None:
                 self._metrics.polled(polled)
             return polled
         except OffsetOutOfRangeError as exc:
-            refused: Mapping[TopicPartition, int] = exc.args[0] if exc.args else {}
-            bounds = await self.log_bounds([(tp.topic, tp.partition) for tp in refused])
-            raise PositionOutOfRange(
-                [
-                    OutOfRange(
-                        tp.topic, tp.partition, offset, *(bounds.get((tp.topic, tp.partition)) or (0, 0))
-                    )
-                    for tp, offset in refused.items()
-                ]
-            ) from None
+            await self._out_of_range(exc.args[0] if exc.args else {}, timeout_ms)
+            return {}
         except NoOffsetForPartitionError as exc:
             await self._reset_position(exc.args[0] if exc.args else None)
             return {}
@@ -637,17 +630,40 @@ class SourceConsumer:
             refusal = access_error(exc, self.cluster)
             if refusal is not None:
                 raise refusal from exc
-            now = time.monotonic()
-            if now - self._warned.get(type(exc), -POLL_WARNING_INTERVAL_S) >= POLL_WARNING_INTERVAL_S:
-                self._warned[type(exc)] = now
-                log.warning(
-                    "Failure during poll from %s (repeats not logged for %.0f s): %s",
-                    self.cluster,
-                    POLL_WARNING_INTERVAL_S,
-                    exc,
-                )
+            self._warn(exc)
             await asyncio.sleep(min(POLL_ERROR_BACKOFF_S, timeout_ms / 1000))
             return {}
+
+    async def _out_of_range(self, refused: Mapping[TopicPartition, int], timeout_ms: int) -> None:
+        """Raise :class:`PositionOutOfRange` for the refused positions whose log bounds are known; the
+        others are fetched again at the same position (the bounds were not answered: a transient error,
+        logged like a poll error, or the partition is gone for now)."""
+        try:
+            bounds = await self.log_bounds([(tp.topic, tp.partition) for tp in refused])
+        except KafkaError as exc:
+            self._warn(exc)
+            await asyncio.sleep(min(POLL_ERROR_BACKOFF_S, timeout_ms / 1000))
+            bounds = {}
+        known = []
+        for tp, offset in refused.items():
+            found = bounds.get((tp.topic, tp.partition))
+            if found is None:
+                self.seek(tp.topic, tp.partition, offset)
+            else:
+                known.append(OutOfRange(tp.topic, tp.partition, offset, *found))
+        if known:
+            raise PositionOutOfRange(known)
+
+    def _warn(self, exc: KafkaError) -> None:
+        now = time.monotonic()
+        if now - self._warned.get(type(exc), -POLL_WARNING_INTERVAL_S) >= POLL_WARNING_INTERVAL_S:
+            self._warned[type(exc)] = now
+            log.warning(
+                "Failure during poll from %s (repeats not logged for %.0f s): %s",
+                self.cluster,
+                POLL_WARNING_INTERVAL_S,
+                exc,
+            )
 
     async def _reset_position(self, tp: TopicPartition | None) -> None:
         """``auto.offset.reset`` for a partition without a position (``none``: Java's error)."""
