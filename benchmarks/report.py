@@ -8,14 +8,16 @@ The results document (``SCHEMA``)::
      "ratios": {"throughput_100b", "throughput_1kb", "p99_latency", "rss", "startup",
                 "control_create", "control_status", "uvloop_vs_asyncio_100b", "uvloop_vs_asyncio_1kb",
                 "uvloop_vs_asyncio_cpu_100b", "uvloop_vs_asyncio_cpu_1kb", "eos_throughput_poll",
-                "eos_throughput_interval", "eos_p99_latency", "wan_throughput_1kb": float | null},
+                "eos_throughput_interval", "eos_p99_latency", "wan_throughput_1kb",
+                "metrics_on_vs_off_{100b,1kb,cpu_100b,cpu_1kb,p99,rss}": float | null},
      "ratio_directions": {...}, "ratio_notes": {name: why the ratio is null, or what it compares},
      "goals": {name: {"goal", "met", "factor"}}, "notes": [str]}
 
 A ratio is pyconnect's figure divided by Java's (the MirrorSourceConnector on a Java Connect worker,
 ``JAVA_REFERENCE``), except ``uvloop_vs_asyncio_<size>`` and ``uvloop_vs_asyncio_cpu_<size>``: the
 records/s and the CPU-seconds per record of pyconnect's worker on uvloop divided by those of its worker
-on asyncio's loop (the ``event_loop`` scenario). A ratio is null, never estimated, when either side did
+on asyncio's loop (the ``event_loop`` scenario), and ``metrics_on_vs_off_*``: pyconnect recording
+metrics over pyconnect with recording off (the ``metrics_cost`` scenario). A ratio is null, never estimated, when either side did
 not run. ``goals`` compares
 each ratio with its goal (``stats.GOALS``). Raw profiles (``artifacts``) are written beside the JSON.
 """
@@ -27,6 +29,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from benchmarks.metrics_cost import RATIOS as METRICS_COST_RATIOS
+from benchmarks.metrics_cost import metrics_cost_ratio
 from benchmarks.stats import GOALS, HIGHER_IS_BETTER, RATIO_DIRECTIONS, goal_check, ratio
 
 SCHEMA = "pyconnect-bench/1"
@@ -217,6 +221,12 @@ def compute_ratios(scenarios: Mapping[str, Any]) -> tuple[dict[str, float | None
         if name in EVENT_LOOP_RATIOS:
             ratios[name], notes[name] = _event_loop_ratio(scenarios, name)
             continue
+        if name in METRICS_COST_RATIOS:
+            cost = _metrics(scenarios, "metrics_cost", PYCONNECT)
+            ratios[name], notes[name] = metrics_cost_ratio(cost, name)
+            if cost is None:
+                notes[name] = _why_missing(scenarios, "metrics_cost", PYCONNECT)
+            continue
         if name == "p99_latency":
             scenario = "latency"
         elif name in CONTROL_FIGURES:
@@ -398,6 +408,7 @@ def render_markdown(results: Mapping[str, Any], chart_name: str | None = "chart.
         )
     out += _scale_out_section(scenarios.get("scale_out"), scenarios.get("throughput"))
     out += _event_loop_section(scenarios.get("event_loop"), results.get("ratios") or {})
+    out += _metrics_cost_section(scenarios.get("metrics_cost"), results.get("ratios") or {})
     out += _latency_section(scenarios.get("latency"))
     out += _section(
         scenarios.get("resources"),
@@ -655,18 +666,51 @@ def _section(scenario: Mapping[str, Any] | None, title: str, columns: list[tuple
     return lines + _table(["system", *[c for c, _ in columns]], rows) + ([*notes, ""] if notes else [])
 
 
+def _pyconnect_only(
+    scenario: Mapping[str, Any] | None, title: str
+) -> tuple[list[str], dict[str, Any] | None]:
+    """The heading of a scenario only pyconnect runs, and its metrics; ``None`` metrics when there is
+    nothing more to show (no scenario, no pyconnect entry, or a failed run, whose status the lines say)."""
+    if scenario is None:
+        return [], None
+    lines = _header(scenario, title)
+    entry = (scenario.get("systems") or {}).get(PYCONNECT)
+    if not entry:
+        return lines, None
+    if entry.get("status") != "ok":
+        return [*lines, f"Status: **{entry.get('status')}**: {entry.get('reason')}", ""], None
+    return lines, entry.get("metrics") or {}
+
+
+def _side_by_side_drains(metrics: Mapping[str, Any], column: str, sides: tuple[str, str]) -> list[str]:
+    """The table of two workers' drains per record size: records/s, MB/s, CPU per record, each drain."""
+    rows = []
+    for size in ("100b", "1kb"):
+        for side in sides:
+            m = (metrics.get(side) or {}).get(size) or {}
+            each = " / ".join(_fmt(r.get("records_per_s")) for r in m.get("rounds") or []) or "n/a"
+            rows.append(
+                [
+                    size.upper(),
+                    side,
+                    _fmt(m.get("records_per_s")),
+                    _fmt(m.get("mb_per_s"), 2),
+                    _fmt(m.get("cpu_s_per_million")),
+                    each,
+                ]
+            )
+    return _table(
+        ["records", column, "records/s", "MB/s", "CPU-s / M records", "records/s of each drain"], rows
+    )
+
+
 def _scale_out_section(scenario: Mapping[str, Any] | None, throughput: Mapping[str, Any] | None) -> list[str]:
     """The pyconnect fleet's drains beside Java's one worker from the throughput scenario."""
-    title = "Scale-out: a pyconnect fleet of two workers on the same machine"
-    if scenario is None:
-        return []
-    lines = _header(scenario, title)
-    entry = (scenario.get("systems") or {}).get("pyconnect")
-    if not entry:
+    lines, fleet = _pyconnect_only(
+        scenario, "Scale-out: a pyconnect fleet of two workers on the same machine"
+    )
+    if fleet is None:
         return lines
-    if entry.get("status") != "ok":
-        return [*lines, f"Status: **{entry.get('status')}**: {entry.get('reason')}", ""]
-    fleet = entry.get("metrics") or {}
     java = _metrics({"throughput": throughput or {}}, "throughput", "java-connect") or {}
     single = _metrics({"throughput": throughput or {}}, "throughput", "pyconnect") or {}
     rows = []
@@ -703,39 +747,45 @@ def _scale_out_section(scenario: Mapping[str, Any] | None, throughput: Mapping[s
 
 def _event_loop_section(scenario: Mapping[str, Any] | None, ratios: Mapping[str, Any]) -> list[str]:
     """pyconnect's drains on uvloop and on asyncio's loop side by side, and the line with their ratio."""
-    if scenario is None:
-        return []
-    lines = _header(scenario, "Event loop: pyconnect on uvloop vs asyncio's loop")
-    entry = (scenario.get("systems") or {}).get(PYCONNECT)
-    if not entry:
+    lines, metrics = _pyconnect_only(scenario, "Event loop: pyconnect on uvloop vs asyncio's loop")
+    if metrics is None:
         return lines
-    if entry.get("status") != "ok":
-        return [*lines, f"Status: **{entry.get('status')}**: {entry.get('reason')}", ""]
-    metrics = entry.get("metrics") or {}
-    rows = []
-    for size in ("100b", "1kb"):
-        for loop in ("uvloop", "asyncio"):
-            m = (metrics.get(loop) or {}).get(size) or {}
-            each = " / ".join(_fmt(r.get("records_per_s")) for r in m.get("rounds") or []) or "n/a"
-            rows.append(
-                [
-                    size.upper(),
-                    loop,
-                    _fmt(m.get("records_per_s")),
-                    _fmt(m.get("mb_per_s"), 2),
-                    _fmt(m.get("cpu_s_per_million")),
-                    each,
-                ]
-            )
-    lines += _table(
-        ["records", "event loop", "records/s", "MB/s", "CPU-s / M records", "records/s of each drain"], rows
-    )
+    lines += _side_by_side_drains(metrics, "event loop", ("uvloop", "asyncio"))
     parts = [
         f"{size.upper()} {_fmt(ratios.get(f'uvloop_vs_asyncio_{size}'), 2)}x the records/s "
         f"({_fmt(ratios.get(f'uvloop_vs_asyncio_cpu_{size}'), 2)}x the CPU per record)"
         for size in ("100b", "1kb")
     ]
     lines += ["uvloop / asyncio: " + "; ".join(parts) + ".", ""]
+    return lines
+
+
+def _metrics_cost_section(scenario: Mapping[str, Any] | None, ratios: Mapping[str, Any]) -> list[str]:
+    """pyconnect recording metrics and not recording them, side by side, and the on / off ratios."""
+    lines, metrics = _pyconnect_only(
+        scenario, "Metrics cost: pyconnect recording metrics vs not recording them"
+    )
+    if metrics is None:
+        return lines
+    lines += _side_by_side_drains(metrics, "recording", ("on", "off"))
+    rows = []
+    for side in ("on", "off"):
+        m = metrics.get(side) or {}
+        rates = (m.get("latency") or {}).get("rates") or []
+        p99 = ", ".join(f"{_fmt(r.get('p99_ms'))} at {r.get('rate')}/s" for r in rates) or "n/a"
+        rows.append([side, p99, _fmt(m.get("peak_rss_mb"))])
+    lines += _table(["recording", "p99 latency ms", "peak RSS MB"], rows)
+    parts = [f"`{name}` {_fmt(ratios.get(name), 3)}" for name in METRICS_COST_RATIOS]
+    lines += ["on / off: " + ", ".join(parts) + ".", ""]
+    profile = (metrics.get("on") or {}).get("profile") or {}
+    if profile.get("samples"):
+        top = "; ".join(f"{e['function']} {_fmt(e['pct'], 2)} %" for e in profile.get("top_recording") or [])
+        lines += [
+            f"Profile of the recording worker draining the {str(profile.get('backlog')).upper()} backlog once more "
+            f"(py-spy, {profile['samples']:,} CPU samples): {_fmt(profile.get('recording_pct'), 2)} % in metric "
+            f"recording, {_fmt(profile.get('scrape_pct'), 2)} % serving scrapes. Recording functions: {top or 'none'}.",
+            "",
+        ]
     return lines
 
 

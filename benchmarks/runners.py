@@ -19,6 +19,7 @@ started with ``die_with_parent`` and stopped by PID. pyconnect workers run on th
 from __future__ import annotations
 
 import re
+import threading
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -203,6 +204,39 @@ def event_loop_of(worker: ConnectWorkerProcess) -> str | None:
     status, body = worker.rest("GET", "/metrics", timeout=10)
     found = _EVENT_LOOP_INFO.search(body) if status == 200 and isinstance(body, str) else None
     return found.group(1) if found else None
+
+
+def scrape(worker: ConnectWorkerProcess, path: str) -> str:
+    """The text a worker answers at ``path`` ('' unless 200)."""
+    status, body = worker.rest("GET", path, timeout=10)
+    return body if status == 200 and isinstance(body, str) else ""
+
+
+class Scraper:
+    """While entered, GET ``path`` of ``worker`` every ``interval_s`` on a daemon thread (as a Prometheus
+    server would), counting the answers in ``scrapes``; leaving stops the thread (bounded wait)."""
+
+    def __init__(self, worker: ConnectWorkerProcess, path: str, interval_s: float) -> None:
+        self._worker, self._path, self._interval_s = worker, path, interval_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="scraper", daemon=True)
+        self.scrapes = 0
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._interval_s):
+            try:
+                if scrape(self._worker, self._path):
+                    self.scrapes += 1
+            except OSError:
+                continue
+
+    def __enter__(self) -> Scraper:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=15)
 
 
 def create_connector(worker: ConnectWorkerProcess, name: str, config: Mapping[str, str]) -> None:

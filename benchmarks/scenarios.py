@@ -31,7 +31,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,7 @@ from benchmarks import (
     checkpoint_lag,
     control_plane,
     exactly_once,
+    metrics_cost,
     perftools,
     profiler,
     runners,
@@ -68,6 +69,14 @@ DESCRIPTIONS = {
     "markers) is at least the backlog and has settled, and then a read_committed reader must see every record "
     "exactly once. Then latency at the first fixed rate with the poll boundary, as in the latency scenario "
     "(append times: the wait for the commit is not included).",
+    "metrics_cost": "pyconnect only: two fresh workers on the same brokers, one recording metrics (the default) "
+    "and one with pyconnect.metrics.recording.enabled=false, drain the throughput backlogs under an alias per "
+    "side and round (which side goes first alternates), measured as in the throughput scenario, for the rounds "
+    "in the settings; then each mirrors the latency scenario's fixed rates on a topic of its own; peak RSS per "
+    "worker over its session. Nothing scrapes during the measured drains, so the ratios metrics_on_vs_off_* "
+    "(recording / not recording) are the recording's cost; the recording worker then drains the first backlog "
+    "once more with py-spy attached while /metrics is scraped every second, which gives the share of its CPU in "
+    "recording and in serving scrapes.",
     "limit": "Kafka's ProducerPerformance then ConsumerPerformance on the source cluster (acks=all, linger.ms=5, "
     "batch.size=65536), 8 partitions: what the brokers themselves move on this machine. ProducerPerformance is "
     "one producer; a mirror with several tasks runs several, so its 100 B rate can come close to it.",
@@ -198,7 +207,15 @@ class Bench:
         p = self.s.partitions
         sources = []
         if self.wants(
-            "throughput", "resources", "startup", "latency", "profile", "scale_out", "event_loop", "wan"
+            "throughput",
+            "resources",
+            "startup",
+            "latency",
+            "profile",
+            "scale_out",
+            "event_loop",
+            "wan",
+            "metrics_cost",
         ):
             sources += [f"bench-tp-{size}" for size in self.s.backlog]
             sources.append("bench-startup")
@@ -207,7 +224,7 @@ class Bench:
         workload.create_topics(self.b, targets, p)
         if self.wants("wan"):
             workload.create_topics(self.b, [f"{alias}.bench-tp-1kb" for alias in wan.WAN_ALIASES.values()], p)
-        if self.wants("throughput", "resources", "profile", "scale_out", "event_loop", "wan"):
+        if self.wants("throughput", "resources", "profile", "scale_out", "event_loop", "wan", "metrics_cost"):
             for size, n in self.s.backlog.items():
                 log.info("writing the %s backlog: %d records", size, n)
                 perftools.produce(
@@ -275,7 +292,7 @@ class Bench:
         if system != "java-dedicated":
             scenario_names += ["latency", "failover", "checkpoint_lag"]
         if system == "pyconnect":
-            scenario_names += ["profile", "scale_out", "event_loop"]
+            scenario_names += ["profile", "scale_out", "event_loop", "metrics_cost"]
         if not available:
             for name in scenario_names:
                 self.put(name, system, "unavailable", reason=reason)
@@ -295,6 +312,8 @@ class Bench:
             self._single_worker(system)
         if system == "pyconnect" and self.wants("event_loop"):
             self._event_loops(system)
+        if system == "pyconnect" and self.wants("metrics_cost"):
+            self._metrics_cost(system)
         if self.wants("failover", "resources"):
             self._fleet(system)
         if self.wants("checkpoint_lag"):
@@ -646,39 +665,9 @@ class Bench:
                 if running != loop:
                     raise RuntimeError(f"the worker started with --event-loop {loop} runs on {running}")
                 metrics[loop]["event_loop"] = running
-            for round_ in range(self.s.event_loop_rounds):
-                for index, (size, n) in enumerate(self.s.backlog.items()):
-                    topic = f"bench-tp-{size}"
-                    order = loops if (round_ + index) % 2 == 0 else loops[::-1]
-                    for loop in order:
-                        worker = workers[loop]
-                        alias = f"{runners.EVENT_LOOP_ALIASES[loop]}{round_}"
-                        target, name = f"{alias}.{topic}", f"bench-loop-{alias}-{size}"
-                        workload.create_topics(self.b, [target], self.s.partitions)
-                        t_create = time.monotonic()
-                        runners.create_connector(
-                            worker,
-                            name,
-                            runners.connector_config(
-                                system, self.a, self.b, [topic], self.s.tasks_max, alias=alias
-                            ),
-                        )
-                        drained = _drain(
-                            _pids_of(worker),
-                            self.b,
-                            target,
-                            n,
-                            self.s.record_size[size],
-                            t_create,
-                            self.s.drain_timeout_s,
-                            worker.check_alive,
-                        )
-                        drained["first_of_pair"] = loop == order[0]
-                        drains[loop].setdefault(size, []).append(drained)
-                        log.info(
-                            "%s on %s, %s backlog, round %d: %s", system, loop, size, round_ + 1, drained
-                        )
-                        runners.delete_connector(worker, name)
+            self._alternating_drains(
+                system, workers, self.s.event_loop_rounds, runners.EVENT_LOOP_ALIASES, "bench-loop", drains
+            )
             for loop in loops:
                 for size, runs in drains[loop].items():
                     metrics[loop][size] = combine_drains(runs, self.s.record_size[size])
@@ -690,6 +679,143 @@ class Bench:
         finally:
             for worker in workers.values():
                 worker.stop(20)
+
+    def _alternating_drains(
+        self,
+        system: str,
+        workers: Mapping[str, ConnectWorkerProcess],
+        rounds: int,
+        aliases: Mapping[str, str],
+        name_prefix: str,
+        drains: dict[str, dict[str, list[dict[str, Any]]]],
+    ) -> None:
+        """Each backlog drained by every worker of ``workers`` (side -> worker) in turn, ``rounds`` times,
+        into a fresh target topic ``<alias><round>.<topic>`` per drain; which side drains first
+        alternates from round to round and from backlog to backlog. Appends each drain to
+        ``drains[side][size]`` (``first_of_pair`` says whether that side went first)."""
+        sides = list(workers)
+        for round_ in range(rounds):
+            for index, (size, n) in enumerate(self.s.backlog.items()):
+                topic = f"bench-tp-{size}"
+                order = sides if (round_ + index) % 2 == 0 else sides[::-1]
+                for side in order:
+                    worker = workers[side]
+                    alias = f"{aliases[side]}{round_}"
+                    target, name = f"{alias}.{topic}", f"{name_prefix}-{alias}-{size}"
+                    workload.create_topics(self.b, [target], self.s.partitions)
+                    t_create = time.monotonic()
+                    runners.create_connector(
+                        worker,
+                        name,
+                        runners.connector_config(
+                            system, self.a, self.b, [topic], self.s.tasks_max, alias=alias
+                        ),
+                    )
+                    drained = _drain(
+                        _pids_of(worker),
+                        self.b,
+                        target,
+                        n,
+                        self.s.record_size[size],
+                        t_create,
+                        self.s.drain_timeout_s,
+                        worker.check_alive,
+                    )
+                    drained["first_of_pair"] = side == order[0]
+                    drains[side].setdefault(size, []).append(drained)
+                    log.info("%s %s, %s backlog, round %d: %s", system, side, size, round_ + 1, drained)
+                    runners.delete_connector(worker, name)
+
+    def _metrics_cost(self, system: str) -> None:
+        """The metrics-cost scenario (:mod:`benchmarks.metrics_cost`): one fresh worker per side."""
+        sides = list(metrics_cost.SIDES)
+        workers = {
+            side: runners.make_workers(
+                system, self.b, self.work_dir / "metrics-cost" / side, 1, extra=metrics_cost.SIDES[side]
+            )[0]
+            for side in sides
+        }
+        samplers = {
+            side: RssSampler(_pids_of(w), interval=0.5, max_seconds=3 * 3600) for side, w in workers.items()
+        }
+        metrics: dict[str, Any] = {side: {"settings": metrics_cost.SIDES[side]} for side in sides}
+        metrics["rounds"] = self.s.metrics_cost_rounds
+        drains: dict[str, dict[str, list[dict[str, Any]]]] = {side: {} for side in sides}
+        try:
+            for side, worker in workers.items():
+                worker.start()
+                samplers[side].start()
+            for worker in workers.values():
+                worker.wait_ready(READY_TIMEOUT_S)
+            self._alternating_drains(
+                system, workers, self.s.metrics_cost_rounds, metrics_cost.ALIASES, "bench-metrics", drains
+            )
+            for side in sides:
+                for size, runs in drains[side].items():
+                    metrics[side][size] = combine_drains(runs, self.s.record_size[size])
+            if "on" in workers:
+                metrics["on"]["profile"] = self._metrics_profile(system, workers["on"])
+            latency: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
+            for index, side in enumerate(metrics_cost.LATENCY_ORDER):
+                latency[side].append(self._latency(system, workers[side], suffix=f"-{side}{index}"))
+            for side in sides:
+                metrics[side]["latency"] = metrics_cost.combine_latency(latency[side])
+            for side in sides:
+                peak = samplers[side].stop()
+                metrics[side]["peak_rss_mb"] = round(max(peak.values()), 1) if peak else None
+            if "on" in workers:
+                metrics["on"]["metrics_scrape_bytes"] = len(runners.scrape(workers["on"], "/metrics"))
+            self.put("metrics_cost", system, "ok", metrics)
+        except Exception as exc:
+            log.exception("%s metrics-cost drains failed", system)
+            tails = "; ".join(f"{side}: {w.log_tail(4)}" for side, w in workers.items())
+            self.put("metrics_cost", system, "failed", reason=f"{_short(exc)}; log tails: {tails}"[:1500])
+        finally:
+            for sampler in samplers.values():
+                sampler.stop()
+            for worker in workers.values():
+                worker.stop(20)
+
+    def _metrics_profile(self, system: str, worker: ConnectWorkerProcess) -> dict[str, Any]:
+        """The recording worker drains the first backlog once more with py-spy attached; the share of
+        its CPU samples in metrics code (:func:`benchmarks.metrics_cost.metrics_share`)."""
+        executable = profiler.py_spy_executable()
+        if executable is None or worker.pid is None:
+            return {"skipped": "py-spy is not installed (pip install -e '.[bench]')"}
+        size, n = next(iter(self.s.backlog.items()))
+        topic, alias = f"bench-tp-{size}", metrics_cost.PROFILE_ALIAS
+        name = f"bench-metrics-prof-{size}"
+        workload.create_topics(self.b, [f"{alias}.{topic}"], self.s.partitions)
+        recorder = profiler.PySpyRecorder(
+            worker.pid, self.work_dir / "profiles" / "metrics-on.txt", self.s.profile_rate_hz, executable
+        )
+        recorder.start()
+        try:
+            t_create = time.monotonic()
+            runners.create_connector(
+                worker,
+                name,
+                runners.connector_config(system, self.a, self.b, [topic], self.s.tasks_max, alias=alias),
+            )
+            with runners.Scraper(worker, "/metrics", 1.0):
+                drained = _drain(
+                    _pids_of(worker),
+                    self.b,
+                    f"{alias}.{topic}",
+                    n,
+                    self.s.record_size[size],
+                    t_create,
+                    self.s.drain_timeout_s,
+                    worker.check_alive,
+                )
+        finally:
+            raw = recorder.stop()
+        runners.delete_connector(worker, name)
+        stacks = profiler.parse_folded(raw)
+        self.artifacts[f"profile-metrics-on-{size}.folded.txt"] = profiler.render_folded(stacks)
+        share = metrics_cost.metrics_share(stacks)
+        log.info("metrics on, profiled %s drain: %s; %s", size, drained, share)
+        return {"backlog": size, "records_per_s": drained.get("records_per_s"), **share}
 
     # ---- checkpoint lag ------------------------------------------------------------------------
 

@@ -6,6 +6,8 @@ boundary, ``transaction.boundary.interval.ms=eos_interval_ms`` for ``interval``;
 ``latency_rates``.
 Checkpoint lag: ``checkpoint_samples`` commits, each after ``checkpoint_records_per_sample`` new
 records, with the emit and group-offset sync intervals given to both systems' checkpoint connectors.
+Metrics cost: how many times each side (recording metrics or not) drains each backlog
+(``metrics_cost_rounds``).
 Profile: py-spy's sampling rate. Event loop: how many times each loop's worker drains each backlog
 (``event_loop_rounds``; the quick backlogs drain in seconds, so they are drained more often). Control plane: a fresh fleet of ``control_plane_workers`` per size in
 ``control_plane_sizes`` (connectors), ``control_plane_concurrency`` REST writes in flight, each
@@ -32,6 +34,7 @@ SCENARIOS = (
     "control_plane",
     "exactly_once",
     "wan",
+    "metrics_cost",
 )
 
 
@@ -72,6 +75,7 @@ class BenchSettings:
     eos_record_size: int = 1024
     eos_interval_ms: int = 1000
     wan_delay_ms: int = 20
+    metrics_cost_rounds: int = 3
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -94,6 +98,7 @@ def quick() -> BenchSettings:
         control_plane_repeats=10,
         control_plane_phase_timeout_s=300.0,
         eos_backlog=50_000,
+        metrics_cost_rounds=3,
     )
 
 

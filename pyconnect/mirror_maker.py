@@ -21,6 +21,10 @@ Java's ``MirrorMaker`` (spec §7), one process:
 - **Errors.** Everything in the file is checked before anything starts: an invalid worker config of
   any herder raises ``ConfigError`` naming the flow. A failed start (e.g. a cluster that cannot be
   reached) stops what was started and raises ``ConnectError`` naming the herder.
+- **Metrics listener** (pyconnect's, off by default). ``metrics.listener = http://host:port`` gives every
+  flow's herder a metric hub of its own and serves them, with the status view, on one plain-HTTP
+  server bound there (pyconnect.rest.metrics_listener); a value that is not ``http://host:port`` is a
+  ``ConfigError``. It starts before the herders (``/metrics`` answers during startup) and stops last.
 - **Lifecycle.** ``start`` binds the REST server first (its URL is every member's identity), then starts
   all herders concurrently, then routes REST requests to them. ``stop`` (idempotent) stops every herder
   (tasks commit offsets, members leave their groups), the offset stores, then the REST server.
@@ -43,9 +47,12 @@ from pyconnect.config.worker import WorkerConfig
 from pyconnect.errors import ConfigError, ConnectError
 from pyconnect.herder.herder import Herder
 from pyconnect.herder.modes import dedicated
+from pyconnect.metrics.registry import MetricsHub
+from pyconnect.rest.metrics_listener import METRICS_LISTENER_CONFIG, MetricsListener, parse_metrics_listener
 from pyconnect.rest.mirror_internal import MirrorRestServer
 from pyconnect.runtime import DistributedMember
 from pyconnect.worker.plugins import PluginRegistry
+from pyconnect.worker.worker import metrics_hub
 
 log = logging.getLogger(__name__)
 
@@ -141,6 +148,14 @@ class MirrorMaker:
             if errors:
                 raise ConfigError(f"Invalid connector configuration for {flow}: {'; '.join(errors)}")
         self.rest = MirrorRestServer(config.raw) if config.enable_internal_rest else None
+        listener = parse_metrics_listener(config.raw.get(METRICS_LISTENER_CONFIG))
+        self.hubs: dict[SourceAndTarget, MetricsHub] = {}
+        self.metrics_listener: MetricsListener | None = None
+        if listener is not None:
+            self.hubs = {flow: metrics_hub(self.worker_configs[flow]) for flow in self.flows}
+            self.metrics_listener = MetricsListener(
+                *listener, {(f.source, f.target): hub for f, hub in self.hubs.items()}
+            )
         self._members: dict[SourceAndTarget, DistributedMember] = {}
         self._started = False
 
@@ -184,6 +199,12 @@ class MirrorMaker:
         for line in self.describe():
             log.info("%s", line)
         try:
+            if self.metrics_listener is not None:
+                await self.metrics_listener.start()
+                log.info(
+                    "Metrics listener serving /metrics, /mirrors and /mirrors/ui at %s",
+                    self.metrics_listener.url,
+                )
             if self.rest is not None:
                 await self.rest.start()
                 log.info("Internal REST server listening; advertised as %s", self.rest_url)
@@ -202,6 +223,12 @@ class MirrorMaker:
                     raise result
             if self.rest is not None:
                 self.rest.attach_herders({(f.source, f.target): h for f, h in self.herders.items()})
+            if self.metrics_listener is not None:
+                herders = self.herders
+                self.metrics_listener.attach_herders(
+                    {(f.source, f.target): h for f, h in herders.items()},
+                    {(f.source, f.target): h.worker.plugin_calls for f, h in herders.items()},
+                )
             log.info("Configuring connectors will happen once the worker joins the group as a leader")
             log.info("Kafka MirrorMaker started")
         except BaseException:
@@ -226,6 +253,7 @@ class MirrorMaker:
                 self.rest.fencing_requester(flow.source, flow.target) if self.rest is not None else None
             ),
             mode=dedicated(str(flow), self.connector_configs[flow]),
+            metrics=self.hubs.get(flow),
         )
         self._members[flow] = member
         await member.start()
@@ -249,7 +277,12 @@ class MirrorMaker:
         async def stop_members() -> None:
             await asyncio.gather(*(_quietly(f"herder {flow}", m.stop()) for flow, m in members.items()))
 
-        await stop_in_order(("the herders", stop_members), ("the internal REST server", self.rest), log=log)
+        await stop_in_order(
+            ("the herders", stop_members),
+            ("the internal REST server", self.rest),
+            ("the metrics listener", self.metrics_listener),
+            log=log,
+        )
         if herders:
             log.info("Kafka MirrorMaker stopped.")
 

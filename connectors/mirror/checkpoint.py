@@ -333,7 +333,7 @@ class MirrorCheckpointTask(SourceTask):
         self._target_admin = GroupAdmin(target, cluster_label(target, self._target_alias, "target"))
         self._scheduler = Scheduler(self._name, config.admin_timeout_s, self._refused)
         hub = getattr(getattr(self, "context", None), "metrics", None)
-        if hub is not None:
+        if hub is not None and hub.recording:
             self._metrics = MirrorCheckpointMetrics(hub, self._source_alias, self._target_alias)
         self._init = asyncio.create_task(self._initialize(), name=f"{self._name}-init")
         log.info(

@@ -291,10 +291,12 @@ class ConnectorMetrics:
 
 class TaskMetrics:
     """``connector-task-metrics,connector=C,task=N`` of one task; ``record_state`` follows its
-    reported states (``RUNNING`` or ``PAUSED`` from its target state at creation, as Java)."""
+    reported states (``RUNNING`` or ``PAUSED`` from its target state at creation, as Java). The batch
+    and commit recordings do nothing when the hub does not record."""
 
     def __init__(self, metrics: ConnectMetrics, connector: str, task: int, initial: State) -> None:
         self._metrics = metrics
+        self._recording = metrics.hub.recording
         self.tracker = StateTracker()
         self.tracker.change_state(initial, metrics.now_ms())
         group = self.group = metrics.group(TASK_GROUP, (CONNECTOR_TAG, connector), (TASK_TAG, str(task)))
@@ -325,23 +327,28 @@ class TaskMetrics:
         self.tracker.change_state(state, self._metrics.now_ms())
 
     def record_commit(self, duration_ms: float, success: bool) -> None:
+        if not self._recording:
+            return
         now = self._metrics.now_ms()
         if success:
             self._commit_time.record(duration_ms, now)
         self._commits.record(1.0 if success else 0.0, now)
 
     def record_batch(self, size: int) -> None:
-        self._batch_size.record(float(size))
+        if self._recording:
+            self._batch_size.record(float(size))
 
     def close(self) -> None:
         self.group.close()
 
 
 class SourceTaskMetrics:
-    """``source-task-metrics,connector=C,task=N`` of one source task (Java's ``SourceTaskMetricsGroup``)."""
+    """``source-task-metrics,connector=C,task=N`` of one source task (Java's ``SourceTaskMetricsGroup``);
+    the recordings do nothing when the hub does not record."""
 
     def __init__(self, metrics: ConnectMetrics, connector: str, task: int) -> None:
         self._metrics = metrics
+        self._recording = metrics.hub.recording
         group = self.group = metrics.group(
             SOURCE_TASK_GROUP, (CONNECTOR_TAG, connector), (TASK_TAG, str(task))
         )
@@ -362,6 +369,8 @@ class SourceTaskMetrics:
         self.active_records = 0
 
     def record_poll(self, batch_size: int, duration_ms: float) -> None:
+        if not self._recording:
+            return
         now = self._metrics.now_ms()
         self._poll.record(float(batch_size), now)
         self._poll_time.record(duration_ms, now)
@@ -370,6 +379,8 @@ class SourceTaskMetrics:
 
     def record_write(self, record_count: int, skipped: int) -> None:
         """``record_count`` records of a batch are done (written or skipped), ``skipped`` of them not written."""
+        if not self._recording:
+            return
         now = self._metrics.now_ms()
         self._write.record(float(record_count - skipped), now)
         self.active_records = max(0, self.active_records - record_count)

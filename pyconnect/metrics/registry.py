@@ -12,7 +12,10 @@
 - :class:`MetricsHub` is what a JMX MBean server is to Java: the registries of one worker process, read
   together by an exposition (pyconnect.metrics.prometheus). ``context`` holds the metrics context labels
   Java gives its reporters (``connect.kafka.cluster.id``, ``connect.group.id``); they name the cluster a
-  registry reports on and are not part of the JMX names.
+  registry reports on and are not part of the JMX names. ``recording`` (default True) says whether the
+  data path records at all: the recording sites (task, client and mirror metrics) check it once per
+  call, or once per task start, and record nothing when it is False (``pyconnect.metrics.recording.enabled
+  =false``); gauges read at scrape time are unaffected.
 
 Time comes from the hub's clock (seconds, as ``time.time``), read once per ``record`` and per scrape.
 Everything runs on one event loop: no locks. Recording costs one clock read and one call per stat.
@@ -249,8 +252,10 @@ class MetricsHub:
         *,
         clock: Clock = time.time,
         context: Mapping[str, str] | None = None,
+        recording: bool = True,
     ) -> None:
         self.config = config or MetricConfig()
+        self.recording = recording
         self.clock = clock
         self.context: dict[str, str] = dict(context or {})
         self._registries: list[Metrics] = []

@@ -17,7 +17,9 @@ SINK_TASK_GROUP = "sink-task-metrics"
 
 class SinkTaskMetrics:
     def __init__(self, metrics: ConnectMetrics, connector: str, task: int) -> None:
+        """The data-path recordings (read, put, active) do nothing when the hub does not record."""
         self._metrics = metrics
+        self._recording = metrics.hub.recording
         group = self.group = metrics.group(SINK_TASK_GROUP, (CONNECTOR_TAG, connector), (TASK_TAG, str(task)))
         group.close()
         self._read = group.sensor("sink-record-read")
@@ -45,15 +47,19 @@ class SinkTaskMetrics:
         group.add_stat(self._skipped, "offset-commit-skip-total", CumulativeSum())
 
     def record_read(self, count: int) -> None:
-        self._read.record(float(count), self._metrics.now_ms())
+        if self._recording:
+            self._read.record(float(count), self._metrics.now_ms())
 
     def record_put(self, count: int, duration_ms: float) -> None:
+        if not self._recording:
+            return
         now = self._metrics.now_ms()
         self._send.record(float(count), now)
         self._put_time.record(duration_ms, now)
 
     def record_active(self, count: int) -> None:
-        self._active.record(float(count), self._metrics.now_ms())
+        if self._recording:
+            self._active.record(float(count), self._metrics.now_ms())
 
     def record_partition_count(self, count: int) -> None:
         self._partitions.record(float(count), self._metrics.now_ms())

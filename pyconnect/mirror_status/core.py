@@ -50,7 +50,7 @@ with a gap (a gap does not change the status: it is history, not a state); a che
 its partitions), "last_latency_ms", "partitions"}`` (checkpoint lag is shown as this latency: the
 time a group's committed offsets take to reach the target, not an offset distance); a connector
 ``{"name", "kind", "state", "worker_id", "error", "tasks": [{"id", "state", "worker_id", "error"}],
-"config"}`` where ``error`` is the first line of the trace.
+"config"}`` where ``error`` is the first line of the trace, with its root cause's line when it has one.
 
 Connector configs are shown with secrets masked (:func:`mask_config`). Times are milliseconds since
 the epoch, read from the workers' clocks (which the latency metrics already assume agree).
@@ -343,10 +343,26 @@ def task_worker_ids(connectors: Iterable[ConnectorView]) -> set[str]:
 # -- the computation --------------------------------------------------------------------------------
 
 
+CAUSE_MARKERS = (
+    "The above exception was the direct cause of the following exception:",
+    "During handling of the above exception, another exception occurred:",
+)
+"""How Python's traceback text separates a chained exception from the one it caused."""
+
+
 def _first_line(trace: Any) -> str | None:
+    """The trace's first line (the failure, as Java's traces start) and, when the failure was caused
+    by another exception, the root cause's line: ``<failure> (caused by <root cause>)``. The root
+    cause is printed first in the traceback text, its exception line just before the first marker."""
     if not isinstance(trace, str) or not trace.strip():
         return None
-    return trace.strip().splitlines()[0]
+    lines = trace.strip().splitlines()
+    first = lines[0]
+    for index, line in enumerate(lines):
+        if line.strip() in CAUSE_MARKERS:
+            root = next((c.strip() for c in reversed(lines[:index]) if c.strip()), "")
+            return f"{first} (caused by {root})" if root and root != first else first
+    return first
 
 
 def _mean(values: Sequence[float]) -> float | None:

@@ -521,7 +521,6 @@ class WorkerSinkTask(TaskLifecycle):
         failed, where it stopped (that record's offset is already counted). May run on a plugin
         thread: no task state changes."""
         key_converter, value_converter = self._key_converter, self._value_converter
-        header_converter = self._header_converter
         stages = self._transformations.stages if self._transformations is not None else ()
         key_name, value_name, header_name = self._converter_names
         records: list[SinkRecord] = []
@@ -538,23 +537,7 @@ class WorkerSinkTask(TaskLifecycle):
                 stage, executing = VALUE_CONVERTER, value_name
                 value = value_converter.to_connect_data(r.topic, None, r.value)
                 stage, executing = HEADER_CONVERTER, header_name
-                headers: list[Header] = []
-                for header_key, header_value in r.headers:
-                    converted = header_converter.to_connect_header(r.topic, header_key, header_value)
-                    if converted is not None:
-                        headers.append(Header(header_key, converted.schema, converted.value))
-                record = SinkRecord(
-                    r.topic,
-                    r.partition,
-                    key.schema,
-                    key.value,
-                    value.schema,
-                    value.value,
-                    r.offset,
-                    r.timestamp,
-                    r.timestamp_type,
-                    headers,
-                )
+                record = self._sink_record(r, key, value, self._convert_headers(r) if r.headers else [])
                 stage = TRANSFORMATION
                 for position, transform in enumerate(stages):  # noqa: B007  (read by the except)
                     executing = self._class_name(transform.transformation)

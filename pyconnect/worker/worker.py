@@ -50,7 +50,7 @@ from pyconnect.config.client_configs import (
     ignored_keys,
 )
 from pyconnect.config.worker import WorkerConfig
-from pyconnect.errors import DataError
+from pyconnect.errors import ConfigError, DataError
 from pyconnect.kafka.access import cluster_label, start_client
 from pyconnect.kafka.clients import create_producer
 from pyconnect.kafka.task_transactions import TaskTransactions
@@ -456,7 +456,7 @@ class Worker:
                 producer,
                 offsets.primary_topic or self.config.offset_storage_topic,
                 str(task_id),
-                metrics=producer_metrics,
+                metrics=producer_metrics if self.metrics.hub.recording else None,
                 worker_copy=offsets if offsets.has_own_topic else None,
             )
             if boundary == "interval":
@@ -537,7 +537,7 @@ class Worker:
             transactions=transactions,
             encode_offsets=encode_offsets,
             transaction_interval_s=interval_s,
-            producer_metrics=producer_metrics,
+            producer_metrics=producer_metrics if self.metrics.hub.recording else None,
             transaction_context=transaction_context,
             preflight=prepare,
             postflight=postflight if exactly_once else None,
@@ -648,10 +648,30 @@ class Worker:
             self.plugin_calls.close()
 
 
+RECORDING_CONFIG = "pyconnect.metrics.recording.enabled"
+"""pyconnect's worker key (not in Java): ``false`` keeps the data path from recording any metric."""
+
+
+def metrics_recording(config: Mapping[str, Any]) -> bool:
+    """``pyconnect.metrics.recording.enabled`` of a worker's properties (default true); raises
+    ``ConfigError`` (one line) for anything but true or false (any case)."""
+    value = config.get(RECORDING_CONFIG)
+    if value is None or str(value).strip() == "":
+        return True
+    text = str(value).strip().lower()
+    if text not in ("true", "false"):
+        raise ConfigError(
+            f"Invalid value {value} for configuration {RECORDING_CONFIG}: Expected value to be either true or false"
+        )
+    return text == "true"
+
+
 def metrics_hub(config: WorkerConfig) -> MetricsHub:
-    """A hub whose windows are ``metrics.num.samples`` x ``metrics.sample.window.ms``."""
+    """A hub whose windows are ``metrics.num.samples`` x ``metrics.sample.window.ms``, recording unless
+    ``pyconnect.metrics.recording.enabled=false``."""
     return MetricsHub(
-        MetricConfig(int(config["metrics.num.samples"]), int(config["metrics.sample.window.ms"]))
+        MetricConfig(int(config["metrics.num.samples"]), int(config["metrics.sample.window.ms"])),
+        recording=metrics_recording(config.originals),
     )
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from benchmarks import report
+from benchmarks.metrics_cost import RATIOS as METRICS_COST_RATIOS
 from benchmarks.perftools import PerfToolError, parse_consumer_output, parse_producer_output
 from benchmarks.stats import (
     RATIO_DIRECTIONS,
@@ -38,6 +39,12 @@ REQUIRED_RATIOS = {
     "eos_throughput_interval",
     "eos_p99_latency",
     "wan_throughput_1kb",
+    "metrics_on_vs_off_100b",
+    "metrics_on_vs_off_1kb",
+    "metrics_on_vs_off_cpu_100b",
+    "metrics_on_vs_off_cpu_1kb",
+    "metrics_on_vs_off_p99",
+    "metrics_on_vs_off_rss",
 }
 
 
@@ -259,6 +266,7 @@ def test_ratios_when_both_sides_ran() -> None:
         "eos_throughput_interval": 1.2,
         "eos_p99_latency": 0.5,
         "wan_throughput_1kb": 2.5,
+        **dict.fromkeys(METRICS_COST_RATIOS),  # the metrics_cost scenario is not in these scenarios
     }
     assert results["ratio_notes"]["wan_throughput_1kb"] == (
         "1 KB drain with the source 40 ms away (records/s): pyconnect / java-connect"
@@ -295,8 +303,10 @@ def test_ratios_are_null_with_the_reason_when_pyconnect_did_not_run() -> None:
     results = _results(py=False)
     assert set(results["ratios"]) == REQUIRED_RATIOS
     assert all(v is None for v in results["ratios"].values())
-    for name in REQUIRED_RATIOS:
+    for name in REQUIRED_RATIOS - set(METRICS_COST_RATIOS):
         assert "not available in this build" in results["ratio_notes"][name]
+    for name in METRICS_COST_RATIOS:
+        assert results["ratio_notes"][name] == "pyconnect: scenario 'metrics_cost' did not run"
     assert report.validate_results(results) == []
 
 

@@ -60,3 +60,17 @@ def test_consumer_lag_follows_position_and_high_watermark_and_quoted_client_ids(
     assert lag0 not in series(hub)
     consumer.close()
     assert series(hub) == {}
+
+
+def test_serialized_bytes_counts_null_keys_and_values_as_zero() -> None:
+    from types import SimpleNamespace
+
+    from pyconnect.metrics.client_metrics import serialized_bytes
+
+    records = [
+        SimpleNamespace(serialized_key_size=3, serialized_value_size=100),
+        SimpleNamespace(serialized_key_size=-1, serialized_value_size=10),
+        SimpleNamespace(serialized_key_size=2, serialized_value_size=-1),
+    ]
+    assert serialized_bytes(records) == 115
+    assert serialized_bytes([]) == 0

@@ -12,6 +12,7 @@ import pytest
 
 from connectors.mirror.metrics import MirrorCheckpointMetrics, MirrorSourceMetrics
 from connectors.mirror.source import MirrorSourceConnector
+from pyconnect.errors import ConnectError
 from pyconnect.metrics.prometheus import PrometheusExposition
 from pyconnect.metrics.registry import MetricName, MetricReading, MetricsHub
 from pyconnect.mirror_status import client
@@ -40,6 +41,7 @@ from pyconnect.mirror_status.core import (
     topic_status,
 )
 from pyconnect.mirror_status.text import render
+from pyconnect.worker.failure_trace import failure_trace
 
 NOW = 1_700_000_100_000
 START = NOW - 60_000
@@ -203,6 +205,26 @@ def test_a_failed_task_fails_the_flow_with_its_first_trace_line() -> None:
         "worker_id": "w2:8083",
         "error": "FAILED trace",
     }
+
+
+class DataError(Exception):
+    pass
+
+
+def test_a_failure_caused_by_another_error_names_its_root_cause() -> None:
+    try:
+        try:
+            raise DataError("Only Struct objects supported")
+        except DataError as cause:
+            raise ConnectError("Tolerance exceeded in error handler") from cause
+    except ConnectError as exc:
+        trace = failure_trace(exc)
+    failed = ConnectorView("mirror", config(), status("mirror", "FAILED", trace=trace))
+    found = one_flow([failed], [])
+    assert found["reasons"] == [
+        "connector mirror is FAILED: pyconnect.errors.ConnectError: Tolerance exceeded in error handler "
+        "(caused by tests.unit.test_mirror_status.DataError: Only Struct objects supported)"
+    ]
 
 
 @pytest.mark.parametrize("state", ["PAUSED", "STOPPED", "UNASSIGNED", "RESTARTING"])
