@@ -31,7 +31,8 @@ operator's choice, through the KIP-875 offsets API).
 Limits: Kafka topic IDs would tell a recreated topic apart even when it has grown past the committed
 position; the client library speaks Metadata only up to v5 (no topic IDs), so such a recreation is
 seen only while its end offset is below the committed position. A partition count that shrinks is
-found by the connector's topic refresh (tasks are reconfigured), not here.
+found by the connector's topic refresh (tasks are reconfigured), not here. A target rebuilt while a
+task runs is seen at the task's next start (a restart, a rebalance, a config change).
 """
 
 from __future__ import annotations
