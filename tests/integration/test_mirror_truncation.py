@@ -176,7 +176,7 @@ def test_recreated_source_topic_fails_the_task_under_the_fail_policy_then_contin
             lambda: topic not in asyncio.run(admin_call(a, lambda ad: ad.list_topics())) or None,
             30,
         )
-        wait_for("the topic created again", lambda: _create_ok(a, topic), 30, 0.5)
+        wait_for("the topic created again", lambda: created_ok(a, topic), 30, 0.5)
         fill(a, topic, 1000, 30)
         resume_connector(worker, "mirror")
 
@@ -210,7 +210,7 @@ def test_recreated_source_topic_fails_the_task_under_the_fail_policy_then_contin
         assert series(worker, "truncated_record_count", remote) == {"0": 0.0, "1": 0.0}
 
 
-def _create_ok(bootstrap: str, topic: str) -> bool | None:
+def created_ok(bootstrap: str, topic: str) -> bool | None:
     try:
         create_topic(bootstrap, topic)
     except Exception:
@@ -236,7 +236,7 @@ def test_target_rebuilt_behind_committed_offsets_is_reported(
             lambda: remote not in asyncio.run(admin_call(b, lambda ad: ad.list_topics())) or None,
             30,
         )
-        wait_for("the remote topic created empty", lambda: _create_ok(b, remote), 30, 0.5)
+        wait_for("the remote topic created empty", lambda: created_ok(b, remote), 30, 0.5)
         wait_for(
             "the new remote topic to answer its end offsets",
             lambda: asyncio.run(end_offsets(b, remote, [0, 1], "read_uncommitted")) == {0: 0, 1: 0} or None,
