@@ -78,7 +78,16 @@ def wait_held(bootstrap: str, topic: str, expected: dict[int, list[int]], timeou
         timeout,
         0.5,
     )
-    assert held(bootstrap, topic) == expected, "lost, duplicated or reordered records"
+    found = held(bootstrap, topic)
+    assert found == expected, {
+        p: (
+            len(found.get(p, [])),
+            len(v),
+            next((i for i, (x, y) in enumerate(zip(found.get(p, []), v, strict=False)) if x != y), None),
+        )
+        for p, v in expected.items()
+        if found.get(p) != v
+    }
 
 
 def connector_state(worker: Worker, name: str) -> str | None:
@@ -87,9 +96,19 @@ def connector_state(worker: Worker, name: str) -> str | None:
 
 
 def stop_connector(worker: Worker, name: str) -> None:
+    """``PUT /stop``, then wait for STOPPED and for task 0 itself to have stopped: the task logs
+    "Stopping <name>-0 took N ms." (Java: "Stopping task-thread-<name>-0 took ...") once its consumer is
+    closed, which a worker may do after it reports STOPPED."""
+    marker = f"{name}-0 took"
+    before = worker.log_file.read_text(errors="replace").count(marker)
     code, body = worker.rest("PUT", f"/connectors/{name}/stop")
     assert code == 204, body
     wait_for(f"{name} STOPPED", lambda: connector_state(worker, name) == "STOPPED" or None, 60)
+    wait_for(
+        f"task {name}-0 stopped",
+        lambda: worker.log_file.read_text(errors="replace").count(marker) > before or None,
+        60,
+    )
 
 
 def resume_connector(worker: Worker, name: str) -> None:
