@@ -26,6 +26,14 @@ Task contract (Java's ``MirrorSourceTask``):
   partition with a committed Connect offset ``o >= 0`` to ``o + 1`` (offsets are read under Java's
   partition map, so a Java deployment's offsets are resumed) and leaves the others to
   ``auto.offset.reset``.
+* Gaps (connectors.mirror.truncation, beyond Java, which skips them in silence): at ``start``, a
+  partition whose remote partition on the target is missing or empty behind its committed offset
+  (the target was rebuilt); in ``poll``, a position the source refuses as out of range (records
+  deleted before they were copied, or the topic recreated). Each gap is logged at WARN naming the
+  task, the topic-partition and the offsets, counted in the ``truncated-record-count`` and
+  ``truncation-count`` metrics, and handled by ``pyconnect.mirror.truncation.policy``: ``continue``
+  (the default) resumes where Java's flow would (the log start, or after the committed offset for a
+  rebuilt target); ``fail`` fails the task with the gap in its trace and does not move past it.
 * ``poll`` converts one consumer batch in one pass: remote topic, same partition, key/value/headers as
   raw bytes (BYTES schemas: run it with ByteArrayConverter), same timestamp, source partition
   ``{cluster, partition, topic}`` and offset ``{offset}``.
@@ -53,6 +61,7 @@ from operator import attrgetter
 from typing import Any
 
 import pyconnect
+from connectors.mirror import truncation
 from connectors.mirror.config import (
     MIRROR_SOURCE_CONFIG_DEF,
     MirrorSourceConfig,
@@ -94,6 +103,7 @@ from pyconnect.kafka.mirror_admin import (
     MirrorAdmin,
     NewTopicSpec,
     PatternType,
+    PositionOutOfRange,
     ResourceType,
     SecurityDisabled,
     SourceConsumer,
@@ -169,6 +179,9 @@ class MirrorSourceConnector(ScheduledConnector):
         latency_error = target_latency_error(present.get(TARGET_LATENCY_CONFIG))
         if latency_error is not None:
             extra[TARGET_LATENCY_CONFIG] = latency_error
+        policy_error = truncation.policy_error(present.get(truncation.TRUNCATION_POLICY_CONFIG))
+        if policy_error is not None:
+            extra[truncation.TRUNCATION_POLICY_CONFIG] = policy_error
         if present.get(EXACTLY_ONCE_SUPPORT) == "required" and self.exactly_once_support(present) != (
             ExactlyOnceSupport.SUPPORTED
         ):
@@ -552,6 +565,8 @@ class MirrorSourceConnector(ScheduledConnector):
 
 
 STOP_SYNC_DRAIN_S = 5.0
+TARGET_CHECK_TIMEOUT_S = 30.0
+"""Bound of the start-time check for a rebuilt target; past it the check is skipped with a WARN."""
 
 
 class MirrorSourceTask(SourceTask):
@@ -574,6 +589,12 @@ class MirrorSourceTask(SourceTask):
 
     async def start(self, props: Mapping[str, str]) -> None:
         config = MirrorSourceTaskConfig({k: v for k, v in props.items() if v is not None})
+        try:
+            self._truncation_policy = truncation.policy(props.get(truncation.TRUNCATION_POLICY_CONFIG))
+        except ValueError as exc:
+            raise ConnectError(str(exc)) from None
+        self._target_config = config.target_consumer_config("replication-target-probe")
+        self._target_alias = config.target_cluster_alias
         self._source_alias = config.source_cluster_alias
         self._policy = config.replication_policy
         self._poll_timeout_ms = int(config.consumer_poll_timeout_ms)
@@ -616,14 +637,18 @@ class MirrorSourceTask(SourceTask):
         stored = await self.context.offset_storage_reader.offsets(wrapped) if wrapped else []
         self._consumer.assign(self.partitions)
         uncommitted = 0
+        resumed: dict[TopicPartition, int] = {}
         for tp, offset in zip(self.partitions, stored, strict=True):
             committed = unwrap_offset(offset)
             if committed < 0:
                 uncommitted += 1
                 continue
+            resumed[tp] = committed
             self._consumer.seek(tp.topic, tp.partition, committed + 1)
             if self._metrics is not None:
                 self._metrics.resumed(self._routes[(tp.topic, tp.partition)][0], tp.partition, committed)
+        if resumed:
+            await self._check_target(resumed)
         log.info(
             "%s replicating %d topic-partitions %s->%s (%d without committed offsets): %s.",
             self._name,
@@ -633,6 +658,76 @@ class MirrorSourceTask(SourceTask):
             uncommitted,
             ",".join(map(str, self.partitions)),
         )
+
+    async def _check_target(self, committed: Mapping[TopicPartition, int]) -> None:
+        """Report the partitions whose remote partition is missing or empty behind their committed
+        offset (a rebuilt target); the ``fail`` policy raises, ``continue`` keeps the seek."""
+        consumer = self._consumer
+        if consumer is None:
+            return
+        try:
+            remote, source = await asyncio.wait_for(self._bounds(consumer, committed), TARGET_CHECK_TIMEOUT_S)
+        except (ConnectError, TimeoutError, OSError, RuntimeError) as exc:
+            log.warning(
+                "%s: could not check the target for partitions rebuilt behind the committed offsets: %s",
+                self._name,
+                exc,
+            )
+            return
+        for tp, offset in committed.items():
+            bounds = remote.get((self._routes[(tp.topic, tp.partition)][0], tp.partition))
+            start, end = source.get((tp.topic, tp.partition), (0, 0))
+            gap = truncation.target_gap(
+                tp.topic, tp.partition, offset, None if bounds is None else bounds[1], start, end
+            )
+            if gap is not None:
+                self._gap(gap)
+
+    async def _bounds(
+        self, consumer: SourceConsumer, committed: Mapping[TopicPartition, int]
+    ) -> tuple[dict[tuple[str, int], tuple[int, int]], dict[tuple[str, int], tuple[int, int]]]:
+        """Log bounds of the remote partitions (on the target) and of the source partitions."""
+        probe = SourceConsumer(
+            self._target_config, cluster_label(self._target_config, self._target_alias, "target")
+        )
+        try:
+            await probe.start()
+            remote = await probe.log_bounds(
+                (self._routes[(tp.topic, tp.partition)][0], tp.partition) for tp in committed
+            )
+        finally:
+            await probe.close()
+        return remote, await consumer.log_bounds((tp.topic, tp.partition) for tp in committed)
+
+    def _gap(self, gap: truncation.Gap) -> None:
+        """Report ``gap`` (log, metrics) and apply the policy: raise under ``fail``, else seek to its
+        resume offset (a rebuilt target's resume offset is the seek already made)."""
+        remote = self._route(gap.topic, gap.partition)[0]
+        failing = self._truncation_policy == truncation.FAIL
+        log.warning(  # the subject names the partition: the log guard bounds repeats per subject
+            "%s: %s; %s (%s=%s).",
+            f"{self._name}, {gap.topic}-{gap.partition}",
+            gap.message(),
+            "failing the task" if failing else f"resuming at offset {gap.resume}",
+            truncation.TRUNCATION_POLICY_CONFIG,
+            self._truncation_policy,
+        )
+        if self._metrics is not None:
+            self._metrics.truncated(remote, gap.partition, gap.lost, None if failing else gap.resume)
+        if failing:
+            raise ConnectError(
+                f"{self._name}: {gap.message()} ({truncation.TRUNCATION_POLICY_CONFIG}={truncation.FAIL})"
+            )
+        if self._consumer is not None:
+            self._consumer.seek(gap.topic, gap.partition, gap.resume)
+
+    def _out_of_range(self, refused: PositionOutOfRange) -> None:
+        for p in refused.partitions:
+            gap = truncation.source_gap(p.topic, p.partition, p.position, p.log_start, p.log_end)
+            if gap is not None:
+                self._gap(gap)
+            elif self._consumer is not None:  # in range again (e.g. a leader change): fetch again
+                self._consumer.seek(p.topic, p.partition, p.position)
 
     def _route(self, topic: str, partition: int) -> tuple[str, dict[str, Any]]:
         route = self._routes.get((topic, partition))
@@ -647,7 +742,11 @@ class MirrorSourceTask(SourceTask):
         consumer = self._consumer
         if self._stopping or consumer is None:
             return None
-        batch = await consumer.poll(self._poll_timeout_ms)
+        try:
+            batch = await consumer.poll(self._poll_timeout_ms)
+        except PositionOutOfRange as refused:
+            self._out_of_range(refused)
+            return None
         if not batch or self._stopping:
             return None
         records: list[SourceRecord] = []

@@ -20,6 +20,10 @@ Contract:
 - :class:`SourceConsumer` is the task's assign/seek/poll consumer (no group, no commits). ``poll``
   turns transient Kafka errors into an empty batch after a short backoff, logged at most once per
   error type and :data:`POLL_WARNING_INTERVAL_S` (Java's MirrorSourceTask logs each and returns null).
+  Beyond Java, a position out of range is never reset in silence: ``poll`` raises
+  :class:`PositionOutOfRange` with the partition's log start and end, and the caller seeks; a
+  partition without a position is reset by the configured ``auto.offset.reset`` as before.
+  ``log_bounds`` answers log start and end offsets (a partition the cluster lacks is left out).
 - Refusals raise: every client here is named after its cluster (``cluster``, e.g. ``source cluster
   S (host:port)``); a start refused by the cluster or an operation refused for lack of an ACL raises
   :class:`~pyconnect.errors.AuthenticationError` / :class:`~pyconnect.errors.AuthorizationError`
@@ -42,7 +46,7 @@ from typing import Any, Self
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewPartitions, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
-from aiokafka.errors import KafkaError
+from aiokafka.errors import KafkaError, NoOffsetForPartitionError, OffsetOutOfRangeError
 from aiokafka.protocol.admin import CreateAclsRequest_v1, DescribeAclsRequest_v1
 from aiokafka.protocol.api import Request, RequestStruct, Response
 from aiokafka.protocol.commit import OffsetCommitRequest
@@ -542,6 +546,25 @@ POLL_ERROR_BACKOFF_S = 0.1
 """Pause after a failed poll (Java's ``retry.backoff.ms`` default), so that errors never spin."""
 
 
+@dataclass(frozen=True, slots=True)
+class OutOfRange:
+    """A fetch position the broker refused as out of range, with the partition's log bounds then."""
+
+    topic: str
+    partition: int
+    position: int
+    log_start: int
+    log_end: int
+
+
+class PositionOutOfRange(Exception):
+    """``poll`` met positions out of range; the consumer does not move them (the caller seeks)."""
+
+    def __init__(self, partitions: Sequence[OutOfRange]) -> None:
+        super().__init__(", ".join(f"{p.topic}-{p.partition}@{p.position}" for p in partitions))
+        self.partitions = list(partitions)
+
+
 class SourceConsumer:
     """Assign/seek/poll consumer of a MirrorSourceTask on the source cluster (named ``cluster``)."""
 
@@ -549,8 +572,11 @@ class SourceConsumer:
         self.cluster = cluster or cluster_label(java_config)
         config = {k: v for k, v in java_config.items() if k not in ("group.id", "group.instance.id")}
         self._config = config
+        self._reset = str(config.get("auto.offset.reset", "latest")).strip().lower()
         with _honoured(self.cluster):
-            self._consumer: AIOKafkaConsumer = create_consumer(config, enable_auto_commit=False)
+            self._consumer: AIOKafkaConsumer = create_consumer(
+                config, enable_auto_commit=False, auto_offset_reset="none"
+            )
         self._started = False
         self._warned: dict[type, float] = {}
         self._metrics: ConsumerMetrics | None = None
@@ -587,27 +613,87 @@ class SourceConsumer:
 
     async def poll(self, timeout_ms: int, max_records: int | None = None) -> dict[Any, list[Any]]:
         """``{(topic, partition): [ConsumerRecord, ...]}``; ``{}`` on timeout or a transient Kafka error
-        (logged at a bounded rate); a refusal (no READ on a topic) raises :class:`AuthorizationError`."""
+        (logged at a bounded rate); a refusal (no READ on a topic) raises :class:`AuthorizationError`;
+        positions out of range raise :class:`PositionOutOfRange` (they are not moved)."""
         try:
             polled = await self._consumer.getmany(timeout_ms=timeout_ms, max_records=max_records)
             if self._metrics is not None:
                 self._metrics.polled(polled)
             return polled
+        except OffsetOutOfRangeError as exc:
+            await self._out_of_range(exc.args[0] if exc.args else {}, timeout_ms)
+            return {}
+        except NoOffsetForPartitionError as exc:
+            await self._reset_position(exc.args[0] if exc.args else None)
+            return {}
         except KafkaError as exc:
             refusal = access_error(exc, self.cluster)
             if refusal is not None:
                 raise refusal from exc
-            now = time.monotonic()
-            if now - self._warned.get(type(exc), -POLL_WARNING_INTERVAL_S) >= POLL_WARNING_INTERVAL_S:
-                self._warned[type(exc)] = now
-                log.warning(
-                    "Failure during poll from %s (repeats not logged for %.0f s): %s",
-                    self.cluster,
-                    POLL_WARNING_INTERVAL_S,
-                    exc,
-                )
+            self._warn(exc)
             await asyncio.sleep(min(POLL_ERROR_BACKOFF_S, timeout_ms / 1000))
             return {}
+
+    async def _out_of_range(self, refused: Mapping[TopicPartition, int], timeout_ms: int) -> None:
+        """Raise :class:`PositionOutOfRange` for the refused positions whose log bounds are known; the
+        others are fetched again at the same position (the bounds were not answered: a transient error,
+        logged like a poll error, or the partition is gone for now)."""
+        try:
+            bounds = await self.log_bounds([(tp.topic, tp.partition) for tp in refused])
+        except KafkaError as exc:
+            self._warn(exc)
+            await asyncio.sleep(min(POLL_ERROR_BACKOFF_S, timeout_ms / 1000))
+            bounds = {}
+        known = []
+        for tp, offset in refused.items():
+            found = bounds.get((tp.topic, tp.partition))
+            if found is None:
+                self.seek(tp.topic, tp.partition, offset)
+            else:
+                known.append(OutOfRange(tp.topic, tp.partition, offset, *found))
+        if known:
+            raise PositionOutOfRange(known)
+
+    def _warn(self, exc: KafkaError) -> None:
+        now = time.monotonic()
+        if now - self._warned.get(type(exc), -POLL_WARNING_INTERVAL_S) >= POLL_WARNING_INTERVAL_S:
+            self._warned[type(exc)] = now
+            log.warning(
+                "Failure during poll from %s (repeats not logged for %.0f s): %s",
+                self.cluster,
+                POLL_WARNING_INTERVAL_S,
+                exc,
+            )
+
+    async def _reset_position(self, tp: TopicPartition | None) -> None:
+        """``auto.offset.reset`` for a partition without a position (``none``: Java's error)."""
+        if tp is None:
+            return
+        if self._reset == "earliest":
+            await self._consumer.seek_to_beginning(tp)
+        elif self._reset == "latest":
+            await self._consumer.seek_to_end(tp)
+        else:
+            raise ConfigError(
+                f"Undefined offset with no reset policy for partition {tp.topic}-{tp.partition} "
+                f"on {self.cluster} (auto.offset.reset=none)"
+            )
+
+    async def log_bounds(
+        self, partitions: Iterable[tuple[str, int]]
+    ) -> dict[tuple[str, int], tuple[int, int]]:
+        """``{(topic, partition): (log start, log end)}``; partitions the cluster does not have are left
+        out. One ListOffsets round trip per bound kind; errors raise."""
+        wanted = list(partitions)
+        if not wanted:
+            return {}
+        cluster = await self._consumer._client.fetch_all_metadata()  # answers topics not assigned too
+        tps = [TopicPartition(t, p) for t, p in wanted if p in (cluster.partitions_for_topic(t) or ())]
+        if not tps:
+            return {}
+        starts = await self._consumer.beginning_offsets(tps)
+        ends = await self._consumer.end_offsets(tps)
+        return {(tp.topic, tp.partition): (starts[tp], ends[tp]) for tp in tps}
 
     async def close(self) -> None:
         metrics, self._metrics = self._metrics, None
