@@ -107,6 +107,7 @@ from pyconnect.kafka.mirror_admin import (
     ResourceType,
     SecurityDisabled,
     SourceConsumer,
+    log_bounds_of,
     start_producer,
 )
 from pyconnect.mirror_status.core import TARGET_LATENCY_CONFIG, target_latency_error
@@ -636,17 +637,18 @@ class MirrorSourceTask(SourceTask):
         wrapped = [self._routes[tp][1] for tp in self.partitions]
         stored = await self.context.offset_storage_reader.offsets(wrapped) if wrapped else []
         self._consumer.assign(self.partitions)
-        uncommitted = 0
+        uncommitted: list[TopicPartition] = []
         resumed: dict[TopicPartition, int] = {}
         for tp, offset in zip(self.partitions, stored, strict=True):
             committed = unwrap_offset(offset)
             if committed < 0:
-                uncommitted += 1
+                uncommitted.append(tp)
                 continue
             resumed[tp] = committed
             self._consumer.seek(tp.topic, tp.partition, committed + 1)
             if self._metrics is not None:
                 self._metrics.resumed(self._routes[(tp.topic, tp.partition)][0], tp.partition, committed)
+        self._consumer.reset((tp.topic, tp.partition) for tp in uncommitted)
         if resumed:
             await self._check_target(resumed)
         log.info(
@@ -655,7 +657,7 @@ class MirrorSourceTask(SourceTask):
             len(self.partitions),
             self._source_alias,
             config.target_cluster_alias,
-            uncommitted,
+            len(uncommitted),
             ",".join(map(str, self.partitions)),
         )
 
@@ -674,6 +676,7 @@ class MirrorSourceTask(SourceTask):
                 exc,
             )
             return
+        gaps = []
         for tp, offset in committed.items():
             bounds = remote.get((self._routes[(tp.topic, tp.partition)][0], tp.partition))
             start, end = source.get((tp.topic, tp.partition), (0, 0))
@@ -681,53 +684,56 @@ class MirrorSourceTask(SourceTask):
                 tp.topic, tp.partition, offset, None if bounds is None else bounds[1], start, end
             )
             if gap is not None:
-                self._gap(gap)
+                gaps.append(gap)
+        self._gaps(gaps)
 
     async def _bounds(
         self, consumer: SourceConsumer, committed: Mapping[TopicPartition, int]
     ) -> tuple[dict[tuple[str, int], tuple[int, int]], dict[tuple[str, int], tuple[int, int]]]:
         """Log bounds of the remote partitions (on the target) and of the source partitions."""
-        probe = SourceConsumer(
-            self._target_config, cluster_label(self._target_config, self._target_alias, "target")
+        remote = await log_bounds_of(
+            self._target_config,
+            cluster_label(self._target_config, self._target_alias, "target"),
+            [(self._routes[(tp.topic, tp.partition)][0], tp.partition) for tp in committed],
         )
-        try:
-            await probe.start()
-            remote = await probe.log_bounds(
-                (self._routes[(tp.topic, tp.partition)][0], tp.partition) for tp in committed
-            )
-        finally:
-            await probe.close()
         return remote, await consumer.log_bounds((tp.topic, tp.partition) for tp in committed)
 
-    def _gap(self, gap: truncation.Gap) -> None:
-        """Report ``gap`` (log, metrics) and apply the policy: raise under ``fail``, else seek to its
-        resume offset (a rebuilt target's resume offset is the seek already made)."""
-        remote = self._route(gap.topic, gap.partition)[0]
+    def _gaps(self, gaps: Sequence[truncation.Gap]) -> None:
+        """Report every gap (a WARN line each, metrics) and apply the policy to them together: under
+        ``fail`` raise naming them all, without moving past any; else seek each to its resume offset (a
+        rebuilt target's resume offset is the seek already made)."""
         failing = self._truncation_policy == truncation.FAIL
-        log.warning(  # the subject names the partition: the log guard bounds repeats per subject
-            "%s: %s; %s (%s=%s).",
-            f"{self._name}, {gap.topic}-{gap.partition}",
-            gap.message(),
-            "failing the task" if failing else f"resuming at offset {gap.resume}",
-            truncation.TRUNCATION_POLICY_CONFIG,
-            self._truncation_policy,
-        )
-        if self._metrics is not None:
-            self._metrics.truncated(remote, gap.partition, gap.lost, None if failing else gap.resume)
-        if failing:
+        for gap in gaps:
+            log.warning(  # the subject names the partition: the log guard bounds repeats per subject
+                "%s: %s; %s (%s=%s).",
+                f"{self._name}, {gap.topic}-{gap.partition}",
+                gap.message(),
+                "failing the task" if failing else f"resuming at offset {gap.resume}",
+                truncation.TRUNCATION_POLICY_CONFIG,
+                self._truncation_policy,
+            )
+            if self._metrics is not None:
+                remote = self._route(gap.topic, gap.partition)[0]
+                self._metrics.truncated(remote, gap.partition, gap.lost, None if failing else gap.resume)
+        if failing and gaps:
             raise ConnectError(
-                f"{self._name}: {gap.message()} ({truncation.TRUNCATION_POLICY_CONFIG}={truncation.FAIL})"
+                f"{self._name}: {'; '.join(g.message() for g in gaps)} "
+                f"({truncation.TRUNCATION_POLICY_CONFIG}={truncation.FAIL})"
             )
         if self._consumer is not None:
-            self._consumer.seek(gap.topic, gap.partition, gap.resume)
+            for gap in gaps:
+                self._consumer.seek(gap.topic, gap.partition, gap.resume)
 
     def _out_of_range(self, refused: PositionOutOfRange) -> None:
+        """Handle every position a poll met out of range at once (see :meth:`_gaps`)."""
+        gaps = []
         for p in refused.partitions:
             gap = truncation.source_gap(p.topic, p.partition, p.position, p.log_start, p.log_end)
             if gap is not None:
-                self._gap(gap)
+                gaps.append(gap)
             elif self._consumer is not None:  # in range again (e.g. a leader change): fetch again
                 self._consumer.seek(p.topic, p.partition, p.position)
+        self._gaps(gaps)
 
     def _route(self, topic: str, partition: int) -> tuple[str, dict[str, Any]]:
         route = self._routes.get((topic, partition))
@@ -746,7 +752,7 @@ class MirrorSourceTask(SourceTask):
             batch = await consumer.poll(self._poll_timeout_ms)
         except PositionOutOfRange as refused:
             self._out_of_range(refused)
-            return None
+            batch = refused.batch  # the same poll's records of other partitions
         if not batch or self._stopping:
             return None
         records: list[SourceRecord] = []

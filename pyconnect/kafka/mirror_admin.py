@@ -46,14 +46,15 @@ from typing import Any, Self
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewPartitions, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+from aiokafka.consumer.fetcher import OffsetResetStrategy
 from aiokafka.errors import KafkaError, NoOffsetForPartitionError, OffsetOutOfRangeError
 from aiokafka.protocol.admin import CreateAclsRequest_v1, DescribeAclsRequest_v1
 from aiokafka.protocol.api import Request, RequestStruct, Response
 from aiokafka.protocol.commit import OffsetCommitRequest
 from aiokafka.protocol.types import Array, Boolean, Int8, Int16, Int32, Schema, String
 
-from pyconnect.config.client_configs import ClientConfigError
-from pyconnect.errors import AuthorizationError, ConfigError
+from pyconnect.config.client_configs import ClientConfigError, consumer_kwargs
+from pyconnect.errors import AuthorizationError, ConfigError, ConnectError
 from pyconnect.kafka.access import access_error, cluster_label, refusals_raised, start_client
 from pyconnect.kafka.clients import create_admin, create_consumer, create_producer
 from pyconnect.kafka.topics import TOPIC_ALREADY_EXISTS, broker_defaults
@@ -544,6 +545,35 @@ POLL_WARNING_INTERVAL_S = 60.0
 """A transient poll error of one type is logged at most once per this many seconds per consumer."""
 POLL_ERROR_BACKOFF_S = 0.1
 """Pause after a failed poll (Java's ``retry.backoff.ms`` default), so that errors never spin."""
+LOG_BOUNDS_TIMEOUT_S = 10.0
+"""Bound of the log-bounds question ``poll`` asks after refused positions (they are fetched again past it)."""
+
+
+class LogBoundsUnanswered(ConnectError):
+    """:meth:`SourceConsumer.log_bounds` got no answer from its cluster (the Kafka error in the message)."""
+
+
+async def log_bounds_of(
+    java_config: Mapping[str, Any], cluster: str, partitions: Iterable[tuple[str, int]]
+) -> dict[tuple[str, int], tuple[int, int]]:
+    """:meth:`SourceConsumer.log_bounds` of a short-lived consumer on ``cluster`` (closed before this
+    returns); a start or a question that fails raises :class:`LogBoundsUnanswered` (a refused start its
+    access error, as :meth:`SourceConsumer.start`)."""
+    probe = SourceConsumer(java_config, cluster)
+    try:
+        try:
+            await probe.start()
+        except KafkaError as exc:
+            raise LogBoundsUnanswered(f"{cluster} did not answer: {exc}") from exc
+        return await probe.log_bounds(partitions)
+    finally:
+        await probe.close()
+
+
+def _retrieved(answer: asyncio.Future[Any]) -> None:
+    """Done callback of a reset nobody waits for: its outcome is read (a consumer closed meanwhile)."""
+    if not answer.cancelled():
+        answer.exception()
 
 
 @dataclass(frozen=True, slots=True)
@@ -558,22 +588,34 @@ class OutOfRange:
 
 
 class PositionOutOfRange(Exception):
-    """``poll`` met positions out of range; the consumer does not move them (the caller seeks)."""
+    """``poll`` met positions out of range; the consumer does not move them (the caller seeks).
 
-    def __init__(self, partitions: Sequence[OutOfRange]) -> None:
+    ``partitions`` holds every refused position the poll met (all of them at once, whatever the number
+    of partitions); ``batch`` the records the same poll returned for other partitions (``{}`` if none),
+    which the caller handles as a normal batch: nothing polled is dropped."""
+
+    def __init__(
+        self, partitions: Sequence[OutOfRange], batch: Mapping[Any, list[Any]] | None = None
+    ) -> None:
         super().__init__(", ".join(f"{p.topic}-{p.partition}@{p.position}" for p in partitions))
         self.partitions = list(partitions)
+        self.batch: dict[Any, list[Any]] = dict(batch or {})
 
 
 class SourceConsumer:
-    """Assign/seek/poll consumer of a MirrorSourceTask on the source cluster (named ``cluster``)."""
+    """Assign/seek/poll consumer of a MirrorSourceTask on the source cluster (named ``cluster``).
+
+    The client never moves a position by itself (its ``auto.offset.reset`` is ``none``): partitions
+    without a position are placed by the configured ``auto.offset.reset`` (:meth:`reset`, Java's
+    consumer does the same for a partition it was not told to seek), and refused positions surface in
+    :meth:`poll` as :class:`PositionOutOfRange`."""
 
     def __init__(self, java_config: Mapping[str, Any], cluster: str | None = None) -> None:
         self.cluster = cluster or cluster_label(java_config)
         config = {k: v for k, v in java_config.items() if k not in ("group.id", "group.instance.id")}
         self._config = config
-        self._reset = str(config.get("auto.offset.reset", "latest")).strip().lower()
         with _honoured(self.cluster):
+            self._reset = str(consumer_kwargs(config).get("auto_offset_reset", "latest"))
             self._consumer: AIOKafkaConsumer = create_consumer(
                 config, enable_auto_commit=False, auto_offset_reset="none"
             )
@@ -604,6 +646,20 @@ class SourceConsumer:
         if self._metrics is not None:
             self._metrics.seeked(topic, partition, offset)
 
+    def reset(self, partitions: Iterable[tuple[str, int]]) -> None:
+        """Place assigned ``partitions`` by the configured ``auto.offset.reset`` (``earliest``: log
+        start, ``latest``: log end), without waiting: the client asks the offsets in the background and
+        retries them as it would its own reset. ``none`` leaves them without a position: each poll then
+        fails for them as Java's does (``NoOffsetForPartition``, logged at a bounded rate)."""
+        tps = [TopicPartition(t, p) for t, p in partitions]
+        if not tps or self._reset not in ("earliest", "latest"):
+            return
+        strategy = OffsetResetStrategy.EARLIEST if self._reset == "earliest" else OffsetResetStrategy.LATEST
+        # The public seek_to_beginning/seek_to_end wait for the answer (up to the request timeout);
+        # their first half alone is what the client does for a partition it has no position for.
+        waiter = self._consumer._fetcher.request_offset_reset(tps, strategy)
+        waiter.add_done_callback(_retrieved)
+
     def highwater(self, topic: str, partition: int) -> int | None:
         """The last high watermark a fetch returned for an assigned partition (``None`` before one)."""
         try:
@@ -613,35 +669,82 @@ class SourceConsumer:
 
     async def poll(self, timeout_ms: int, max_records: int | None = None) -> dict[Any, list[Any]]:
         """``{(topic, partition): [ConsumerRecord, ...]}``; ``{}`` on timeout or a transient Kafka error
-        (logged at a bounded rate); a refusal (no READ on a topic) raises :class:`AuthorizationError`;
-        positions out of range raise :class:`PositionOutOfRange` (they are not moved)."""
+        (logged at a bounded rate); a refusal (no READ on a topic) raises :class:`AuthorizationError`.
+
+        Positions out of range raise :class:`PositionOutOfRange` naming all of them with their log
+        bounds, and carrying the records polled for other partitions (they are not moved; the caller
+        seeks). The client reports such errors one partition per call: one poll gathers them all (at
+        most one extra non-waiting call per assigned partition), so no partition waits for another's
+        turn. Partitions without a position (none once :meth:`reset`) are placed by :meth:`reset`."""
+        batch: dict[Any, list[Any]] = {}
+        refused: dict[TopicPartition, int] = {}
+        unplaced: list[TopicPartition] = []
         try:
-            polled = await self._consumer.getmany(timeout_ms=timeout_ms, max_records=max_records)
-            if self._metrics is not None:
-                self._metrics.polled(polled)
-            return polled
-        except OffsetOutOfRangeError as exc:
-            await self._out_of_range(exc.args[0] if exc.args else {}, timeout_ms)
-            return {}
-        except NoOffsetForPartitionError as exc:
-            await self._reset_position(exc.args[0] if exc.args else None)
-            return {}
+            wait_ms = timeout_ms
+            for _ in range(2 * len(self._consumer.assignment()) + 2):
+                left = None if max_records is None else max_records - sum(map(len, batch.values()))
+                if left == 0:
+                    break
+                try:
+                    polled = await self._consumer.getmany(timeout_ms=wait_ms, max_records=left)
+                except OffsetOutOfRangeError as exc:
+                    refused.update(exc.args[0] if exc.args and isinstance(exc.args[0], Mapping) else {})
+                except NoOffsetForPartitionError as exc:
+                    if exc.args and isinstance(exc.args[0], TopicPartition):
+                        unplaced.append(exc.args[0])
+                else:
+                    if not polled:
+                        break
+                    for tp, records in polled.items():
+                        batch.setdefault(tp, []).extend(records)
+                    if not refused and not unplaced:
+                        break  # the usual case: one call, as before
+                wait_ms = 0  # gather what is already there; never wait twice
         except KafkaError as exc:
             refusal = access_error(exc, self.cluster)
             if refusal is not None:
                 raise refusal from exc
+            if not batch and not refused and not unplaced:
+                self._warn(exc)
+                await asyncio.sleep(min(POLL_ERROR_BACKOFF_S, timeout_ms / 1000))
+                return {}
             self._warn(exc)
-            await asyncio.sleep(min(POLL_ERROR_BACKOFF_S, timeout_ms / 1000))
-            return {}
+        if self._metrics is not None and batch:
+            self._metrics.polled(batch)
+        if unplaced:
+            self._unplaced(unplaced)
+            if not batch and not refused and self._reset not in ("earliest", "latest"):
+                await asyncio.sleep(min(POLL_ERROR_BACKOFF_S, timeout_ms / 1000))  # never spin
+        if refused:
+            known = await self._out_of_range(refused, timeout_ms)
+            if known:
+                raise PositionOutOfRange(known, batch)
+        return batch
 
-    async def _out_of_range(self, refused: Mapping[TopicPartition, int], timeout_ms: int) -> None:
-        """Raise :class:`PositionOutOfRange` for the refused positions whose log bounds are known; the
-        others are fetched again at the same position (the bounds were not answered: a transient error,
-        logged like a poll error, or the partition is gone for now)."""
+    def _unplaced(self, partitions: Sequence[TopicPartition]) -> None:
+        """Partitions the client has no position for: placed by :meth:`reset`; under ``none``, a poll
+        failure as Java's (logged at a bounded rate, the partitions stay unread)."""
+        if self._reset in ("earliest", "latest"):
+            self.reset((tp.topic, tp.partition) for tp in partitions)
+        else:
+            self._warn(
+                NoOffsetForPartitionError(", ".join(f"{tp.topic}-{tp.partition}" for tp in partitions))
+            )
+
+    async def _out_of_range(self, refused: Mapping[TopicPartition, int], timeout_ms: int) -> list[OutOfRange]:
+        """The refused positions whose log bounds are known; the others are fetched again at the same
+        position (the bounds were not answered in time: a transient error, logged like a poll error, or
+        the partition is gone for now)."""
         try:
-            bounds = await self.log_bounds([(tp.topic, tp.partition) for tp in refused])
-        except KafkaError as exc:
-            self._warn(exc)
+            bounds = await asyncio.wait_for(
+                self.log_bounds([(tp.topic, tp.partition) for tp in refused]), LOG_BOUNDS_TIMEOUT_S
+            )
+        except (LogBoundsUnanswered, TimeoutError) as exc:
+            self._warn(
+                exc
+                if isinstance(exc, LogBoundsUnanswered)
+                else LogBoundsUnanswered(f"{self.cluster}: {exc!r}")
+            )
             await asyncio.sleep(min(POLL_ERROR_BACKOFF_S, timeout_ms / 1000))
             bounds = {}
         known = []
@@ -651,10 +754,9 @@ class SourceConsumer:
                 self.seek(tp.topic, tp.partition, offset)
             else:
                 known.append(OutOfRange(tp.topic, tp.partition, offset, *found))
-        if known:
-            raise PositionOutOfRange(known)
+        return known
 
-    def _warn(self, exc: KafkaError) -> None:
+    def _warn(self, exc: Exception) -> None:
         now = time.monotonic()
         if now - self._warned.get(type(exc), -POLL_WARNING_INTERVAL_S) >= POLL_WARNING_INTERVAL_S:
             self._warned[type(exc)] = now
@@ -665,34 +767,23 @@ class SourceConsumer:
                 exc,
             )
 
-    async def _reset_position(self, tp: TopicPartition | None) -> None:
-        """``auto.offset.reset`` for a partition without a position (``none``: Java's error)."""
-        if tp is None:
-            return
-        if self._reset == "earliest":
-            await self._consumer.seek_to_beginning(tp)
-        elif self._reset == "latest":
-            await self._consumer.seek_to_end(tp)
-        else:
-            raise ConfigError(
-                f"Undefined offset with no reset policy for partition {tp.topic}-{tp.partition} "
-                f"on {self.cluster} (auto.offset.reset=none)"
-            )
-
     async def log_bounds(
         self, partitions: Iterable[tuple[str, int]]
     ) -> dict[tuple[str, int], tuple[int, int]]:
         """``{(topic, partition): (log start, log end)}``; partitions the cluster does not have are left
-        out. One ListOffsets round trip per bound kind; errors raise."""
+        out. One ListOffsets round trip per bound kind; a Kafka error raises :class:`LogBoundsUnanswered`."""
         wanted = list(partitions)
         if not wanted:
             return {}
-        cluster = await self._consumer._client.fetch_all_metadata()  # answers topics not assigned too
-        tps = [TopicPartition(t, p) for t, p in wanted if p in (cluster.partitions_for_topic(t) or ())]
-        if not tps:
-            return {}
-        starts = await self._consumer.beginning_offsets(tps)
-        ends = await self._consumer.end_offsets(tps)
+        try:
+            cluster = await self._consumer._client.fetch_all_metadata()  # answers unassigned topics too
+            tps = [TopicPartition(t, p) for t, p in wanted if p in (cluster.partitions_for_topic(t) or ())]
+            if not tps:
+                return {}
+            starts = await self._consumer.beginning_offsets(tps)
+            ends = await self._consumer.end_offsets(tps)
+        except KafkaError as exc:
+            raise LogBoundsUnanswered(f"{self.cluster} did not answer log offsets: {exc}") from exc
         return {(tp.topic, tp.partition): (starts[tp], ends[tp]) for tp in tps}
 
     async def close(self) -> None:
