@@ -33,7 +33,10 @@ Task contract (Java's ``MirrorSourceTask``):
   task, the topic-partition and the offsets, counted in the ``truncated-record-count`` and
   ``truncation-count`` metrics, and handled by ``pyconnect.mirror.truncation.policy``: ``continue``
   (the default) resumes where Java's flow would (the log start, or after the committed offset for a
-  rebuilt target); ``fail`` fails the task with the gap in its trace and does not move past it.
+  rebuilt target; a refused position resumes at the log start whatever the consumer's
+  ``auto.offset.reset``, which places only partitions without a committed offset); ``fail`` fails the
+  task with every gap of the poll in its trace and does not move past them. All refused positions of
+  one poll are handled together, with the same poll's records of the other partitions.
 * ``poll`` converts one consumer batch in one pass: remote topic, same partition, key/value/headers as
   raw bytes (BYTES schemas: run it with ByteArrayConverter), same timestamp, source partition
   ``{cluster, partition, topic}`` and offset ``{offset}``.

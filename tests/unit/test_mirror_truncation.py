@@ -7,8 +7,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from connectors.mirror import truncation
-from connectors.mirror.source import MirrorSourceConnector
+from connectors.mirror.policy import replication_policy
+from connectors.mirror.source import MirrorSourceConnector, MirrorSourceTask
 from connectors.mirror.truncation import DELETED, RECREATED, TARGET_REBUILT, Gap, source_gap, target_gap
+from pyconnect.errors import ConnectError
+from pyconnect.kafka.mirror_admin import OutOfRange, PositionOutOfRange
 
 
 def test_records_deleted_before_copied() -> None:
@@ -98,3 +101,49 @@ def test_validate_reports_a_bad_policy_on_its_key() -> None:
     bad = connector.validate({**base, key: "skip"})
     assert bad[key].errors == [truncation.policy_error("skip")]
     assert {k: v.errors for k, v in bad.items() if k != key} == {k: v.errors for k, v in plain.items()}
+
+
+class _Seeks:
+    """Stands in for the task's SourceConsumer: records the seeks the gap handling makes."""
+
+    def __init__(self) -> None:
+        self.seeks: list[tuple[str, int, int]] = []
+
+    def seek(self, topic: str, partition: int, offset: int) -> None:
+        self.seeks.append((topic, partition, offset))
+
+
+def _task(policy: str) -> tuple[MirrorSourceTask, _Seeks]:
+    task = MirrorSourceTask()
+    seeks = _Seeks()
+    task._consumer = seeks  # type: ignore[assignment]
+    task._truncation_policy = policy
+    task._name = "mirror-0"
+    task._source_alias = "A"
+    task._policy = replication_policy({})
+    return task, seeks
+
+
+REFUSED = PositionOutOfRange(
+    [
+        OutOfRange("t", 0, 10, 40, 90),  # deleted: 30 lost
+        OutOfRange("t", 1, 10, 5, 50),  # in range again: fetched again at 10
+        OutOfRange("t", 2, 100, 0, 30),  # recreated
+    ]
+)
+
+
+def test_all_refused_positions_of_a_poll_are_handled_together_under_continue() -> None:
+    task, seeks = _task(truncation.CONTINUE)
+    task._out_of_range(REFUSED)
+    assert sorted(seeks.seeks) == [("t", 0, 40), ("t", 1, 10), ("t", 2, 0)]
+
+
+def test_the_fail_policy_names_every_gap_of_the_poll_and_moves_past_none() -> None:
+    task, seeks = _task(truncation.FAIL)
+    with pytest.raises(ConnectError) as failed:
+        task._out_of_range(REFUSED)
+    message = str(failed.value)
+    assert "records 10..39 of t-0 were deleted" in message and "t-2 ends at 30" in message, message
+    assert "t-1" not in message and message.endswith(f"({truncation.TRUNCATION_POLICY_CONFIG}=fail)")
+    assert seeks.seeks == [("t", 1, 10)], "only the partition in range again is fetched again"
