@@ -221,7 +221,7 @@ class MirrorSourceMetrics(_Registry):
 
     def truncated(self, topic: str, partition: int, lost: int, resume: int | None) -> None:
         """A gap was reported on ``topic``/``partition``: ``lost`` records (may be 0); the task copies
-        ``resume`` next (``None``: it stopped), so the record lag restarts from there."""
+        ``resume`` next (``None``: it stopped, or keeps its position), so the record lag restarts from there."""
         found = self._partition(topic, partition)
         found.truncations.records += max(0, lost)
         found.truncations.gaps += 1

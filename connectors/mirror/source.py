@@ -26,9 +26,10 @@ Task contract (Java's ``MirrorSourceTask``):
   partition with a committed Connect offset ``o >= 0`` to ``o + 1`` (offsets are read under Java's
   partition map, so a Java deployment's offsets are resumed) and leaves the others to
   ``auto.offset.reset``.
-* Gaps (connectors.mirror.truncation, beyond Java, which skips them in silence): at ``start``, a
-  partition whose remote partition on the target is missing or empty behind its committed offset
-  (the target was rebuilt); in ``poll``, a position the source refuses as out of range (records
+* Gaps (connectors.mirror.truncation, beyond Java, which skips them in silence): from ``start`` (a
+  check beside the first polls, bounded by ``TARGET_CHECK_TIMEOUT_S``; ``start`` never waits for the
+  target, and under ``fail`` nothing is copied before the check is done), a partition whose remote
+  partition on the target is missing or empty behind its committed offset (the target was rebuilt); in ``poll``, a position the source refuses as out of range (records
   deleted before they were copied, or the topic recreated). Each gap is logged at WARN naming the
   task, the topic-partition and the offsets, counted in the ``truncated-record-count`` and
   ``truncation-count`` metrics, and handled by ``pyconnect.mirror.truncation.policy``: ``continue``
@@ -570,7 +571,7 @@ class MirrorSourceConnector(ScheduledConnector):
 
 STOP_SYNC_DRAIN_S = 5.0
 TARGET_CHECK_TIMEOUT_S = 30.0
-"""Bound of the start-time check for a rebuilt target; past it the check is skipped with a WARN."""
+"""Bound of the check for a rebuilt target made at start; past it the check is skipped with a WARN."""
 
 
 class MirrorSourceTask(SourceTask):
@@ -586,6 +587,7 @@ class MirrorSourceTask(SourceTask):
         self._stopping = False
         self._routes: dict[tuple[str, int], tuple[str, dict[str, Any]]] = {}
         self._metrics: MirrorSourceMetrics | None = None
+        self._target_check: asyncio.Task[None] | None = None
         self.partitions: list[TopicPartition] = []
 
     def version(self) -> str:
@@ -652,8 +654,8 @@ class MirrorSourceTask(SourceTask):
             if self._metrics is not None:
                 self._metrics.resumed(self._routes[(tp.topic, tp.partition)][0], tp.partition, committed)
         self._consumer.reset((tp.topic, tp.partition) for tp in uncommitted)
-        if resumed:
-            await self._check_target(resumed)
+        if resumed:  # beside the copy: a start never waits for the target (see poll for ``fail``)
+            self._target_check = asyncio.create_task(self._check_target(resumed))
         log.info(
             "%s replicating %d topic-partitions %s->%s (%d without committed offsets): %s.",
             self._name,
@@ -666,7 +668,8 @@ class MirrorSourceTask(SourceTask):
 
     async def _check_target(self, committed: Mapping[TopicPartition, int]) -> None:
         """Report the partitions whose remote partition is missing or empty behind their committed
-        offset (a rebuilt target); the ``fail`` policy raises, ``continue`` keeps the seek."""
+        offset (a rebuilt target); the ``fail`` policy raises, ``continue`` keeps the seek. Runs beside
+        the first polls; under ``fail``, :meth:`poll` copies nothing until it is done."""
         consumer = self._consumer
         if consumer is None:
             return
@@ -717,7 +720,8 @@ class MirrorSourceTask(SourceTask):
             )
             if self._metrics is not None:
                 remote = self._route(gap.topic, gap.partition)[0]
-                self._metrics.truncated(remote, gap.partition, gap.lost, None if failing else gap.resume)
+                moved = not failing and gap.kind != truncation.TARGET_REBUILT
+                self._metrics.truncated(remote, gap.partition, gap.lost, gap.resume if moved else None)
         if failing and gaps:
             raise ConnectError(
                 f"{self._name}: {'; '.join(g.message() for g in gaps)} "
@@ -725,7 +729,8 @@ class MirrorSourceTask(SourceTask):
             )
         if self._consumer is not None:
             for gap in gaps:
-                self._consumer.seek(gap.topic, gap.partition, gap.resume)
+                if gap.kind != truncation.TARGET_REBUILT:  # its resume offset is the start's seek
+                    self._consumer.seek(gap.topic, gap.partition, gap.resume)
 
     def _out_of_range(self, refused: PositionOutOfRange) -> None:
         """Handle every position a poll met out of range at once (see :meth:`_gaps`)."""
@@ -747,9 +752,25 @@ class MirrorSourceTask(SourceTask):
             )
         return route
 
+    async def _target_checked(self) -> bool:
+        """Whether polls may copy: the start's target check is done (its ``fail`` raised here), or runs
+        under ``continue`` (its gaps never move a position). Waits at most one poll timeout."""
+        check = self._target_check
+        if check is None:
+            return True
+        if not check.done() and self._truncation_policy == truncation.FAIL:
+            await asyncio.wait([check], timeout=self._poll_timeout_ms / 1000)
+        if not check.done():
+            return self._truncation_policy != truncation.FAIL
+        self._target_check = None
+        check.result()
+        return True
+
     async def poll(self) -> list[SourceRecord] | None:
         consumer = self._consumer
         if self._stopping or consumer is None:
+            return None
+        if not await self._target_checked():
             return None
         try:
             batch = await consumer.poll(self._poll_timeout_ms)
@@ -897,6 +918,11 @@ class MirrorSourceTask(SourceTask):
     async def stop(self) -> None:
         started = time.monotonic()
         self._stopping = True
+        check, self._target_check = self._target_check, None
+        if check is not None:
+            check.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await check
         consumer, self._consumer = self._consumer, None
         try:
             if consumer is not None:

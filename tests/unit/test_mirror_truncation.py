@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -147,3 +149,34 @@ def test_the_fail_policy_names_every_gap_of_the_poll_and_moves_past_none() -> No
     assert "records 10..39 of t-0 were deleted" in message and "t-2 ends at 30" in message, message
     assert "t-1" not in message and message.endswith(f"({truncation.TRUNCATION_POLICY_CONFIG}=fail)")
     assert seeks.seeks == [("t", 1, 10)], "only the partition in range again is fetched again"
+
+
+def test_the_start_check_of_the_target_holds_polls_only_under_fail() -> None:
+    async def run() -> None:
+        release = asyncio.Event()
+
+        async def check(failing: bool) -> None:
+            await release.wait()
+            if failing:
+                raise ConnectError("the target was rebuilt")
+
+        task, _ = _task(truncation.CONTINUE)
+        task._poll_timeout_ms = 50
+        task._target_check = asyncio.create_task(check(False))
+        assert await task._target_checked(), "continue: polls go on while the check runs"
+        release.set()
+        await asyncio.sleep(0)
+        assert await task._target_checked() and task._target_check is None
+
+        release.clear()
+        task, _ = _task(truncation.FAIL)
+        task._poll_timeout_ms = 50
+        task._target_check = asyncio.create_task(check(True))
+        started = asyncio.get_running_loop().time()
+        assert not await task._target_checked(), "fail: nothing copied before the check is done"
+        assert asyncio.get_running_loop().time() - started >= 0.04, "it waited one poll timeout"
+        release.set()
+        with pytest.raises(ConnectError, match="rebuilt"):
+            await task._target_checked()
+
+    asyncio.run(run())
