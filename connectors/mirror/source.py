@@ -29,8 +29,9 @@ Task contract (Java's ``MirrorSourceTask``):
 * Gaps (connectors.mirror.truncation, beyond Java, which skips them in silence): from ``start`` (a
   check beside the first polls, bounded by ``TARGET_CHECK_TIMEOUT_S``; ``start`` never waits for the
   target, and under ``fail`` nothing is copied before the check is done), a partition whose remote
-  partition on the target is missing or empty behind its committed offset (the target was rebuilt); in ``poll``, a position the source refuses as out of range (records
-  deleted before they were copied, or the topic recreated). Each gap is logged at WARN naming the
+  partition on the target is missing or empty behind its committed offset (the target was rebuilt);
+  in ``poll``, a position the source refuses as out of range (records deleted before they were
+  copied, or the topic recreated). Each gap is logged at WARN naming the
   task, the topic-partition and the offsets, counted in the ``truncated-record-count`` and
   ``truncation-count`` metrics, and handled by ``pyconnect.mirror.truncation.policy``: ``continue``
   (the default) resumes where Java's flow would (the log start, or after the committed offset for a
