@@ -8,7 +8,12 @@ task's stop), as each Java task's own ``Metrics`` with its ``JmxReporter``.
   ``byte-rate`` (value bytes polled), ``record-age-ms`` (+ ``-min``, ``-max``, ``-avg``: now minus the
   record timestamp when polled) and ``replication-latency-ms`` (+ ``-min``, ``-max``, ``-avg``: now minus
   the record timestamp when acknowledged). ``-ms`` is the last record's value, ``-min``/``-max``/``-avg``
-  windowed. The task's partitions are registered at its start, others on first use.
+  windowed. The task's partitions are registered at its start, others on first use. Beyond Java (no
+  such JMX attributes there; Prometheus ``kafka_connect_mirror_mirrorsourceconnector_<name>``):
+  ``truncated-record-count`` (records of the partition lost to truncation: deleted at the source
+  before they were copied, or missing on a target rebuilt behind the committed offsets) and
+  ``truncation-count`` (gaps reported, of any kind: connectors.mirror.truncation), both cumulative
+  over the task's life and registered with the partition (0 until a gap).
 - ``MirrorCheckpointConnector`` with tags ``source``, ``target``, ``group``, ``topic`` (remote),
   ``partition``: ``checkpoint-latency-ms`` (+ ``-min``, ``-max``, ``-avg``): now minus the checkpoint
   record's timestamp (when its group's offsets were listed) when the checkpoint is acknowledged;
@@ -157,8 +162,31 @@ class _Progress:
             self.replicated_offset = last_offset
 
 
+class _Truncations:
+    """``truncated-record-count`` and ``truncation-count`` of one partition (see the module docstring)."""
+
+    __slots__ = ("gaps", "records")
+
+    def __init__(self, metrics: Metrics, tags: Tags) -> None:
+        self.records = 0
+        self.gaps = 0
+        metrics.add_gauge(
+            MetricName(
+                "truncated-record-count",
+                SOURCE_GROUP,
+                tags,
+                "Number of source records lost to truncation before they were replicated.",
+            ),
+            lambda now: self.records,
+        )
+        metrics.add_gauge(
+            MetricName("truncation-count", SOURCE_GROUP, tags, "Number of truncation gaps reported."),
+            lambda now: self.gaps,
+        )
+
+
 class _PartitionMetrics:
-    __slots__ = ("age", "bytes", "latency", "pending", "progress", "records")
+    __slots__ = ("age", "bytes", "latency", "pending", "progress", "records", "truncations")
 
     def __init__(
         self,
@@ -181,6 +209,7 @@ class _PartitionMetrics:
         )
         self.progress = _Progress(metrics, tags, start_ms, end_offset, remote)
         self.pending: deque[_PolledBatch] = deque(maxlen=MAX_PENDING_BATCHES)
+        self.truncations = _Truncations(metrics, tags)
 
 
 class _Registry:
@@ -231,6 +260,17 @@ class MirrorSourceMetrics(_Registry):
         progress = self._partition(topic, partition).progress
         if progress.replicated_offset is None or committed_offset > progress.replicated_offset:
             progress.replicated_offset = committed_offset
+
+    def truncated(self, topic: str, partition: int, lost: int, resume: int | None) -> None:
+        """A gap was reported on ``topic``/``partition``: ``lost`` records (may be 0); the task copies
+        ``resume`` next (``None``: it stopped, or keeps its position), so the record lag restarts from there.
+        Polled batches still waiting for their acknowledgement are dropped: offsets may start over."""
+        found = self._partition(topic, partition)
+        found.truncations.records += max(0, lost)
+        found.truncations.gaps += 1
+        found.pending.clear()
+        if resume is not None:
+            found.progress.replicated_offset = resume - 1
 
     def record_polled(
         self,

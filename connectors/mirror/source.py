@@ -26,6 +26,19 @@ Task contract (Java's ``MirrorSourceTask``):
   partition with a committed Connect offset ``o >= 0`` to ``o + 1`` (offsets are read under Java's
   partition map, so a Java deployment's offsets are resumed) and leaves the others to
   ``auto.offset.reset``.
+* Gaps (connectors.mirror.truncation, beyond Java, which skips them in silence): from ``start`` (a
+  check beside the first polls, bounded by ``TARGET_CHECK_TIMEOUT_S``; ``start`` never waits for the
+  target, and under ``fail`` nothing is copied before the check is done), a partition whose remote
+  partition on the target is missing or empty behind its committed offset (the target was rebuilt);
+  in ``poll``, a position the source refuses as out of range (records deleted before they were
+  copied, or the topic recreated). Each gap is logged at WARN naming the
+  task, the topic-partition and the offsets, counted in the ``truncated-record-count`` and
+  ``truncation-count`` metrics, and handled by ``pyconnect.mirror.truncation.policy``: ``continue``
+  (the default) resumes where Java's flow would (the log start, or after the committed offset for a
+  rebuilt target; a refused position resumes at the log start whatever the consumer's
+  ``auto.offset.reset``, which places only partitions without a committed offset); ``fail`` fails the
+  task with every gap of the poll in its trace and does not move past them. All refused positions of
+  one poll are handled together, with the same poll's records of the other partitions.
 * ``poll`` converts one consumer batch in one pass: remote topic, same partition, key/value/headers as
   raw bytes (BYTES schemas: run it with ByteArrayConverter), same timestamp, source partition
   ``{cluster, partition, topic}`` and offset ``{offset}``.
@@ -53,6 +66,7 @@ from operator import attrgetter
 from typing import Any
 
 import pyconnect
+from connectors.mirror import truncation
 from connectors.mirror.config import (
     MIRROR_SOURCE_CONFIG_DEF,
     MirrorSourceConfig,
@@ -94,9 +108,11 @@ from pyconnect.kafka.mirror_admin import (
     MirrorAdmin,
     NewTopicSpec,
     PatternType,
+    PositionOutOfRange,
     ResourceType,
     SecurityDisabled,
     SourceConsumer,
+    log_bounds_of,
     start_producer,
 )
 from pyconnect.mirror_status.core import TARGET_LATENCY_CONFIG, target_latency_error
@@ -177,6 +193,9 @@ class MirrorSourceConnector(ScheduledConnector):
         latency_error = target_latency_error(present.get(TARGET_LATENCY_CONFIG))
         if latency_error is not None:
             extra[TARGET_LATENCY_CONFIG] = latency_error
+        policy_error = truncation.policy_error(present.get(truncation.TRUNCATION_POLICY_CONFIG))
+        if policy_error is not None:
+            extra[truncation.TRUNCATION_POLICY_CONFIG] = policy_error
         if present.get(EXACTLY_ONCE_SUPPORT) == "required" and self.exactly_once_support(present) != (
             ExactlyOnceSupport.SUPPORTED
         ):
@@ -560,6 +579,8 @@ class MirrorSourceConnector(ScheduledConnector):
 
 
 STOP_SYNC_DRAIN_S = 5.0
+TARGET_CHECK_TIMEOUT_S = 30.0
+"""Bound of the check for a rebuilt target made at start; past it the check is skipped with a WARN."""
 
 
 class MirrorSourceTask(SourceTask):
@@ -575,6 +596,7 @@ class MirrorSourceTask(SourceTask):
         self._stopping = False
         self._routes: dict[tuple[str, int], tuple[str, dict[str, Any]]] = {}
         self._metrics: MirrorSourceMetrics | None = None
+        self._target_check: asyncio.Task[None] | None = None
         self.partitions: list[TopicPartition] = []
 
     def version(self) -> str:
@@ -582,6 +604,12 @@ class MirrorSourceTask(SourceTask):
 
     async def start(self, props: Mapping[str, str]) -> None:
         config = MirrorSourceTaskConfig({k: v for k, v in props.items() if v is not None})
+        try:
+            self._truncation_policy = truncation.policy(props.get(truncation.TRUNCATION_POLICY_CONFIG))
+        except ValueError as exc:
+            raise ConnectError(str(exc)) from None
+        self._target_config = config.target_consumer_config("replication-target-probe")
+        self._target_alias = config.target_cluster_alias
         self._source_alias = config.source_cluster_alias
         self._policy = config.replication_policy
         self._poll_timeout_ms = int(config.consumer_poll_timeout_ms)
@@ -623,24 +651,106 @@ class MirrorSourceTask(SourceTask):
         wrapped = [self._routes[tp][1] for tp in self.partitions]
         stored = await self.context.offset_storage_reader.offsets(wrapped) if wrapped else []
         self._consumer.assign(self.partitions)
-        uncommitted = 0
+        uncommitted: list[TopicPartition] = []
+        resumed: dict[TopicPartition, int] = {}
         for tp, offset in zip(self.partitions, stored, strict=True):
             committed = unwrap_offset(offset)
             if committed < 0:
-                uncommitted += 1
+                uncommitted.append(tp)
                 continue
+            resumed[tp] = committed
             self._consumer.seek(tp.topic, tp.partition, committed + 1)
             if self._metrics is not None:
                 self._metrics.resumed(self._routes[(tp.topic, tp.partition)][0], tp.partition, committed)
+        self._consumer.reset((tp.topic, tp.partition) for tp in uncommitted)
+        if resumed:  # beside the copy: a start never waits for the target (see poll for ``fail``)
+            self._target_check = asyncio.create_task(self._check_target(resumed))
         log.info(
             "%s replicating %d topic-partitions %s->%s (%d without committed offsets): %s.",
             self._name,
             len(self.partitions),
             self._source_alias,
             config.target_cluster_alias,
-            uncommitted,
+            len(uncommitted),
             ",".join(map(str, self.partitions)),
         )
+
+    async def _check_target(self, committed: Mapping[TopicPartition, int]) -> None:
+        """Report the partitions whose remote partition is missing or empty behind their committed
+        offset (a rebuilt target); the ``fail`` policy raises, ``continue`` keeps the seek. Runs beside
+        the first polls; under ``fail``, :meth:`poll` copies nothing until it is done."""
+        consumer = self._consumer
+        if consumer is None:
+            return
+        try:
+            remote, source = await asyncio.wait_for(self._bounds(consumer, committed), TARGET_CHECK_TIMEOUT_S)
+        except (ConnectError, TimeoutError, OSError, RuntimeError) as exc:
+            log.warning(
+                "%s: could not check the target for partitions rebuilt behind the committed offsets: %s",
+                self._name,
+                exc,
+            )
+            return
+        gaps = []
+        for tp, offset in committed.items():
+            bounds = remote.get((self._routes[(tp.topic, tp.partition)][0], tp.partition))
+            start, end = source.get((tp.topic, tp.partition), (0, 0))
+            gap = truncation.target_gap(
+                tp.topic, tp.partition, offset, None if bounds is None else bounds[1], start, end
+            )
+            if gap is not None:
+                gaps.append(gap)
+        self._gaps(gaps)
+
+    async def _bounds(
+        self, consumer: SourceConsumer, committed: Mapping[TopicPartition, int]
+    ) -> tuple[dict[tuple[str, int], tuple[int, int]], dict[tuple[str, int], tuple[int, int]]]:
+        """Log bounds of the remote partitions (on the target) and of the source partitions."""
+        remote = await log_bounds_of(
+            self._target_config,
+            cluster_label(self._target_config, self._target_alias, "target"),
+            [(self._routes[(tp.topic, tp.partition)][0], tp.partition) for tp in committed],
+        )
+        return remote, await consumer.log_bounds((tp.topic, tp.partition) for tp in committed)
+
+    def _gaps(self, gaps: Sequence[truncation.Gap]) -> None:
+        """Report every gap (a WARN line each, metrics) and apply the policy to them together: under
+        ``fail`` raise naming them all, without moving past any; else seek each to its resume offset (a
+        rebuilt target's resume offset is the seek already made)."""
+        failing = self._truncation_policy == truncation.FAIL
+        for gap in gaps:
+            log.warning(  # the subject names the partition: the log guard bounds repeats per subject
+                "%s: %s; %s (%s=%s).",
+                f"{self._name}, {gap.topic}-{gap.partition}",
+                gap.message(),
+                "failing the task" if failing else f"resuming at offset {gap.resume}",
+                truncation.TRUNCATION_POLICY_CONFIG,
+                self._truncation_policy,
+            )
+            if self._metrics is not None:
+                remote = self._route(gap.topic, gap.partition)[0]
+                moved = not failing and gap.kind != truncation.TARGET_REBUILT
+                self._metrics.truncated(remote, gap.partition, gap.lost, gap.resume if moved else None)
+        if failing and gaps:
+            raise ConnectError(
+                f"{self._name}: {'; '.join(g.message() for g in gaps)} "
+                f"({truncation.TRUNCATION_POLICY_CONFIG}={truncation.FAIL})"
+            )
+        if self._consumer is not None:
+            for gap in gaps:
+                if gap.kind != truncation.TARGET_REBUILT:  # its resume offset is the start's seek
+                    self._consumer.seek(gap.topic, gap.partition, gap.resume)
+
+    def _out_of_range(self, refused: PositionOutOfRange) -> None:
+        """Handle every position a poll met out of range at once (see :meth:`_gaps`)."""
+        gaps = []
+        for p in refused.partitions:
+            gap = truncation.source_gap(p.topic, p.partition, p.position, p.log_start, p.log_end)
+            if gap is not None:
+                gaps.append(gap)
+            elif self._consumer is not None:  # in range again (e.g. a leader change): fetch again
+                self._consumer.seek(p.topic, p.partition, p.position)
+        self._gaps(gaps)
 
     def _route(self, topic: str, partition: int) -> tuple[str, dict[str, Any]]:
         route = self._routes.get((topic, partition))
@@ -651,11 +761,31 @@ class MirrorSourceTask(SourceTask):
             )
         return route
 
+    async def _target_checked(self) -> bool:
+        """Whether polls may copy: the start's target check is done (its ``fail`` raised here), or runs
+        under ``continue`` (its gaps never move a position). Waits at most one poll timeout."""
+        check = self._target_check
+        if check is None:
+            return True
+        if not check.done() and self._truncation_policy == truncation.FAIL:
+            await asyncio.wait([check], timeout=self._poll_timeout_ms / 1000)
+        if not check.done():
+            return self._truncation_policy != truncation.FAIL
+        self._target_check = None
+        check.result()
+        return True
+
     async def poll(self) -> list[SourceRecord] | None:
         consumer = self._consumer
         if self._stopping or consumer is None:
             return None
-        batch = await consumer.poll(self._poll_timeout_ms)
+        if not await self._target_checked():
+            return None
+        try:
+            batch = await consumer.poll(self._poll_timeout_ms)
+        except PositionOutOfRange as refused:
+            self._out_of_range(refused)
+            batch = refused.batch  # the same poll's records of other partitions
         if not batch or self._stopping:
             return None
         records: list[SourceRecord] = []
@@ -798,6 +928,11 @@ class MirrorSourceTask(SourceTask):
     async def stop(self) -> None:
         started = time.monotonic()
         self._stopping = True
+        check, self._target_check = self._target_check, None
+        if check is not None:
+            check.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await check
         consumer, self._consumer = self._consumer, None
         try:
             if consumer is not None:

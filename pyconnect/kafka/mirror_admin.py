@@ -20,6 +20,10 @@ Contract:
 - :class:`SourceConsumer` is the task's assign/seek/poll consumer (no group, no commits). ``poll``
   turns transient Kafka errors into an empty batch after a short backoff, logged at most once per
   error type and :data:`POLL_WARNING_INTERVAL_S` (Java's MirrorSourceTask logs each and returns null).
+  Beyond Java, a position out of range is never reset in silence: ``poll`` raises
+  :class:`PositionOutOfRange` with the partition's log start and end, and the caller seeks; a
+  partition without a position is reset by the configured ``auto.offset.reset`` as before.
+  ``log_bounds`` answers log start and end offsets (a partition the cluster lacks is left out).
 - Refusals raise: every client here is named after its cluster (``cluster``, e.g. ``source cluster
   S (host:port)``); a start refused by the cluster or an operation refused for lack of an ACL raises
   :class:`~pyconnect.errors.AuthenticationError` / :class:`~pyconnect.errors.AuthorizationError`
@@ -42,14 +46,15 @@ from typing import Any, Self
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewPartitions, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
-from aiokafka.errors import KafkaError
+from aiokafka.consumer.fetcher import OffsetResetStrategy
+from aiokafka.errors import KafkaError, NoOffsetForPartitionError, OffsetOutOfRangeError
 from aiokafka.protocol.admin import CreateAclsRequest_v1, DescribeAclsRequest_v1
 from aiokafka.protocol.api import Request, RequestStruct, Response
 from aiokafka.protocol.commit import OffsetCommitRequest
 from aiokafka.protocol.types import Array, Boolean, Int8, Int16, Int32, Schema, String
 
-from pyconnect.config.client_configs import ClientConfigError
-from pyconnect.errors import AuthorizationError, ConfigError
+from pyconnect.config.client_configs import ClientConfigError, consumer_kwargs
+from pyconnect.errors import AuthorizationError, ConfigError, ConnectError
 from pyconnect.kafka.access import access_error, cluster_label, refusals_raised, start_client
 from pyconnect.kafka.clients import create_admin, create_consumer, create_producer
 from pyconnect.kafka.topics import TOPIC_ALREADY_EXISTS, broker_defaults
@@ -540,17 +545,80 @@ POLL_WARNING_INTERVAL_S = 60.0
 """A transient poll error of one type is logged at most once per this many seconds per consumer."""
 POLL_ERROR_BACKOFF_S = 0.1
 """Pause after a failed poll (Java's ``retry.backoff.ms`` default), so that errors never spin."""
+LOG_BOUNDS_TIMEOUT_S = 10.0
+"""Bound of the log-bounds question ``poll`` asks after refused positions (they are fetched again past it)."""
+
+
+class LogBoundsUnanswered(ConnectError):
+    """:meth:`SourceConsumer.log_bounds` got no answer from its cluster (the Kafka error in the message)."""
+
+
+async def log_bounds_of(
+    java_config: Mapping[str, Any], cluster: str, partitions: Iterable[tuple[str, int]]
+) -> dict[tuple[str, int], tuple[int, int]]:
+    """:meth:`SourceConsumer.log_bounds` of a short-lived consumer on ``cluster`` (closed before this
+    returns); a start or a question that fails raises :class:`LogBoundsUnanswered` (a refused start its
+    access error, as :meth:`SourceConsumer.start`)."""
+    probe = SourceConsumer(java_config, cluster)
+    try:
+        try:
+            await probe.start()
+        except KafkaError as exc:
+            raise LogBoundsUnanswered(f"{cluster} did not answer: {exc}") from exc
+        return await probe.log_bounds(partitions)
+    finally:
+        await probe.close()
+
+
+def _retrieved(answer: asyncio.Future[Any]) -> None:
+    """Done callback of a reset nobody waits for: its outcome is read (a consumer closed meanwhile)."""
+    if not answer.cancelled():
+        answer.exception()
+
+
+@dataclass(frozen=True, slots=True)
+class OutOfRange:
+    """A fetch position the broker refused as out of range, with the partition's log bounds then."""
+
+    topic: str
+    partition: int
+    position: int
+    log_start: int
+    log_end: int
+
+
+class PositionOutOfRange(Exception):
+    """``poll`` met positions out of range; the consumer does not move them (the caller seeks).
+
+    ``partitions`` holds every refused position the poll met (all of them at once, whatever the number
+    of partitions); ``batch`` the records the same poll returned for other partitions (``{}`` if none),
+    which the caller handles as a normal batch: nothing polled is dropped."""
+
+    def __init__(
+        self, partitions: Sequence[OutOfRange], batch: Mapping[Any, list[Any]] | None = None
+    ) -> None:
+        super().__init__(", ".join(f"{p.topic}-{p.partition}@{p.position}" for p in partitions))
+        self.partitions = list(partitions)
+        self.batch: dict[Any, list[Any]] = dict(batch or {})
 
 
 class SourceConsumer:
-    """Assign/seek/poll consumer of a MirrorSourceTask on the source cluster (named ``cluster``)."""
+    """Assign/seek/poll consumer of a MirrorSourceTask on the source cluster (named ``cluster``).
+
+    The client never moves a position by itself (its ``auto.offset.reset`` is ``none``): partitions
+    without a position are placed by the configured ``auto.offset.reset`` (:meth:`reset`, Java's
+    consumer does the same for a partition it was not told to seek), and refused positions surface in
+    :meth:`poll` as :class:`PositionOutOfRange`."""
 
     def __init__(self, java_config: Mapping[str, Any], cluster: str | None = None) -> None:
         self.cluster = cluster or cluster_label(java_config)
         config = {k: v for k, v in java_config.items() if k not in ("group.id", "group.instance.id")}
         self._config = config
         with _honoured(self.cluster):
-            self._consumer: AIOKafkaConsumer = create_consumer(config, enable_auto_commit=False)
+            self._reset = str(consumer_kwargs(config).get("auto_offset_reset", "latest"))
+            self._consumer: AIOKafkaConsumer = create_consumer(
+                config, enable_auto_commit=False, auto_offset_reset="none"
+            )
         self._started = False
         self._warned: dict[type, float] = {}
         self._metrics: ConsumerMetrics | None = None
@@ -580,6 +648,20 @@ class SourceConsumer:
         if self._metrics is not None:
             self._metrics.seeked(topic, partition, offset)
 
+    def reset(self, partitions: Iterable[tuple[str, int]]) -> None:
+        """Place assigned ``partitions`` by the configured ``auto.offset.reset`` (``earliest``: log
+        start, ``latest``: log end), without waiting: the client asks the offsets in the background and
+        retries them as it would its own reset. ``none`` leaves them without a position: each poll then
+        fails for them as Java's does (``NoOffsetForPartition``, logged at a bounded rate)."""
+        tps = [TopicPartition(t, p) for t, p in partitions]
+        if not tps or self._reset not in ("earliest", "latest"):
+            return
+        strategy = OffsetResetStrategy.EARLIEST if self._reset == "earliest" else OffsetResetStrategy.LATEST
+        # The public seek_to_beginning/seek_to_end wait for the answer (up to the request timeout);
+        # their first half alone is what the client does for a partition it has no position for.
+        waiter = self._consumer._fetcher.request_offset_reset(tps, strategy)
+        waiter.add_done_callback(_retrieved)
+
     def highwater(self, topic: str, partition: int) -> int | None:
         """The last high watermark a fetch returned for an assigned partition (``None`` before one)."""
         try:
@@ -589,27 +671,122 @@ class SourceConsumer:
 
     async def poll(self, timeout_ms: int, max_records: int | None = None) -> dict[Any, list[Any]]:
         """``{(topic, partition): [ConsumerRecord, ...]}``; ``{}`` on timeout or a transient Kafka error
-        (logged at a bounded rate); a refusal (no READ on a topic) raises :class:`AuthorizationError`."""
+        (logged at a bounded rate); a refusal (no READ on a topic) raises :class:`AuthorizationError`.
+
+        Positions out of range raise :class:`PositionOutOfRange` naming all of them with their log
+        bounds, and carrying the records polled for other partitions (they are not moved; the caller
+        seeks). The client reports such errors one partition per call: one poll gathers them all (at
+        most one extra non-waiting call per assigned partition), so no partition waits for another's
+        turn. Partitions without a position (none once :meth:`reset`) are placed by :meth:`reset`."""
+        batch: dict[Any, list[Any]] = {}
+        refused: dict[TopicPartition, int] = {}
+        unplaced: list[TopicPartition] = []
         try:
-            polled = await self._consumer.getmany(timeout_ms=timeout_ms, max_records=max_records)
-            if self._metrics is not None:
-                self.value_bytes = self._metrics.polled(polled)
-            return polled
+            wait_ms = timeout_ms
+            for _ in range(2 * len(self._consumer.assignment()) + 2):
+                left = None if max_records is None else max_records - sum(map(len, batch.values()))
+                if left == 0:
+                    break
+                try:
+                    polled = await self._consumer.getmany(timeout_ms=wait_ms, max_records=left)
+                except OffsetOutOfRangeError as exc:
+                    refused.update(exc.args[0] if exc.args and isinstance(exc.args[0], Mapping) else {})
+                except NoOffsetForPartitionError as exc:
+                    if exc.args and isinstance(exc.args[0], TopicPartition):
+                        unplaced.append(exc.args[0])
+                else:
+                    if not polled:
+                        break
+                    for tp, records in polled.items():
+                        batch.setdefault(tp, []).extend(records)
+                    if not refused and not unplaced:
+                        break  # the usual case: one call, as before
+                wait_ms = 0  # gather what is already there; never wait twice
         except KafkaError as exc:
             refusal = access_error(exc, self.cluster)
             if refusal is not None:
                 raise refusal from exc
-            now = time.monotonic()
-            if now - self._warned.get(type(exc), -POLL_WARNING_INTERVAL_S) >= POLL_WARNING_INTERVAL_S:
-                self._warned[type(exc)] = now
-                log.warning(
-                    "Failure during poll from %s (repeats not logged for %.0f s): %s",
-                    self.cluster,
-                    POLL_WARNING_INTERVAL_S,
-                    exc,
-                )
+            if not batch and not refused and not unplaced:
+                self._warn(exc)
+                await asyncio.sleep(min(POLL_ERROR_BACKOFF_S, timeout_ms / 1000))
+                return {}
+            self._warn(exc)
+        if self._metrics is not None and batch:
+            self.value_bytes = self._metrics.polled(batch)
+        if unplaced:
+            self._unplaced(unplaced)
+            if not batch and not refused and self._reset not in ("earliest", "latest"):
+                await asyncio.sleep(min(POLL_ERROR_BACKOFF_S, timeout_ms / 1000))  # never spin
+        if refused:
+            known = await self._out_of_range(refused, timeout_ms)
+            if known:
+                raise PositionOutOfRange(known, batch)
+        return batch
+
+    def _unplaced(self, partitions: Sequence[TopicPartition]) -> None:
+        """Partitions the client has no position for: placed by :meth:`reset`; under ``none``, a poll
+        failure as Java's (logged at a bounded rate, the partitions stay unread)."""
+        if self._reset in ("earliest", "latest"):
+            self.reset((tp.topic, tp.partition) for tp in partitions)
+        else:
+            self._warn(
+                NoOffsetForPartitionError(", ".join(f"{tp.topic}-{tp.partition}" for tp in partitions))
+            )
+
+    async def _out_of_range(self, refused: Mapping[TopicPartition, int], timeout_ms: int) -> list[OutOfRange]:
+        """The refused positions whose log bounds are known; the others are fetched again at the same
+        position (the bounds were not answered in time: a transient error, logged like a poll error, or
+        the partition is gone for now)."""
+        try:
+            bounds = await asyncio.wait_for(
+                self.log_bounds([(tp.topic, tp.partition) for tp in refused]), LOG_BOUNDS_TIMEOUT_S
+            )
+        except (LogBoundsUnanswered, TimeoutError) as exc:
+            self._warn(
+                exc
+                if isinstance(exc, LogBoundsUnanswered)
+                else LogBoundsUnanswered(f"{self.cluster}: {exc!r}")
+            )
             await asyncio.sleep(min(POLL_ERROR_BACKOFF_S, timeout_ms / 1000))
+            bounds = {}
+        known = []
+        for tp, offset in refused.items():
+            found = bounds.get((tp.topic, tp.partition))
+            if found is None:
+                self.seek(tp.topic, tp.partition, offset)
+            else:
+                known.append(OutOfRange(tp.topic, tp.partition, offset, *found))
+        return known
+
+    def _warn(self, exc: Exception) -> None:
+        now = time.monotonic()
+        if now - self._warned.get(type(exc), -POLL_WARNING_INTERVAL_S) >= POLL_WARNING_INTERVAL_S:
+            self._warned[type(exc)] = now
+            log.warning(
+                "Failure during poll from %s (repeats not logged for %.0f s): %s",
+                self.cluster,
+                POLL_WARNING_INTERVAL_S,
+                exc,
+            )
+
+    async def log_bounds(
+        self, partitions: Iterable[tuple[str, int]]
+    ) -> dict[tuple[str, int], tuple[int, int]]:
+        """``{(topic, partition): (log start, log end)}``; partitions the cluster does not have are left
+        out. One ListOffsets round trip per bound kind; a Kafka error raises :class:`LogBoundsUnanswered`."""
+        wanted = list(partitions)
+        if not wanted:
             return {}
+        try:
+            cluster = await self._consumer._client.fetch_all_metadata()  # answers unassigned topics too
+            tps = [TopicPartition(t, p) for t, p in wanted if p in (cluster.partitions_for_topic(t) or ())]
+            if not tps:
+                return {}
+            starts = await self._consumer.beginning_offsets(tps)
+            ends = await self._consumer.end_offsets(tps)
+        except KafkaError as exc:
+            raise LogBoundsUnanswered(f"{self.cluster} did not answer log offsets: {exc}") from exc
+        return {(tp.topic, tp.partition): (starts[tp], ends[tp]) for tp in tps}
 
     async def close(self) -> None:
         metrics, self._metrics = self._metrics, None

@@ -44,7 +44,9 @@ The document (:func:`mirror_status`): ``{"generated_ms", "flows": [flow]}``, a f
 "checkpoints", "connectors"}``; a topic row ``{"topic", "state", "in_sync" (null unless ACTIVE),
 "reason", "latency_ms", "max_latency_ms" (over partitions), "record_lag", "last_record_age_ms" (now
 minus the newest replicated record's timestamp), "records_replicated" (acknowledged since the tasks
-started), "partitions"}``; a checkpoint row ``{"group", "latency_ms" (the largest windowed average over
+started), "records_lost" and "truncations" (records lost to truncation and gaps reported since the
+tasks started: connectors.mirror.truncation), "partitions"}``; ``warnings`` has one line per topic
+with a gap (a gap does not change the status: it is history, not a state); a checkpoint row ``{"group", "latency_ms" (the largest windowed average over
 its partitions), "last_latency_ms", "partitions"}`` (checkpoint lag is shown as this latency: the
 time a group's committed offsets take to reach the target, not an offset distance); a connector
 ``{"name", "kind", "state", "worker_id", "error", "tasks": [{"id", "state", "worker_id", "error"}],
@@ -109,6 +111,8 @@ class PartitionProgress:
     last_replicated_ms: int | None = None
     replicated_offset: int | None = None
     end_offset: int | None = None
+    truncated_records: float | None = None
+    truncations: float | None = None
 
     @property
     def record_lag(self) -> int | None:
@@ -219,6 +223,8 @@ _PROGRESS_ATTRIBUTES = {
     ("MirrorSourceConnector", "record-count"): ("records", _number),
     ("MirrorSourceConnector", "replication-latency-ms-avg"): ("latency_avg_ms", _number),
     ("MirrorSourceConnector", "record-age-ms"): ("record_age_ms", _number),
+    ("MirrorSourceConnector", "truncated-record-count"): ("truncated_records", _number),
+    ("MirrorSourceConnector", "truncation-count"): ("truncations", _number),
     ("MirrorSourceProgress", "task-start-ms"): ("task_start_ms", _int),
     ("MirrorSourceProgress", "last-record-timestamp-ms"): ("newest_timestamp_ms", _int),
     ("MirrorSourceProgress", "last-replicated-ms"): ("last_replicated_ms", _int),
@@ -388,6 +394,8 @@ def topic_status(
     lags = [lag for p in partitions if (lag := p.record_lag) is not None]
     newest = [p.newest_timestamp_ms for p in partitions if p.newest_timestamp_ms is not None]
     records = [p.records for p in partitions if p.records is not None]
+    lost = [p.truncated_records for p in partitions if p.truncated_records is not None]
+    gaps = [p.truncations for p in partitions if p.truncations is not None]
     in_sync: bool | None = None
     reason = None
     if state == ACTIVE:
@@ -408,6 +416,8 @@ def topic_status(
         "record_lag": sum(lags) if lags else None,
         "last_record_age_ms": now_ms - max(newest) if newest else None,
         "records_replicated": int(sum(records)) if records else 0,
+        "records_lost": int(sum(lost)) if lost else 0,
+        "truncations": int(sum(gaps)) if gaps else 0,
         "partitions": len(partitions),
     }
 
@@ -514,6 +524,12 @@ def mirror_status(
             reasons.append(f"worker {worker} did not answer for its metrics: {why}")
         for t in lagging:
             reasons.append(f"topic {t['topic']} lags: {t['reason']}")
+        warnings = [
+            f"topic {t['topic']}: {t['truncations']} truncation gaps, {t['records_lost']} records lost "
+            "before they were replicated (see the source task's log)"
+            for t in topics
+            if t["truncations"]
+        ]
         if run_state is not None:
             status = run_state
         elif missing:
@@ -531,6 +547,7 @@ def mirror_status(
                 "status": status,
                 "in_sync": status == IN_SYNC,
                 "reasons": reasons,
+                "warnings": warnings,
                 "target_latency_ms": target_ms,
                 "topics": topics,
                 "checkpoints": _checkpoint_rows(checkpoints),

@@ -27,6 +27,7 @@ PAGE = """<!DOCTYPE html>
   .IN_SYNC { background: var(--ok); } .LAGGING, .UNKNOWN, .NOT_RUNNING { background: var(--warn); }
   .FAILED { background: var(--bad); }
   .reasons { color: var(--bad); margin: .25rem 0 .75rem 1rem; padding: 0; }
+  .warnings { color: var(--warn, #b8860b); margin: .25rem 0 .75rem 1rem; padding: 0; }
   table { border-collapse: collapse; width: 100%; margin: .5rem 0; }
   th, td { text-align: left; padding: .3rem .5rem; border-bottom: 1px solid var(--line); }
   th { color: var(--muted); font-weight: 600; font-size: .85rem; }
@@ -69,12 +70,14 @@ function flowNode(flow) {
     el("h2", {}, flow.flow, el("span", {class: "badge " + flow.status}, flow.status),
       el("small", {class: "target"}, "target latency " + ms(flow.target_latency_ms))));
   if (flow.reasons.length) node.append(el("ul", {class: "reasons"}, ...flow.reasons.map(r => el("li", {}, r))));
-  node.append(table(["Topic", "State", "In sync", "Avg latency", "Record lag", "Last record age", "Records"],
+  if ((flow.warnings || []).length) node.append(el("ul", {class: "warnings"}, ...flow.warnings.map(r => el("li", {}, r))));
+  node.append(table(["Topic", "State", "In sync", "Avg latency", "Record lag", "Last record age", "Records", "Lost"],
     flow.topics.map(t => el("tr", {"data-topic": t.topic, "data-state": t.state, title: t.reason || ""},
       el("td", {}, t.topic), el("td", {class: "state-" + t.state}, t.state),
       el("td", {class: t.in_sync === false ? "no" : t.in_sync ? "yes" : ""}, t.in_sync === null ? "-" : (t.in_sync ? "yes" : "no")),
       el("td", {class: "num"}, ms(t.latency_ms)), el("td", {class: "num"}, t.record_lag ?? "-"),
-      el("td", {class: "num"}, ms(t.last_record_age_ms)), el("td", {class: "num"}, t.records_replicated)))));
+      el("td", {class: "num"}, ms(t.last_record_age_ms)), el("td", {class: "num"}, t.records_replicated),
+      el("td", {class: "num"}, t.records_lost ?? 0)))));
   if (flow.checkpoints.length) {
     node.append(table(["Consumer group", "Checkpoint latency", "Last", "Partitions"],
       flow.checkpoints.map(c => el("tr", {}, el("td", {}, c.group), el("td", {class: "num"}, ms(c.latency_ms)),

@@ -1,7 +1,7 @@
 """The mirror status document (pyconnect.mirror_status.core) as terminal text (``pyconnect status``).
 
 One block per flow: a headline with the status and the target latency, the reasons it is not in sync,
-a table of topics (state, sync, average latency, record lag, last-record age, records replicated), the
+a table of topics (state, sync, average latency, record lag, last-record age, records replicated, records lost to truncation), the
 checkpoint latency per group, and each connector with its tasks' states. Configs are left out (the
 JSON has them). Pure: a document in, a string out.
 """
@@ -40,10 +40,11 @@ def render(document: dict[str, Any]) -> str:
     for flow in flows:
         lines.append(f"{flow['flow']}  {flow['status']}  (target latency {_ms(flow['target_latency_ms'])})")
         lines += [f"  ! {reason}" for reason in flow.get("reasons") or []]
+        lines += [f"  ! {warning}" for warning in flow.get("warnings") or []]
         topics = flow.get("topics") or []
         if topics:
             lines += _table(
-                ("TOPIC", "STATE", "SYNC", "LATENCY", "LAG", "LAST RECORD AGE", "RECORDS"),
+                ("TOPIC", "STATE", "SYNC", "LATENCY", "LAG", "LAST RECORD AGE", "RECORDS", "LOST"),
                 [
                     (
                         t["topic"],
@@ -53,6 +54,7 @@ def render(document: dict[str, Any]) -> str:
                         _cell(t["record_lag"]),
                         _ms(t["last_record_age_ms"]),
                         str(t["records_replicated"]),
+                        str(t.get("records_lost", 0)),
                     )
                     for t in topics
                 ],

@@ -83,6 +83,8 @@ def test_source_metrics_registered_at_start_with_java_names_and_tags() -> None:
             for base in ("record-age-ms", "replication-latency-ms")
             for suffix in ("", "-min", "-max", "-avg")
         ),
+        "truncated-record-count",
+        "truncation-count",
     }
     assert {n.name for n in names} == expected
     assert len(names) == 2 * len(expected)
@@ -293,3 +295,41 @@ def test_worker_exposition_gives_the_mirror_maker_2_dashboard_series() -> None:
     ) in text
     # The Connect rules alone export none of them.
     assert "kafka_connect_mirror" not in PrometheusExposition(hub, "connect").render()
+
+
+def test_truncation_counts_per_partition_and_restarts_the_lag() -> None:
+    hub, _ = hub_at()
+    ends = {("A.t", 0): 300, ("A.t", 1): 40}
+    metrics = MirrorSourceMetrics(
+        hub, "A", "B", [("A.t", 0), ("A.t", 1)], end_offset=lambda t, p: ends[(t, p)]
+    )
+    metrics.resumed("A.t", 0, 99)
+    metrics.truncated("A.t", 0, 50, 150)
+    metrics.truncated("A.t", 0, 7, 157)
+    metrics.truncated("A.t", 1, 0, 0)
+
+    def value(name: str, partition: int) -> object:
+        return next(
+            r.value
+            for m in hub.registries()
+            for r in m.read()
+            if r.name.name == name and r.name.tag("partition") == str(partition)
+        )
+
+    assert value("truncated-record-count", 0) == 57
+    assert value("truncation-count", 0) == 2
+    assert value("truncated-record-count", 1) == 0
+    assert value("truncation-count", 1) == 1
+    assert value("replicated-offset", 0) == 156, "the lag restarts at the resume offset"
+    metrics.close()
+
+
+def test_a_truncation_drops_the_polled_batches_waiting_so_latency_resumes_on_a_recreated_topic() -> None:
+    hub, _ = hub_at(100.0)
+    metrics = MirrorSourceMetrics(hub, "A", "B", [("A.t", 0)])
+    metrics.record_polled("A.t", 0, [99_000], 1, last_offset=500)  # never acknowledged: the topic went
+    metrics.truncated("A.t", 0, 0, 0)  # recreated: offsets start over
+    metrics.record_polled("A.t", 0, [99_500], 1, last_offset=0)
+    metrics.record_acknowledged("A.t", 0, 1, last_offset=0)
+    got = values(hub, SOURCE_GROUP, topic="A.t", partition="0")
+    assert got["replication-latency-ms-avg"] == 500.0  # the new batch's, not blocked behind offset 500

@@ -412,6 +412,8 @@ def test_progress_is_read_from_the_mirror_task_metrics() -> None:
             last_replicated_ms=NOW,
             replicated_offset=101,
             end_offset=110,
+            truncated_records=0.0,
+            truncations=0.0,
         )
     ]
     assert progress.partitions[0].record_lag == 8
@@ -504,3 +506,32 @@ def test_status_url_and_exit_codes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(client, "fetch", refuse)
     assert client.run("http://h:1", as_json=False, timeout_s=1, out=out, err=err) == client.EXIT_ERROR
     assert err.getvalue() == "pyconnect: cannot reach http://h:1/mirrors: refused\n"
+
+
+def test_records_lost_to_truncation_show_per_topic_with_a_warning_and_leave_the_status_alone() -> None:
+    found = one_flow(
+        [view()],
+        [
+            partition(p=0, truncated_records=50.0, truncations=1.0),
+            partition(p=1, truncated_records=0.0, truncations=1.0),
+            partition("A.u", 0, truncated_records=0.0, truncations=0.0),
+        ],
+    )
+    rows = {t["topic"]: t for t in found["topics"]}
+    assert (rows["A.t"]["records_lost"], rows["A.t"]["truncations"]) == (50, 2)
+    assert (rows["A.u"]["records_lost"], rows["A.u"]["truncations"]) == (0, 0)
+    assert found["warnings"] == [
+        "topic A.t: 2 truncation gaps, 50 records lost before they were replicated (see the source task's log)"
+    ]
+    assert found["status"] == IN_SYNC and found["reasons"] == []
+
+
+def test_render_shows_records_lost_and_the_truncation_warning() -> None:
+    document = mirror_status(
+        [view()], Progress([partition(truncated_records=50.0, truncations=1.0)]), now_ms=NOW
+    )
+    lines = render(document).splitlines()
+    assert "  ! topic A.t: 1 truncation gaps, 50 records lost before they were replicated" in lines[1]
+    header = next(line for line in lines if line.strip().startswith("TOPIC"))
+    row = next(line for line in lines if line.strip().startswith("A.t"))
+    assert header.split()[-1] == "LOST" and row.split()[-1] == "50"
