@@ -163,6 +163,28 @@ async def test_java_mode_and_untranslatable_offsets() -> None:
     assert [Checkpoint.from_record(r.key, r.value).downstream_offset for r in records] == [101]
 
 
+async def test_java_mode_checkpoint_stays_above_a_translation_that_later_syncs_lower() -> None:
+    """Java's store thins older syncs as newer ones arrive, so the translation of one offset can fall
+    (60 with syncs every 11 records: 56 while the newest sync is 55 or 66, 45 from 77 on); a checkpoint
+    only moves forward, so the one emitted at 56 stays. A checkpoint emitted mid-copy can therefore sit
+    above what a store fed with all the syncs promises (the Spark audit test starts its checkpoints
+    once the syncs are complete for this reason)."""
+    source = FakeGroups({"g": {("t", 0): CommittedOffset(60)}})
+    store = ready_store()
+    store.mode = "java"
+    t = task(["g"], source, store)
+    emitted = []
+    for up in range(0, 100, 11):
+        store.add("t", 0, up, up)
+        emitted += [
+            Checkpoint.from_record(r.key, r.value).downstream_offset for r in await t.checkpoint_records()
+        ]
+        if up == 66:
+            assert emitted[-1] == 56
+    assert store.translate_downstream("g", ("t", 0), 60) == 45
+    assert emitted == [1, 12, 23, 34, 45, 56]
+
+
 async def test_group_offset_sync_only_for_empty_or_unknown_groups_and_forward() -> None:
     target = FakeGroups(
         {"empty": {("A.t", 0): CommittedOffset(200), ("A.t", 1): CommittedOffset(5)}},
