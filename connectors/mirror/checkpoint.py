@@ -7,7 +7,8 @@ Connector contract (Java's ``MirrorCheckpointConnector``):
   source cluster and re-loads them after one and every ``refresh.groups.interval.seconds``; a change
   asks the runtime for new task configs. Each step is bounded by ``admin.timeout.ms`` and only logged
   on failure (Java's ``Scheduler``).
-* A group is kept when it is a consumer group (protocol ``consumer``), passes the group filter
+* A group is kept when it is a consumer group (protocol type ``consumer``: classic groups and
+  ``group.protocol=consumer`` groups of KIP-848 alike), passes the group filter
   (``groups``/``groups.exclude``) and has a committed offset for a topic the topic filter accepts.
 * ``task_configs``: ``[]`` when disabled, without groups or with ``emit.checkpoints.enabled=false``;
   raises :class:`~pyconnect.errors.RetriableError` while the first load has not succeeded (the
@@ -35,10 +36,17 @@ Task contract (Java's ``MirrorCheckpointTask``):
   the offset-sync stream proves it (no re-read after a fail-over) and otherwise at least Java's
   answer (see :mod:`connectors.mirror.offsets.translation` for the proof and its one assumption).
 * ``sync.group.offsets.enabled``: every ``sync.group.offsets.interval.seconds`` (first after one
-  interval) the task describes its groups on the target and commits the checkpointed downstream
-  offsets (with the upstream metadata) to each group that is ``Empty`` or unknown (``Dead``) there,
-  never moving a committed offset backwards. Unlike Java, groups with members (``Stable``, rebalancing)
-  are skipped instead of relying on the broker's UNKNOWN_MEMBER_ID rejection (KAFKA-14095).
+  interval) the task describes its groups on the target with DescribeGroups and ConsumerGroupDescribe
+  (classic and KIP-848 consumer-protocol groups, :mod:`pyconnect.kafka.group_view`) and commits the
+  checkpointed downstream offsets (with the upstream metadata) to each group that is ``Empty`` or
+  unknown (``Dead``) there, never moving a committed offset backwards (the group's offsets are read in
+  the same round, for unknown groups too). Right before each commit the group is described again.
+  Unlike Java, groups with members (``Stable``, rebalancing, reconciling) are skipped instead of
+  relying on the broker's UNKNOWN_MEMBER_ID rejection (KAFKA-14095), and a group that is not idle is
+  never treated as new (KAFKA-19794: Java commits without the forward-only check to any group that was
+  not ``Empty`` at its describe, which rewinds a group whose consumers left in between). A refusal by
+  the coordinator (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH ...: members joined after the describe) is a
+  skip retried next round; an active group is logged at WARN once, until it is synced again.
 * Metrics (:mod:`connectors.mirror.metrics`, in the worker's hub from ``start`` to ``stop``):
   checkpoint latency per group and partition of each acknowledged batch of checkpoints.
 * Refusals (:class:`~pyconnect.errors.KafkaAccessError`): in the connector as in MirrorSourceConnector
@@ -82,6 +90,7 @@ from pyconnect.config.types import Importance, Type
 from pyconnect.config.validators import ValidString
 from pyconnect.errors import ConnectError, KafkaAccessError, RetriableError
 from pyconnect.kafka.access import cluster_label
+from pyconnect.kafka.group_view import ACTIVE_GROUP_REJECTIONS
 from pyconnect.kafka.log import KafkaLog, LogRecord
 from pyconnect.kafka.mirror_admin import CommittedOffset, GroupAdmin, MirrorAdmin
 from pyconnect.protocol.javahash import default_hash_order, java_string_hash
@@ -310,6 +319,7 @@ class MirrorCheckpointTask(SourceTask):
         self.store = OffsetSyncStore()
         self.checkpoints: dict[str, dict[tuple[str, int], Checkpoint]] = {}
         self.groups: list[str] = []
+        self._sync_warned: dict[str, str] = {}
 
     def version(self) -> str:
         return pyconnect.COMPATIBLE_KAFKA_VERSION
@@ -579,41 +589,66 @@ class MirrorCheckpointTask(SourceTask):
     # -- group offset sync -------------------------------------------------------------------------
 
     async def sync_group_offsets(self) -> None:
-        """Commit checkpointed offsets to groups that are ``Empty`` or unknown on the target, forward only."""
+        """Commit checkpointed offsets to groups that are idle on the target (``Empty`` or unknown), of
+        either protocol, forward only; see :meth:`_sync_group` for the check right before each commit."""
         admin = self._target_admin
         if admin is None:
             return
         groups = [g for g in self.groups if self.checkpoints.get(g)]
         if not groups:
             return
-        states = await admin.group_states(groups)
+        views = await admin.describe_groups(groups)
         for group in groups:
-            state = states.get(group, DEAD)
-            if state not in (EMPTY, DEAD):
-                log.debug("%s: not syncing offsets of group %s in state %s", self._name, group, state)
+            view = views.get(group)
+            if view is None or not view.idle:
+                self._sync_skipped(group, view.describe() if view else "not described")
                 continue
-            current = await admin.committed_offsets(group) if state == EMPTY else {}
-            wanted = {
-                tp: CommittedOffset(c.downstream_offset, c.metadata)
-                for tp, c in self.checkpoints[group].items()
-            }
-            changes = {
-                tp: offset
-                for tp, offset in wanted.items()
-                if tp not in current or current[tp].offset < offset.offset
-            }
-            if not changes:
-                continue
-            errors = await admin.alter_offsets(group, changes)
-            if errors:
-                log.warning(
-                    "%s: unable to sync offsets for consumer group %s (error codes %s)",
-                    self._name,
-                    group,
-                    sorted(set(errors.values())),
-                )
-            else:
-                log.debug("%s: synced %d offsets of group %s", self._name, len(changes), group)
+            await self._sync_group(admin, group)
+
+    async def _sync_group(self, admin: GroupAdmin, group: str) -> None:
+        """One idle group: read its offsets on the target, keep only forward moves, describe it again
+        right before the commit (a consumer may have joined since the round's describe), then commit.
+        A coordinator that refuses the member-less commit because the group is active (either
+        protocol) is a skip: the next round tries again; logged at WARN once until a sync succeeds."""
+        current = await admin.committed_offsets(group)
+        wanted = {
+            tp: CommittedOffset(c.downstream_offset, c.metadata) for tp, c in self.checkpoints[group].items()
+        }
+        changes = {tp: o for tp, o in wanted.items() if tp not in current or current[tp].offset < o.offset}
+        if not changes:
+            return
+        view = (await admin.describe_groups([group]))[group]
+        if not view.idle:
+            self._sync_skipped(group, view.describe())
+            return
+        errors = await admin.alter_offsets(group, changes)
+        codes = sorted(set(errors.values()))
+        if codes and all(c in ACTIVE_GROUP_REJECTIONS for c in codes):
+            names = ", ".join(ACTIVE_GROUP_REJECTIONS[c] for c in codes)
+            self._sync_skipped(group, f"the coordinator refused the commit ({names})")
+        elif codes:
+            log.warning(
+                "%s: unable to sync offsets for consumer group %s (error codes %s)", self._name, group, codes
+            )
+        else:
+            if self._sync_warned.pop(group, None) is not None:
+                log.info("%s: synced offsets of consumer group %s again", self._name, group)
+            log.debug("%s: synced %d offsets of group %s", self._name, len(changes), group)
+
+    def _sync_skipped(self, group: str, why: str) -> None:
+        """A group not synced because it is active on the target: WARN the first time, then DEBUG."""
+        if group in self._sync_warned:
+            log.debug("%s: not syncing offsets of group %s: %s", self._name, group, why)
+            return
+        self._sync_warned[group] = why
+        log.warning(
+            "%s: not syncing offsets of consumer group %s on %s: %s; retried every round, logged again "
+            "after a successful sync",
+            self._name,
+            group,
+            self._target_alias,
+            why,
+        )
 
     # -- shutdown ----------------------------------------------------------------------------------
 

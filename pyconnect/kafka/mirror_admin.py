@@ -57,6 +57,8 @@ from pyconnect.config.client_configs import ClientConfigError, consumer_kwargs
 from pyconnect.errors import AuthorizationError, ConfigError, ConnectError
 from pyconnect.kafka.access import access_error, cluster_label, refusals_raised, start_client
 from pyconnect.kafka.clients import create_admin, create_consumer, create_producer
+from pyconnect.kafka.group_describe import describe_groups
+from pyconnect.kafka.group_view import GroupView
 from pyconnect.kafka.topics import TOPIC_ALREADY_EXISTS, broker_defaults
 from pyconnect.metrics.client_metrics import ConsumerMetrics
 from pyconnect.metrics.registry import MetricsHub
@@ -831,11 +833,15 @@ class GroupAdmin(_AdminClient):
     """Consumer-group operations of the checkpoint connector and task on one cluster.
 
     Errors: transport and coordinator errors raise (the caller's scheduler logs them); refusals raise
-    :class:`AuthorizationError` naming the group or topic; other per-partition commit errors are returned. Group states are the broker's strings (``Empty``, ``Stable``, ``Dead`` ...).
+    :class:`AuthorizationError` naming the group or topic; other per-partition commit errors are returned.
+    Classic groups and consumer-protocol groups (KIP-848) are listed, read and committed alike; each
+    kind is described with its own API (:meth:`describe_groups`). Group states are the broker's strings
+    (``Empty``, ``Stable``, ``Reconciling``, ``Dead`` ...), ``Unknown`` when a describe went unanswered.
     """
 
     async def list_consumer_groups(self) -> list[str]:
-        """Ids of the consumer groups of every broker (protocol type ``consumer`` or empty)."""
+        """Ids of the consumer groups of every broker (protocol type ``consumer`` or empty): classic
+        and consumer-protocol groups alike (ListGroups before v5 gives both protocol type ``consumer``)."""
         await self.start()
         with self._refusals():
             listed = await self._admin.list_consumer_groups()
@@ -852,22 +858,21 @@ class GroupAdmin(_AdminClient):
             if om.offset >= 0
         }
 
-    async def group_states(self, groups: Sequence[str]) -> dict[str, str]:
-        """``{group: state}`` from DescribeGroups (``Dead`` for groups the coordinator does not know);
-        a group this principal may not DESCRIBE raises :class:`AuthorizationError`."""
+    async def describe_groups(self, groups: Sequence[str]) -> dict[str, GroupView]:
+        """``{group: GroupView}``: each group described with DescribeGroups and ConsumerGroupDescribe
+        (:mod:`pyconnect.kafka.group_describe`), so that classic and consumer-protocol (KIP-848) groups
+        both show their real state; a group this principal may not DESCRIBE raises
+        :class:`AuthorizationError`."""
         await self.start()
         if not groups:
             return {}
-        states: dict[str, str] = {}
         with self._refusals():
-            responses = await self._admin.describe_consumer_groups(list(groups))
-        for response in responses:
-            for entry in response.groups:
-                error_code, group_id, state = entry[0], entry[1], entry[2]
-                if error_code == GROUP_AUTHORIZATION_FAILED:
-                    raise AuthorizationError(f"Not authorized to access group: {group_id} on {self.cluster}")
-                states[group_id] = state if error_code == 0 else "Dead"
-        return states
+            return await describe_groups(self._admin, groups, self.cluster)
+
+    async def group_states(self, groups: Sequence[str]) -> dict[str, str]:
+        """``{group: state}`` of :meth:`describe_groups` (``Dead`` for groups the coordinator does not
+        know, ``Unknown`` when a describe answered an error)."""
+        return {group: view.state for group, view in (await self.describe_groups(groups)).items()}
 
     async def alter_offsets(
         self, group: str, offsets: Mapping[tuple[str, int], CommittedOffset]

@@ -1,11 +1,11 @@
 """Spark audits of a live A -> B mirror on real Kafka: clean when the mirror is right, loud when it is not.
 
-A pyconnect worker of cluster B runs MirrorSourceConnector and MirrorCheckpointConnector (Java's
-translation mode, so the checkpoints re-read something) for one topic; a group has committed part of it
-on A. Once the copy and the checkpoints are complete the worker stops and Spark audits both:
-replication finds every record once and intact; translation finds no violation, every offset sync a
-true copy, and for each partition the re-read count the OffsetSyncStore fed with the same syncs
-promises. Then a record written to the remote topic by hand and a forged checkpoint that skips records
+A pyconnect worker of cluster B runs MirrorSourceConnector and, once the copy and its offset syncs are
+complete, MirrorCheckpointConnector (Java's translation mode, so the checkpoints re-read something) for
+one topic; a group has committed part of it on A. Once the checkpoints are complete the worker stops
+and Spark audits both: replication finds every record once and intact; translation finds no violation,
+every offset sync a true copy, and for each partition the re-read count the OffsetSyncStore fed with
+the same syncs promises. Then a record written to the remote topic by hand and a forged checkpoint that skips records
 must be caught, through ``pyconnect audit replication|translation --json`` (exit code 1).
 """
 
@@ -30,7 +30,7 @@ from spark_analytics.replication_audit import run_replication_audit
 from spark_analytics.session import local_spark
 from spark_analytics.translation_audit import SYNC_OK, SYNC_VIOLATION, run_translation_audit
 from tests.integration.fleet import fleet, python_workers, running_tasks, wait_for
-from tests.integration.mirror_helpers import CHECKPOINTS_TOPIC, latest_checkpoints
+from tests.integration.mirror_helpers import CHECKPOINTS_TOPIC, group_checkpoints
 from tests.integration.test_mirror_checkpoint import COMMITTED, commit_group, quick_checkpoints
 from tests.integration.test_mirror_source import (
     OFFSET_SYNCS_TOPIC,
@@ -105,27 +105,44 @@ def test_audits_pass_on_a_faithful_mirror_and_catch_perturbations(
     started = time.monotonic()
     with fleet(python_workers(b, tmp_path, unique("audit-worker"), 1)) as (worker,):
         source_config = mirror_config(cluster_a, cluster_b, f"{prefix}-.*", **{"tasks.max": "1"})
+        code, body = worker.rest("POST", "/connectors", {"name": "mirror-source", "config": source_config})
+        assert code == 201, body
+        wait_mirrored(b, remote, expected, 90)
+        wait_for("mirror-source RUNNING", functools.partial(running_tasks, worker, "mirror-source", 1), 60)
+        last = {p: rows[-1][1] for p, rows in expected.items()}
+
+        def synced() -> bool:
+            """The offset syncs on A reach the last record of each partition: no sync comes after."""
+            syncs = asyncio.run(read_offset_syncs(a, {topic}))
+            return last == {
+                p: max((s.upstream_offset for s in syncs if s.partition == p), default=-1) for p in last
+            }
+
+        wait_for("offset syncs of the last records", synced, 60)
+        # Only now the checkpoints: its task reads every sync before its first translation. Started
+        # earlier, a round between two syncs can checkpoint above the final promise, for good: Java's
+        # translation of an offset falls when a later sync thins the older ones out of the store
+        # (e.g. syncs every 11 records: 60 -> 56 while the newest sync is 55 or 66, 45 from 77 on), and a
+        # checkpoint is only emitted when it moves forward (Java's checkpointIsMoreRecent).
         checkpoint_config = quick_checkpoints(
             cluster_a, cluster_b, group, f"{prefix}-.*", **{"pyconnect.offset.translation": "java"}
         )
-        for name, config in (("mirror-source", source_config), ("mirror-checkpoint", checkpoint_config)):
-            code, body = worker.rest("POST", "/connectors", {"name": name, "config": config})
-            assert code == 201, body
-        wait_mirrored(b, remote, expected, 90)
-        for name in ("mirror-source", "mirror-checkpoint"):
-            wait_for(f"{name} RUNNING", functools.partial(running_tasks, worker, name, 1), 60)
-        last = {p: rows[-1][1] for p, rows in expected.items()}
+        code, body = worker.rest(
+            "POST", "/connectors", {"name": "mirror-checkpoint", "config": checkpoint_config}
+        )
+        assert code == 201, body
+        wait_for(
+            "mirror-checkpoint RUNNING", functools.partial(running_tasks, worker, "mirror-checkpoint", 1), 60
+        )
+        seen: dict[str, object] = {}
 
         def settled() -> tuple[dict[int, Translation], int] | None:
-            """Syncs reach the last records and the checkpoints on B equal the store's promises."""
-            syncs = asyncio.run(read_offset_syncs(a, {topic}))
-            newest = {
-                p: max((s.upstream_offset for s in syncs if s.partition == p), default=-1) for p in last
-            }
-            if newest != last:
-                return None
+            """The checkpoints on B equal the promises of a store fed with the syncs on A."""
             promised = promises(a, topic)
-            checkpoints = latest_checkpoints(b, group)
+            history = group_checkpoints(b, group)
+            seen["promised"] = promised and {p: t.downstream_offset for p, t in promised[0].items()}
+            seen["checkpoints"] = [(c.partition, c.upstream_offset, c.downstream_offset) for c in history]
+            checkpoints = {(c.topic, c.partition): c for c in history}
             if promised is None or any(
                 (c := checkpoints.get((remote, p))) is None or c.downstream_offset != t.downstream_offset
                 for p, t in promised[0].items()
@@ -133,7 +150,10 @@ def test_audits_pass_on_a_faithful_mirror_and_catch_perturbations(
                 return None
             return promised
 
-        promised, sync_count = wait_for("checkpoints as the store promises", settled, 90)
+        try:
+            promised, sync_count = wait_for("checkpoints as the store promises", settled, 90)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; last seen {seen}") from None
     mirrored_s = time.monotonic() - started
 
     source, target = KafkaCluster(a, timeout_s=30), KafkaCluster(b, timeout_s=30)

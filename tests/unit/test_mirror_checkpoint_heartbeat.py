@@ -6,6 +6,7 @@ the checkpoint emission rules, the group-offset sync gate and the heartbeat reco
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 
 import pytest
@@ -23,6 +24,7 @@ from connectors.mirror.heartbeat import MirrorHeartbeatConnector, MirrorHeartbea
 from connectors.mirror.offsets.translation import OffsetSyncStore
 from connectors.mirror.policy import DefaultReplicationPolicy
 from pyconnect.errors import ConfigError, ConnectError, RetriableError
+from pyconnect.kafka.group_view import GroupView
 from pyconnect.kafka.mirror_admin import CommittedOffset
 
 BASE = {
@@ -34,26 +36,49 @@ BASE = {
 
 
 class FakeGroups:
-    """In-memory stand-in for GroupAdmin: committed offsets and states per group; records commits."""
+    """In-memory stand-in for GroupAdmin: committed offsets and views per group; records commits.
+
+    ``later`` gives the view a group shows from its second describe on (a consumer joining between the
+    round's describe and the check right before the commit); ``refuse`` gives the error code the
+    coordinator answers to a commit of that group."""
 
     def __init__(
         self,
         offsets: dict[str, dict[tuple[str, int], CommittedOffset]],
-        states: dict[str, str] | None = None,
+        states: dict[str, str | GroupView] | None = None,
+        later: dict[str, GroupView] | None = None,
+        refuse: dict[str, int] | None = None,
     ) -> None:
         self.offsets = offsets
         self.states = states or {}
+        self.later = later or {}
+        self.refuse = refuse or {}
+        self.described: dict[str, int] = {}
         self.altered: list[tuple[str, dict[tuple[str, int], CommittedOffset]]] = []
 
     async def committed_offsets(self, group: str) -> dict[tuple[str, int], CommittedOffset]:
         return dict(self.offsets.get(group, {}))
 
+    def _view(self, group: str) -> GroupView:
+        self.described[group] = self.described.get(group, 0) + 1
+        if self.described[group] > 1 and group in self.later:
+            return self.later[group]
+        state = self.states.get(group, "Dead")
+        if isinstance(state, GroupView):
+            return state
+        return GroupView(group, "unknown" if state == "Dead" else "classic", state)
+
+    async def describe_groups(self, groups: Sequence[str]) -> dict[str, GroupView]:
+        return {g: self._view(g) for g in groups}
+
     async def group_states(self, groups: Sequence[str]) -> dict[str, str]:
-        return {g: self.states.get(g, "Dead") for g in groups}
+        return {g: v.state for g, v in (await self.describe_groups(groups)).items()}
 
     async def alter_offsets(
         self, group: str, offsets: Mapping[tuple[str, int], CommittedOffset]
     ) -> dict[tuple[str, int], int]:
+        if group in self.refuse:
+            return dict.fromkeys(offsets, self.refuse[group])
         self.altered.append((group, dict(offsets)))
         return {}
 
@@ -138,6 +163,28 @@ async def test_java_mode_and_untranslatable_offsets() -> None:
     assert [Checkpoint.from_record(r.key, r.value).downstream_offset for r in records] == [101]
 
 
+async def test_java_mode_checkpoint_stays_above_a_translation_that_later_syncs_lower() -> None:
+    """Java's store thins older syncs as newer ones arrive, so the translation of one offset can fall
+    (60 with syncs every 11 records: 56 while the newest sync is 55 or 66, 45 from 77 on); a checkpoint
+    only moves forward, so the one emitted at 56 stays. A checkpoint emitted mid-copy can therefore sit
+    above what a store fed with all the syncs promises (the Spark audit test starts its checkpoints
+    once the syncs are complete for this reason)."""
+    source = FakeGroups({"g": {("t", 0): CommittedOffset(60)}})
+    store = ready_store()
+    store.mode = "java"
+    t = task(["g"], source, store)
+    emitted = []
+    for up in range(0, 100, 11):
+        store.add("t", 0, up, up)
+        emitted += [
+            Checkpoint.from_record(r.key, r.value).downstream_offset for r in await t.checkpoint_records()
+        ]
+        if up == 66:
+            assert emitted[-1] == 56
+    assert store.translate_downstream("g", ("t", 0), 60) == 45
+    assert emitted == [1, 12, 23, 34, 45, 56]
+
+
 async def test_group_offset_sync_only_for_empty_or_unknown_groups_and_forward() -> None:
     target = FakeGroups(
         {"empty": {("A.t", 0): CommittedOffset(200), ("A.t", 1): CommittedOffset(5)}},
@@ -154,6 +201,78 @@ async def test_group_offset_sync_only_for_empty_or_unknown_groups_and_forward() 
     assert target.altered == [
         ("empty", {("A.t", 1): CommittedOffset(20, "")}),
         ("gone", {("A.t", 0): CommittedOffset(100, "m"), ("A.t", 1): CommittedOffset(20, "")}),
+    ]
+
+
+def two_partitions(t: MirrorCheckpointTask) -> None:
+    for group in t.groups:
+        t.checkpoints[group] = {
+            ("A.t", 0): Checkpoint(group, "A.t", 0, 90, 100, "m"),
+            ("A.t", 1): Checkpoint(group, "A.t", 1, 10, 20, ""),
+        }
+
+
+async def test_group_offset_sync_skips_active_consumer_protocol_groups_and_unanswered_describes() -> None:
+    target = FakeGroups(
+        {"new-idle": {("A.t", 0): CommittedOffset(150)}},
+        {
+            "new-idle": GroupView("new-idle", "consumer", "Empty"),
+            "new-stable": GroupView("new-stable", "consumer", "Stable", 2),
+            "new-reconciling": GroupView("new-reconciling", "consumer", "Reconciling", 1),
+            "unanswered": GroupView("unanswered", "unknown", "Unknown", 0, "DescribeGroups error code 15"),
+        },
+    )
+    t = task(["new-idle", "new-stable", "new-reconciling", "unanswered"], FakeGroups({}), ready_store())
+    t._target_admin = target  # type: ignore[assignment]
+    two_partitions(t)
+    await t.sync_group_offsets()
+    assert target.altered == [("new-idle", {("A.t", 1): CommittedOffset(20, "")})]
+
+
+async def test_group_that_turns_active_before_the_commit_is_not_touched_and_warned_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    target = FakeGroups({}, {"g": "Empty"}, later={"g": GroupView("g", "consumer", "Stable", 1)})
+    t = task(["g"], FakeGroups({}), ready_store())
+    t._target_admin = target  # type: ignore[assignment]
+    two_partitions(t)
+    with caplog.at_level(logging.DEBUG, logger="connectors.mirror.checkpoint"):
+        await t.sync_group_offsets()
+        await t.sync_group_offsets()
+    assert target.altered == []
+    # round 1: the round's describe (Empty) and the check right before the commit (Stable); round 2:
+    # the round's describe (Stable) already skips it
+    assert target.described["g"] == 3
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert [r.getMessage() for r in warnings] == [
+        "cp-0: not syncing offsets of consumer group g on B: Stable (consumer protocol, 1 member); "
+        "retried every round, logged again after a successful sync"
+    ]
+
+
+async def test_coordinator_refusal_is_a_skip_warned_once_then_synced(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    target = FakeGroups({}, {"g": "Empty"}, refuse={"g": 25})
+    t = task(["g"], FakeGroups({}), ready_store())
+    t._target_admin = target  # type: ignore[assignment]
+    two_partitions(t)
+    with caplog.at_level(logging.INFO, logger="connectors.mirror.checkpoint"):
+        await t.sync_group_offsets()
+        await t.sync_group_offsets()
+        del target.refuse["g"]
+        await t.sync_group_offsets()
+    messages = [(r.levelname, r.getMessage()) for r in caplog.records]
+    assert messages == [
+        (
+            "WARNING",
+            "cp-0: not syncing offsets of consumer group g on B: the coordinator refused the commit "
+            "(UNKNOWN_MEMBER_ID); retried every round, logged again after a successful sync",
+        ),
+        ("INFO", "cp-0: synced offsets of consumer group g again"),
+    ]
+    assert target.altered == [
+        ("g", {("A.t", 0): CommittedOffset(100, "m"), ("A.t", 1): CommittedOffset(20, "")})
     ]
 
 

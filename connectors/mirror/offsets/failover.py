@@ -37,7 +37,10 @@ one; ``keep`` when it already has the translated offset; ``skip-rewind`` when G'
 of the translated one (a consumer already ran on B, or group offset sync got there first); with
 ``allow_rewind`` that becomes ``rewind`` and is committed too. Committing never happens while G has
 members on B: it is refused unless the group is ``Empty`` or unknown (``Dead``) there, checked again
-right before the commit; the broker also rejects a commit without a member id for a group with members.
+right before the commit with the describe API of each kind of group (DescribeGroups for classic groups,
+ConsumerGroupDescribe for ``group.protocol=consumer`` ones, :mod:`pyconnect.kafka.group_view`); the
+broker also rejects a commit without a member id for a group with members (UNKNOWN_MEMBER_ID,
+STALE_MEMBER_EPOCH ...), which is reported as a refusal too.
 
 Errors are :class:`FailoverError` (one line: unknown alias, B unreachable, no checkpoints) or
 :class:`FailoverRefused` (G active on B). Every network step is bounded by ``timeout_s``.
@@ -64,6 +67,7 @@ from connectors.mirror.offsets.translation import OffsetSyncStore
 from connectors.mirror.policy import SOURCE_CLUSTER_ALIAS_CONFIG, ReplicationPolicy, replication_policy
 from connectors.mirror.records import TopicPartition
 from pyconnect.config.client_configs import mirror_client_config
+from pyconnect.kafka.group_view import ACTIVE_GROUP_REJECTIONS, UNKNOWN, GroupView
 from pyconnect.kafka.mirror_admin import CommittedOffset, GroupAdmin
 
 __all__ = [
@@ -99,8 +103,6 @@ COMMITTABLE_STATES = (EMPTY, DEAD)
 RETRY_BACKOFF_S = 0.5
 COORDINATOR_NOT_READY = frozenset({14, 15, 16})
 """COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR: retried."""
-ACTIVE_GROUP_REJECTIONS = {22: "ILLEGAL_GENERATION", 25: "UNKNOWN_MEMBER_ID", 27: "REBALANCE_IN_PROGRESS"}
-"""OffsetCommit errors the coordinator answers to a member-less commit while the group has members."""
 
 EXPORT_FIELDS = (
     "group",
@@ -468,12 +470,13 @@ async def execute_plan(plan: FailoverPlan, request: TranslateRequest) -> Execute
     admin = GroupAdmin(mirror_client_config(request.target_config, "admin"))
     try:
         await _bounded(admin.start(), request, plan.target)
-        states = await _retrying(lambda: admin.group_states([plan.group]), request, plan.target)
-        state = states.get(plan.group, DEAD)
-        if state not in COMMITTABLE_STATES:
+        views = await _retrying(lambda: _described(admin, plan.group), request, plan.target)
+        view = views[plan.group]
+        state = view.state
+        if not view.idle:
             raise FailoverRefused(
-                f"refusing to commit: group {plan.group} is {state} on cluster {plan.target} (it has active "
-                "members); stop its consumers there and run again"
+                f"refusing to commit: group {plan.group} is {view.describe()} on cluster {plan.target}, "
+                "not Empty; stop its consumers there and run again"
             )
         if not offsets:
             return ExecuteResult({}, state)
@@ -595,6 +598,14 @@ async def _commit(
     if errors and set(errors.values()) <= COORDINATOR_NOT_READY:
         raise _RetriableCommitError(f"coordinator not ready (error codes {sorted(set(errors.values()))})")
     return errors
+
+
+async def _described(admin: GroupAdmin, group: str) -> dict[str, GroupView]:
+    """The group's view; a describe the coordinator did not answer (loading, moving) is retried."""
+    views = await admin.describe_groups([group])
+    if views[group].state == UNKNOWN:
+        raise _RetriableCommitError(f"group {group} could not be described: {views[group].error}")
+    return views
 
 
 async def _retrying(call: Callable[[], Awaitable[T]], request: TranslateRequest, cluster: str) -> T:

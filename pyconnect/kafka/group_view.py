@@ -1,0 +1,95 @@
+"""What one consumer group is on one cluster, from the two describe APIs (classic and KIP-848 groups).
+
+A consumer group is either a *classic* group (members speak JoinGroup/SyncGroup; DescribeGroups reports
+it) or a *consumer-protocol* group (``group.protocol=consumer``, KIP-848; ConsumerGroupDescribe reports
+it, while DescribeGroups up to v5 answers it as ``Dead`` without an error). Listing finds both (ListGroups
+gives protocol type ``consumer`` to either kind). Offsets may be written from outside the group (an admin
+commit: no member id, generation/epoch -1) only while the group is idle.
+
+Contract (pure, no IO):
+- :func:`resolve_group` combines one group's DescribeGroups entry and ConsumerGroupDescribe entry
+  (``None`` when that API was not asked or the broker lacks it) into a :class:`GroupView`. A
+  ConsumerGroupDescribe entry without error wins (the group is a consumer-protocol group); otherwise a
+  DescribeGroups entry without error whose state is not ``Dead`` makes it classic; both answering
+  "no such group" (``Dead`` / ``GROUP_ID_NOT_FOUND``) make it ``unknown`` and ``Dead``. Any other error
+  (a coordinator loading or moving, an unexpected code) gives state ``Unknown``, which is never idle:
+  an unanswered question never permits a write. Authorization failures are the caller's to raise.
+- :attr:`GroupView.idle`: ``Empty`` or ``Dead`` (Java's MirrorCheckpointTask syncs only those).
+- :data:`ACTIVE_GROUP_REJECTIONS`: OffsetCommit error codes with which a coordinator refuses an admin
+  commit because the group has (or just got) members, for either kind of group.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from pyconnect.protocol.consumer_group_describe import GROUP_ID_NOT_FOUND, DescribedGroup
+
+Protocol = Literal["classic", "consumer", "unknown"]
+
+EMPTY = "Empty"
+DEAD = "Dead"
+UNKNOWN = "Unknown"
+IDLE_STATES = frozenset({EMPTY, DEAD})
+
+ACTIVE_GROUP_REJECTIONS = {
+    22: "ILLEGAL_GENERATION",
+    25: "UNKNOWN_MEMBER_ID",
+    27: "REBALANCE_IN_PROGRESS",
+    68: "NON_EMPTY_GROUP",
+    69: "GROUP_ID_NOT_FOUND",
+    110: "FENCED_MEMBER_EPOCH",
+    113: "STALE_MEMBER_EPOCH",
+}
+"""OffsetCommit errors a coordinator answers to a member-less commit while the group is not idle."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClassicEntry:
+    """One group of a DescribeGroups answer."""
+
+    error_code: int
+    state: str
+    members: int
+
+
+@dataclass(frozen=True, slots=True)
+class GroupView:
+    """One consumer group on one cluster: its protocol, the broker's state string and its member count."""
+
+    group: str
+    protocol: Protocol
+    state: str
+    members: int = 0
+    error: str | None = None
+
+    @property
+    def idle(self) -> bool:
+        """The group may take an admin commit: ``Empty`` or unknown (``Dead``), never ``Unknown``."""
+        return self.state in IDLE_STATES
+
+    def describe(self) -> str:
+        """``Stable (consumer protocol, 1 member)`` and the like, for one-line messages."""
+        if self.protocol == "unknown":
+            return "unknown" if self.state == DEAD else f"{self.state} ({self.error or 'not described'})"
+        plural = "" if self.members == 1 else "s"
+        return f"{self.state} ({self.protocol} protocol, {self.members} member{plural})"
+
+
+def resolve_group(group: str, classic: ClassicEntry | None, consumer: DescribedGroup | None) -> GroupView:
+    """The view of ``group`` from its two describe answers (see the module contract)."""
+    if consumer is not None and consumer.error_code == 0:
+        return GroupView(group, "consumer", consumer.state, len(consumer.member_ids))
+    if classic is not None and classic.error_code == 0 and classic.state != DEAD:
+        return GroupView(group, "classic", classic.state, classic.members)
+    errors = []
+    if classic is None:
+        errors.append("DescribeGroups not answered")
+    elif classic.error_code not in (0, GROUP_ID_NOT_FOUND):
+        errors.append(f"DescribeGroups error code {classic.error_code}")
+    if consumer is not None and consumer.error_code not in (0, GROUP_ID_NOT_FOUND):
+        errors.append(f"ConsumerGroupDescribe error code {consumer.error_code}")
+    if errors:
+        return GroupView(group, "unknown", UNKNOWN, 0, "; ".join(errors))
+    return GroupView(group, "unknown", DEAD)
