@@ -166,17 +166,13 @@ def next_copies(offending: DataFrame, paired: DataFrame) -> DataFrame:
     one_sided = F.col("o.kind").isin(MISSING, MISMATCH)
     after = F.when(F.col("o.kind") == MISSING, F.col("p.source_offset")).otherwise(F.col("p.target_offset"))
     other = F.when(F.col("o.kind") == MISSING, F.col("p.target_offset")).otherwise(F.col("p.source_offset"))
-    joined = (
-        F.broadcast(offending)
-        .alias("o")
-        .join(
-            paired.alias("p"),
-            (F.col("o.topic") == F.col("p.topic"))
-            & (F.col("o.partition") == F.col("p.partition"))
-            & one_sided
-            & (after > F.col("o.offset")),
-            "left",
-        )
+    joined = offending.alias("o").join(
+        paired.alias("p"),
+        (F.col("o.topic") == F.col("p.topic"))
+        & (F.col("o.partition") == F.col("p.partition"))
+        & one_sided
+        & (after > F.col("o.offset")),
+        "left",
     )
     filled = joined.groupBy("o.topic", "o.partition", "o.kind", "o.offset", "o.counterpart").agg(
         F.min_by(other, after).alias("next_copy")
