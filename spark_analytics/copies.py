@@ -7,7 +7,8 @@ partition (in offset order) is paired with the k-th of the target partition. Wha
 *missing* (source occurrences beyond the target's count) or *extra* on the target: a *duplicate* when
 the source holds that content at least once, a *mismatch* when it does not (a changed record, or one
 written by someone else). Pairs whose target order disagrees with the source order are *reordered*
-(:func:`reordered`).
+(:func:`reordered`). Each offending record also names a ``counterpart`` offset on the other cluster
+(:func:`leftovers`, :func:`reordered`, :func:`next_copies`), so a report locates it on both sides.
 
 Contract: every function takes and returns DataFrames (lazy, no action). Inputs are frames with
 :data:`spark_analytics.kafka_frames.RECORD_COLUMNS` and a shared ``topic`` naming scheme (the source
@@ -87,28 +88,58 @@ REORDERED = "reordered"
 
 
 def leftovers(matched: DataFrame) -> DataFrame:
-    """``topic, partition, kind, offset``: records without a partner. ``kind`` is :data:`MISSING`
-    (``offset`` on the source), :data:`DUPLICATE` or :data:`MISMATCH` (``offset`` on the target)."""
+    """``topic, partition, kind, offset, counterpart``: records without a partner. ``kind`` is
+    :data:`MISSING` (``offset`` on the source), :data:`DUPLICATE` or :data:`MISMATCH` (``offset`` on the
+    target). ``counterpart`` is, for a duplicate, the source offset of the record it copies: the extra
+    copies of a content are aligned with the *last* source occurrences (a rewind re-copies a run that
+    ends at the newest copied record), the earliest occurrence when there are more extras than
+    occurrences; null for the other kinds (see :func:`next_copies`)."""
     source_n, target_n = F.size("source_offsets"), F.size("target_offsets")
     missing = F.slice("source_offsets", target_n + 1, F.greatest(source_n - target_n, F.lit(0)))
     extra = F.slice("target_offsets", source_n + 1, F.greatest(target_n - source_n, F.lit(0)))
     missing_rows = matched.where(source_n > target_n).select(
-        "topic", "partition", F.lit(MISSING).alias("kind"), F.explode(missing).alias("offset")
-    )
-    extra_rows = matched.where(target_n > source_n).select(
         "topic",
         "partition",
-        F.when(source_n > 0, F.lit(DUPLICATE)).otherwise(F.lit(MISMATCH)).alias("kind"),
-        F.explode(extra).alias("offset"),
+        F.lit(MISSING).alias("kind"),
+        F.explode(missing).alias("offset"),
+        F.lit(None).cast("bigint").alias("counterpart"),
+    )
+    extra_rows = (
+        matched.where(target_n > source_n)
+        .select(
+            "topic",
+            "partition",
+            "source_offsets",
+            F.when(source_n > 0, F.lit(DUPLICATE)).otherwise(F.lit(MISMATCH)).alias("kind"),
+            (target_n - source_n).alias("extras"),
+            F.posexplode(extra).alias("index", "offset"),
+        )
+        .select(
+            "topic",
+            "partition",
+            "kind",
+            "offset",
+            F.when(
+                F.col("kind") == DUPLICATE,
+                F.element_at(
+                    "source_offsets",
+                    F.greatest(
+                        F.lit(1), F.size("source_offsets") - (F.col("extras") - 1 - F.col("index"))
+                    ).cast("int"),
+                ),
+            )
+            .cast("bigint")
+            .alias("counterpart"),
+        )
     )
     return missing_rows.unionByName(extra_rows)
 
 
 def reordered(paired: DataFrame) -> DataFrame:
-    """``topic, partition, kind, offset`` (kind :data:`REORDERED`, ``offset`` on the target): copies that
-    land before the copy of an earlier source record of their partition. MirrorMaker 2 keeps the order
-    of a partition, so each is a record out of place (two records swapped give one). Input:
-    :func:`paired_offsets`."""
+    """``topic, partition, kind, offset, counterpart`` (kind :data:`REORDERED`, ``offset`` on the target,
+    ``counterpart`` the source offset it copies): copies that land before the copy of an earlier source
+    record of their partition. MirrorMaker 2 keeps the order of a partition, so each is a record out of
+    place (two records swapped give one). Input: :func:`paired_offsets`."""
     earlier = (
         Window.partitionBy("topic", "partition")
         .orderBy("source_offset")
@@ -117,5 +148,39 @@ def reordered(paired: DataFrame) -> DataFrame:
     return (
         paired.withColumn("earlier_max", F.max("target_offset").over(earlier))
         .where(F.col("target_offset") < F.col("earlier_max"))
-        .select("topic", "partition", F.lit(REORDERED).alias("kind"), F.col("target_offset").alias("offset"))
+        .select(
+            "topic",
+            "partition",
+            F.lit(REORDERED).alias("kind"),
+            F.col("target_offset").alias("offset"),
+            F.col("source_offset").alias("counterpart"),
+        )
+    )
+
+
+def next_copies(offending: DataFrame, paired: DataFrame) -> DataFrame:
+    """``offending`` (a few :func:`leftovers` rows) with ``counterpart`` filled in for the one-sided kinds,
+    where the record sits on the other side: for a missing record, the target offset of the copy of the
+    next source record that has one (its copy belongs just before it); for a mismatch, the source offset
+    of the next target record that is a copy. Null when no such copy follows (e.g. a missing tail)."""
+    one_sided = F.col("o.kind").isin(MISSING, MISMATCH)
+    after = F.when(F.col("o.kind") == MISSING, F.col("p.source_offset")).otherwise(F.col("p.target_offset"))
+    other = F.when(F.col("o.kind") == MISSING, F.col("p.target_offset")).otherwise(F.col("p.source_offset"))
+    joined = offending.alias("o").join(
+        paired.alias("p"),
+        (F.col("o.topic") == F.col("p.topic"))
+        & (F.col("o.partition") == F.col("p.partition"))
+        & one_sided
+        & (after > F.col("o.offset")),
+        "left",
+    )
+    filled = joined.groupBy("o.topic", "o.partition", "o.kind", "o.offset", "o.counterpart").agg(
+        F.min_by(other, after).alias("next_copy")
+    )
+    return filled.select(
+        "topic",
+        "partition",
+        "kind",
+        "offset",
+        F.coalesce("counterpart", "next_copy").cast("bigint").alias("counterpart"),
     )

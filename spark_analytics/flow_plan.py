@@ -6,7 +6,10 @@ Contract:
   :class:`FlowError` (one line).
 - :func:`plan_from_mm2` takes the parsed ``mm2.properties`` and builds a :class:`FlowPlan`: each side's
   client properties as MirrorMaker 2 would use them (``MirrorMakerConfig.mirror_client_config``: top-level
-  and ``<alias>.`` keys, config providers resolved), the replication policy of the target's client
+  and ``<alias>.`` keys, config providers resolved), plus the ``isolation.level`` of the flow's
+  MirrorSourceConnector source consumer when it is set (the source is read as the mirror read it: a
+  ``read_committed`` mirror does not copy aborted records, so the audit must not expect them), the
+  replication policy of the target's client
   config, the flow's ``offset-syncs.topic.location``, and the flow's topic and group filters
   (``topics``/``topics.exclude``, ``groups``/``groups.exclude`` of ``A->B.`` or top level). ``--topics`` /
   ``--groups`` replace the include pattern (Java regex, whole name), the exclude lists still apply. An
@@ -24,6 +27,7 @@ from dataclasses import dataclass, field
 from connectors.mirror.filters import group_filter, topic_filter
 from connectors.mirror.mm2_properties import MirrorMakerConfig, SourceAndTarget
 from connectors.mirror.policy import ReplicationPolicy, replication_policy
+from pyconnect.config.client_configs import mirror_connector_client_config
 from pyconnect.errors import ConfigError
 
 _CLIENT_PREFIXES = ("admin.", "consumer.", "producer.", "replication.policy.")
@@ -109,12 +113,16 @@ def plan_from_mm2(
         filters["topics"] = topics
     if groups is not None:
         filters["groups"] = groups
+    source_properties = kafka_client_properties(source)
+    isolation = mirror_connector_client_config(connector, "source", "consumer").get("isolation.level")
+    if isolation:
+        source_properties["isolation.level"] = isolation
     plan = FlowPlan(
         source_alias=flow.source,
         target_alias=flow.target,
         source_bootstrap=source["bootstrap.servers"],
         target_bootstrap=target["bootstrap.servers"],
-        source_properties=kafka_client_properties(source),
+        source_properties=source_properties,
         target_properties=kafka_client_properties(target),
         policy_config={k: v for k, v in target.items() if k.startswith("replication.policy.")},
         offset_syncs_on_target=location == "target",

@@ -234,7 +234,18 @@ group failing over at the latest checkpoint reads again (the largest over the gr
     }
 {
         _table(
-            ("kind", "cluster", "topic", "partition", "offset", "key", "value", "timestamp"),
+            (
+                "kind",
+                "cluster",
+                "topic",
+                "partition",
+                "offset",
+                "source offset",
+                "target offset",
+                "key",
+                "value",
+                "timestamp",
+            ),
             [
                 (
                     s["kind"],
@@ -242,6 +253,8 @@ group failing over at the latest checkpoint reads again (the largest over the gr
                     s["topic"],
                     s["partition"],
                     s["offset"],
+                    s.get("source_offset"),
+                    s.get("target_offset"),
                     s["key"],
                     s["value"],
                     s["timestamp_ms"],

@@ -220,7 +220,9 @@ def audit_replication_frames(
         buckets = _offset_buckets(matched, left) if any(not r.clean for r in reports) else []
         samples: list[SampledRecord] = []
         if sample > 0 and any(not r.clean for r in reports):
-            offending = left.orderBy("kind", "topic", "partition", "offset").limit(sample)
+            order = ("kind", "topic", "partition", "offset")
+            first = left.orderBy(*order).limit(sample)
+            offending = copies.next_copies(first, paired).orderBy(*order)
             samples = sample_records(offending, source, target, remote_topics)
     finally:
         matched.unpersist()

@@ -62,6 +62,19 @@ def test_the_plan_takes_clients_filters_and_location_from_mm2_properties() -> No
     assert narrowed.groups_to_audit(["app-1", "other"]) == ["other"]
 
 
+def test_the_source_is_read_with_the_mirror_consumers_isolation_level() -> None:
+    flow = SourceAndTarget("A", "B")
+    assert "isolation.level" not in plan_from_mm2(MirrorMakerConfig(MM2), flow).source_properties
+    for key in (
+        "A->B.consumer.isolation.level",
+        "A.consumer.isolation.level",
+        "A->B.source.consumer.isolation.level",
+    ):
+        plan = plan_from_mm2(MirrorMakerConfig({**MM2, key: "read_committed"}), flow)
+        assert plan.source_properties["isolation.level"] == "read_committed", key
+        assert "isolation.level" not in plan.target_properties, key
+
+
 def test_a_bad_flow_is_one_line() -> None:
     with pytest.raises(FlowError, match="unknown cluster alias C"):
         plan_from_mm2(MirrorMakerConfig(MM2), SourceAndTarget("A", "C"))

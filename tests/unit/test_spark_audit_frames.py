@@ -109,18 +109,45 @@ def test_missing_duplicate_and_mismatch_are_told_apart(spark: SparkSession) -> N
     audit = audit_replication_frames(source, frame(spark, target_rows), {"t": "A.t"}, sample=10)
     # Missing: contents 2, 4 and 5; 5 is after the last copied record (3), so it is the tail.
     assert counts(audit) == {0: (6, 5, 3, 2, 1, 1)}
-    kinds = sorted((s.kind, s.cluster, s.offset) for s in audit.samples)
+    kinds = sorted((s.kind, s.cluster, s.offset, s.source_offset, s.target_offset) for s in audit.samples)
     assert kinds == [
-        ("duplicate", "target", 3),
-        ("mismatch", "target", 4),
-        ("missing", "source", 2),
-        ("missing", "source", 4),
-        ("missing", "source", 5),
+        ("duplicate", "target", 3, 3, 3),  # a second copy of source 3
+        ("mismatch", "target", 4, None, 4),  # no copied record follows it
+        ("missing", "source", 2, 2, 2),  # belongs before target 2, the copy of source 3
+        ("missing", "source", 4, 4, None),
+        ("missing", "source", 5, 5, None),
     ]
     mismatch = next(s for s in audit.samples if s.kind == "mismatch")
     assert (mismatch.key, mismatch.value, mismatch.remote_topic) == ("'k4'", "'changed'", "A.t")
     assert not audit.ok() and not audit.ok(allow_lag=True)
     assert "FAILED" in audit.render()
+
+
+def test_offending_records_are_located_on_both_sides(spark: SparkSession) -> None:
+    # Source: X a X b X (X byte-identical at 0, 2, 4), then c d e at 5-7. The target holds the copy of
+    # 0-4, then a rewind copied 2-4 again (X b X at 5-7), then c, an altered d, and e at 8-10.
+    x = rec(0, 0, b"x", b"X")
+    named = {
+        o: rec(0, o, n, n, ts=2000 + o) for o, n in ((1, b"a"), (3, b"b"), (5, b"c"), (6, b"d"), (7, b"e"))
+    }
+    source_rows = [named.get(o, (*x[:2], o, *x[3:])) for o in range(8)]
+    copied = [source_rows[o] for o in (0, 1, 2, 3, 4, 2, 3, 4, 5)] + [
+        rec(0, 0, b"d", b"changed", ts=2006),
+        source_rows[7],
+    ]
+    target_rows = [(*r[:2], i, *r[3:]) for i, r in enumerate(copied)]
+    audit = audit_replication_frames(frame(spark, source_rows), frame(spark, target_rows), {"t": "A.t"})
+    located = sorted((s.kind, s.source_offset, s.target_offset) for s in audit.samples)
+    assert located == [
+        ("duplicate", 2, 5),  # the extra copies of X align with its last occurrences: 2 and 4
+        ("duplicate", 3, 6),
+        ("duplicate", 4, 7),
+        ("mismatch", 7, 9),  # the altered d sits just before the copy of source 7 (e)
+        ("missing", 6, 10),  # d belongs before target 10, the copy of e
+    ]
+    lines = [s.describe() for s in audit.samples]
+    assert any("@5 (copy of source 2)" in line for line in lines), lines
+    assert audit.to_json()["samples"][0]["source_offset"] == 2
 
 
 def test_only_a_missing_tail_passes_with_allow_lag(spark: SparkSession) -> None:
@@ -339,6 +366,7 @@ def test_two_swapped_copies_are_one_reordered_record(spark: SparkSession) -> Non
     (sample,) = audit.samples
     # k3's copy (target 2) lands before k2's (target 3): k3 is the one out of place.
     assert (sample.kind, sample.cluster, sample.offset, sample.key) == ("reordered", "target", 2, "'k3'")
+    assert (sample.source_offset, sample.target_offset) == (3, 2)
     in_order = audit_replication_frames(source, frame(spark, copied), {"t": "A.t"})
     assert in_order.total("reordered") == 0 and in_order.ok()
 

@@ -1,0 +1,478 @@
+"""The Spark audits on awkward sources and on located faults, on data a pyconnect worker mirrored A -> B.
+
+One mirror for the module: a pyconnect worker of B runs MirrorSourceConnector (source consumer
+``isolation.level=read_committed``: Java's MirrorSource leaves the consumer at Kafka's default,
+``read_uncommitted``, and copies aborted records; this flow is configured the way the exactly-once guides
+say) and MirrorCheckpointConnector over five topics of A, then stops once everything is copied:
+
+- ``repeat``: identical records (same key, value, headers and timestamp) several times in a partition,
+  interleaved with others and in runs;
+- ``compact``: a compacted topic the broker really compacted before the mirror started (offsets with gaps);
+- ``txn``: committed and aborted transactions (control records and aborted data in the log);
+- ``late``: a topic whose head retention deleted before the mirror started (the mirror starts mid-stream);
+- ``faults``: plain records, broken after the copy by the fault test.
+
+The audits read the source ``read_committed`` as the mirror did. The first test: every source passes,
+with exact counts, and the group's checkpoints on ``repeat`` are exact. The second: a duplicated range,
+two swapped records and a forged offset sync are each caught and located by offsets on both sides.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic, RecordsToDelete
+from aiokafka.structs import OffsetAndMetadata
+from pyspark.sql import SparkSession
+
+from connectors.mirror.records import OffsetSync
+from pyconnect.testing.backends import ClusterHandle
+from spark_analytics.kafka_frames import KafkaCluster
+from spark_analytics.replication_audit import ReplicationAudit, run_replication_audit
+from spark_analytics.session import local_spark
+from spark_analytics.translation_audit import SYNC_OK, SYNC_VIOLATION, TranslationAudit, run_translation_audit
+from tests.integration.fleet import fleet, python_workers, running_tasks, wait_for
+from tests.integration.mirror_helpers import CHECKPOINTS_TOPIC, latest_checkpoints
+from tests.integration.test_mirror_checkpoint import quick_checkpoints
+from tests.integration.test_mirror_source import (
+    OFFSET_SYNCS_TOPIC,
+    Row,
+    mirror_config,
+    read_all,
+    read_offset_syncs,
+)
+from tests.integration.test_spark_audit import create_and_fill_now
+
+pytestmark = [pytest.mark.kafka, pytest.mark.timeout(600)]
+
+READ_COMMITTED = {"isolation.level": "read_committed"}
+REPEAT_RECORDS = 60
+REPEAT_COMMITTED = 31
+COMPACT_KEYS, COMPACT_ROUNDS = 8, 4
+LATE_RECORDS, LATE_DELETED = 30, 12
+FAULT_RECORDS = 40  # two partitions of 20
+DUPLICATED = range(5, 10)  # target offsets of partition 0 copied a second time
+FORGED_SYNC = (3, 7)  # upstream 3 -> downstream 7 on partition 0 of ``faults``: not a copy
+
+
+@dataclass(frozen=True)
+class Mirrored:
+    a: str
+    b: str
+    prefix: str
+    group: str
+    expected: dict[str, dict[int, list[Row]]]
+    """What each topic holds on A (read_committed), by partition, when the mirror started."""
+
+    def topic(self, name: str) -> str:
+        return f"{self.prefix}-{name}"
+
+    def remote(self, name: str) -> str:
+        return f"A.{self.prefix}-{name}"
+
+
+async def _create(bootstrap: str, topic: str, partitions: int, configs: dict[str, str] | None = None) -> None:
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        await admin.create_topics([NewTopic(topic, partitions, 1, topic_configs=configs or {})])
+    finally:
+        await admin.close()
+
+
+async def _fill_repeat(bootstrap: str, topic: str, now_ms: int) -> None:
+    """Partition 0: content ``same`` at every third offset, a run of three ``twin`` records at 40-42, and
+    unique records around them, all stamped ``now_ms`` (the repeats are byte-identical)."""
+    await _create(bootstrap, topic, 1)
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=5)
+    await producer.start()
+    try:
+        for i in range(REPEAT_RECORDS):
+            if 40 <= i <= 42:
+                key, value, headers = b"twin", b"t", [("h", b"1"), ("h", b"1")]
+            elif i % 3 == 0:
+                key, value, headers = b"same", b"s", [("h", b"\x00")]
+            else:
+                key, value, headers = f"u{i}".encode(), f"v{i}".encode(), []
+            await producer.send(topic, value, key=key, partition=0, timestamp_ms=now_ms, headers=headers)
+        await producer.flush()
+    finally:
+        await producer.stop()
+
+
+async def _fill_compacted(bootstrap: str, topic: str) -> None:
+    """COMPACT_ROUNDS rounds of the same COMPACT_KEYS keys, each round in its own segment (segments roll
+    after 100 ms), then ``end`` to roll the last round: the cleaner may keep only the last round."""
+    configs = {
+        "cleanup.policy": "compact",
+        "segment.ms": "100",
+        "min.cleanable.dirty.ratio": "0.01",
+        "min.compaction.lag.ms": "0",
+    }
+    await _create(bootstrap, topic, 1, configs)
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
+    await producer.start()
+    try:
+        for r in range(COMPACT_ROUNDS):
+            for k in range(COMPACT_KEYS):
+                await producer.send(topic, f"r{r}".encode(), key=f"c{k}".encode(), partition=0)
+            await producer.flush()
+            await asyncio.sleep(0.3)
+        await producer.send_and_wait(topic, b"last", key=b"end", partition=0)
+    finally:
+        await producer.stop()
+
+
+async def _fill_transactions(bootstrap: str, topic: str) -> None:
+    """Partition 0: committed c0-c4 (offsets 0-4), aborted a5-a9 (6-10), a plain record n (12), committed
+    c10-c14 (13-17); control records at 5, 11 and 18."""
+    await _create(bootstrap, topic, 1)
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, transactional_id=f"{topic}-producer")
+    plain = AIOKafkaProducer(bootstrap_servers=bootstrap)
+    await producer.start()
+    await plain.start()
+    try:
+        for values, commit in ((range(5), True), (range(5, 10), False), (range(10, 15), True)):
+            if values.start == 10:
+                await plain.send_and_wait(topic, b"n", key=b"plain", partition=0)
+            await producer.begin_transaction()
+            for i in values:
+                await producer.send(topic, f"{'c' if commit else 'a'}{i}".encode(), key=b"k", partition=0)
+            if commit:
+                await producer.commit_transaction()
+            else:
+                await producer.abort_transaction()
+    finally:
+        await plain.stop()
+        await producer.stop()
+
+
+async def _delete_head(bootstrap: str, topic: str, before: int) -> None:
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        await admin.delete_records({TopicPartition(topic, 0): RecordsToDelete(before_offset=before)})
+    finally:
+        await admin.close()
+
+
+async def _commit(bootstrap: str, group: str, topic: str, offset: int) -> None:
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
+    await consumer.start()
+    try:
+        consumer.assign([TopicPartition(topic, 0)])
+        await consumer.commit({TopicPartition(topic, 0): OffsetAndMetadata(offset, "")})
+    finally:
+        await consumer.stop()
+
+
+async def _read_committed(bootstrap: str, topic: str) -> dict[int, list[Row]]:
+    """``read_all`` under read_committed, bounded by the last stable offsets."""
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+        isolation_level="read_committed",
+    )
+    await consumer.start()
+    rows: dict[int, list[Row]] = {}
+    try:
+        tp = TopicPartition(topic, 0)
+        consumer.assign([tp])
+        end = (await consumer.end_offsets([tp]))[tp]
+        deadline = time.monotonic() + 15
+        while await consumer.position(tp) < end and time.monotonic() < deadline:
+            for messages in (await consumer.getmany(tp, timeout_ms=500)).values():
+                for m in messages:
+                    rows.setdefault(0, []).append(
+                        (m.partition, m.offset, m.key, m.value, tuple(m.headers), m.timestamp)
+                    )
+    finally:
+        await consumer.stop()
+    return rows
+
+
+def _offsets(rows: dict[int, list[Row]], partition: int = 0) -> list[int]:
+    return [r[1] for r in rows.get(partition, [])]
+
+
+def _compacted(bootstrap: str, topic: str) -> dict[int, list[Row]] | None:
+    """The topic once the cleaner compacted every closed segment: the last round and ``end`` left."""
+    rows = asyncio.run(read_all(bootstrap, topic, 10))
+    last_round = (COMPACT_ROUNDS - 1) * COMPACT_KEYS
+    return rows if _offsets(rows) == [*range(last_round, last_round + COMPACT_KEYS + 1)] else None
+
+
+def _content(rows: dict[int, list[Row]]) -> dict[int, list[tuple[object, ...]]]:
+    """Rows without their offsets: what a copy keeps."""
+    return {p: [(r[0], *r[2:]) for r in part] for p, part in rows.items()}
+
+
+def _wait_copied(bootstrap: str, remote: str, expected: dict[int, list[Row]]) -> None:
+    """Wait until ``remote`` holds exactly the records of ``expected``, in order (at any offsets)."""
+
+    def copied() -> bool:
+        return _content(asyncio.run(read_all(bootstrap, remote, 10))) == _content(expected)
+
+    wait_for(f"{remote} copied", copied, 90, interval=1)
+
+
+@pytest.fixture(scope="module")
+def mirrored(
+    cluster_a: ClusterHandle, cluster_b: ClusterHandle, tmp_path_factory: pytest.TempPathFactory
+) -> Mirrored:
+    a, b = cluster_a.bootstrap_servers, cluster_b.bootstrap_servers
+    prefix = f"sas-{uuid.uuid4().hex[:8]}"
+    group = f"{prefix}-group"
+    m = Mirrored(a, b, prefix, group, {})
+    started = time.monotonic()
+    asyncio.run(_fill_compacted(a, m.topic("compact")))  # first: the cleaner works while the rest fills
+    asyncio.run(_fill_repeat(a, m.topic("repeat"), int(time.time() * 1000)))
+    asyncio.run(_fill_transactions(a, m.topic("txn")))
+    asyncio.run(create_and_fill_now(a, m.topic("late"), 1, LATE_RECORDS))
+    asyncio.run(_delete_head(a, m.topic("late"), LATE_DELETED))
+    asyncio.run(create_and_fill_now(a, m.topic("faults"), 2, FAULT_RECORDS))
+    asyncio.run(_commit(a, group, m.topic("repeat"), REPEAT_COMMITTED))
+
+    filled = time.monotonic()
+    compacted = wait_for("the broker compacts the source", lambda: _compacted(a, m.topic("compact")), 60)
+    m.expected["compact"] = compacted
+    m.expected["repeat"] = asyncio.run(read_all(a, m.topic("repeat"), 10))
+    m.expected["txn"] = asyncio.run(_read_committed(a, m.topic("txn")))
+    m.expected["late"] = asyncio.run(read_all(a, m.topic("late"), 10))
+    m.expected["faults"] = asyncio.run(read_all(a, m.topic("faults"), 10))
+    # The sources are what each case claims, before anything is copied.
+    assert _offsets(m.expected["txn"]) == [0, 1, 2, 3, 4, 12, 13, 14, 15, 16, 17]
+    assert _offsets(m.expected["late"]) == list(range(LATE_DELETED, LATE_RECORDS))
+    assert _offsets(m.expected["repeat"]) == list(range(REPEAT_RECORDS))
+
+    compacted_s = time.monotonic() - filled
+    base = tmp_path_factory.mktemp("audit-sources-worker")
+    with fleet(python_workers(b, base, f"{prefix}-worker", 1)) as (worker,):
+        source_config = mirror_config(
+            cluster_a,
+            cluster_b,
+            f"{prefix}-.*",
+            **{"tasks.max": "1", "consumer.isolation.level": "read_committed"},
+        )
+        checkpoint_config = quick_checkpoints(cluster_a, cluster_b, group, f"{prefix}-.*")
+        for name, config in (("mirror-source", source_config), ("mirror-checkpoint", checkpoint_config)):
+            code, body = worker.rest("POST", "/connectors", {"name": name, "config": config})
+            assert code == 201, body
+        for name, rows in m.expected.items():
+            _wait_copied(b, m.remote(name), rows)
+        for name in ("mirror-source", "mirror-checkpoint"):
+            wait_for(f"{name} RUNNING", functools.partial(running_tasks, worker, name, 1), 60)
+
+        def checkpointed() -> bool:
+            c = latest_checkpoints(b, group).get((m.remote("repeat"), 0))
+            return c is not None and c.upstream_offset == REPEAT_COMMITTED
+
+        copied_s = time.monotonic() - started
+        wait_for("the group's checkpoint", checkpointed, 60)
+        # The offset syncs reach the last record of every partition, so none is still to come.
+        last = {(m.topic(n), p): rows[-1][1] for n, parts in m.expected.items() for p, rows in parts.items()}
+
+        def synced() -> bool:
+            syncs = asyncio.run(read_offset_syncs(a, {t for t, _ in last}))
+            newest: dict[tuple[str, int], int] = {}
+            for s in syncs:
+                newest[(s.topic, s.partition)] = max(
+                    newest.get((s.topic, s.partition), -1), s.upstream_offset
+                )
+            return all(newest.get(tp, -1) >= offset for tp, offset in last.items())
+
+        wait_for("offset syncs up to the last records", synced, 60)
+    print(
+        f"\nsources filled and compacted (waited {compacted_s:.1f} s for the cleaner), copied after "
+        f"{copied_s:.1f} s, checkpointed and synced after {time.monotonic() - started:.1f} s"
+    )
+    return m
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[SparkSession]:
+    started = time.monotonic()
+    with local_spark("pyconnect-audit-sources") as session:
+        session.range(1).count()
+        print(f"\nSpark session up in {time.monotonic() - started:.1f} s")
+        yield session
+
+
+def _replication(spark: SparkSession, m: Mirrored, names: list[str]) -> ReplicationAudit:
+    return run_replication_audit(
+        spark,
+        KafkaCluster(m.a, READ_COMMITTED, timeout_s=30),
+        KafkaCluster(m.b, timeout_s=30),
+        {m.topic(n): m.remote(n) for n in names},
+        source_alias="A",
+    )
+
+
+def _translation(spark: SparkSession, m: Mirrored, names: list[str]) -> TranslationAudit:
+    return run_translation_audit(
+        spark,
+        KafkaCluster(m.a, READ_COMMITTED, timeout_s=30),
+        KafkaCluster(m.b, timeout_s=30),
+        {m.topic(n): m.remote(n) for n in names},
+        source_alias="A",
+        target_alias="B",
+        offset_syncs_topic=OFFSET_SYNCS_TOPIC,
+        offset_syncs_on_target=False,
+        checkpoints_topic=CHECKPOINTS_TOPIC,
+        groups=[m.group],
+    )
+
+
+PASSING = ["repeat", "compact", "txn", "late"]
+
+
+def test_repeated_compacted_transactional_and_late_sources_pass(
+    mirrored: Mirrored, spark: SparkSession
+) -> None:
+    m = mirrored
+    started = time.monotonic()
+    audit = _replication(spark, m, PASSING)
+    replication_s = time.monotonic() - started
+    counts = {
+        (p.topic, p.partition): (
+            p.source_count,
+            p.target_count,
+            p.missing,
+            p.duplicates,
+            p.mismatches,
+            p.reordered,
+        )
+        for p in audit.partitions
+    }
+    expected_sizes = {"repeat": REPEAT_RECORDS, "compact": COMPACT_KEYS + 1, "txn": 11, "late": 18}
+    assert counts == {(m.topic(n), 0): (size, size, 0, 0, 0, 0) for n, size in expected_sizes.items()}
+    assert audit.ok() and audit.samples == [] and audit.offset_buckets == [], audit.render()
+    assert audit.total("missing_head") == 0
+
+    started = time.monotonic()
+    translation = _translation(spark, m, PASSING)
+    print(
+        f"\naudits of the four sources: replication {replication_s:.1f} s, translation {time.monotonic() - started:.1f} s"
+    )
+    assert translation.ok(), translation.render()
+    assert translation.sync_violations == 0 and translation.syncs[SYNC_OK] > 0
+    (latest,) = translation.latest
+    # ``repeat`` is copied to the same offsets: the true position of upstream 31 is 31, and a consumer
+    # resuming at the translated offset re-reads exactly the records in between (none skipped).
+    assert (latest.topic, latest.partition, latest.upstream_offset) == (
+        m.topic("repeat"),
+        0,
+        REPEAT_COMMITTED,
+    )
+    assert latest.true_position == REPEAT_COMMITTED and latest.skipped == 0
+    assert 0 <= latest.downstream_offset <= REPEAT_COMMITTED
+    assert latest.reread == REPEAT_COMMITTED - latest.downstream_offset
+
+
+async def _break_faults(m: Mirrored) -> tuple[list[int], tuple[int, int]]:
+    """Copy target offsets DUPLICATED of partition 0 a second time; on partition 1 append records X, Y to
+    the source and their copies Y, X to the target; forge an offset sync on A. Returns the offsets of the
+    second copies and (source offset of Y, target offset of Y's copy)."""
+    target_rows = await read_all(m.b, m.remote("faults"), 10)
+    producer = AIOKafkaProducer(bootstrap_servers=m.b)
+    source_producer = AIOKafkaProducer(bootstrap_servers=m.a)
+    await producer.start()
+    await source_producer.start()
+    try:
+        copies = []
+        for row in target_rows[0][DUPLICATED.start : DUPLICATED.stop]:
+            _, _, key, value, headers, ts = row
+            sent = await producer.send_and_wait(
+                m.remote("faults"), value, key=key, partition=0, timestamp_ms=ts, headers=list(headers)
+            )
+            copies.append(sent.offset)
+        now_ms = int(time.time() * 1000)
+        x = (b"x", b"first", now_ms)
+        y = (b"y", b"second", now_ms + 1)
+        for key, value, ts in (x, y):
+            await source_producer.send_and_wait(
+                m.topic("faults"), value, key=key, partition=1, timestamp_ms=ts
+            )
+        y_copy = None
+        for key, value, ts in (y, x):
+            sent = await producer.send_and_wait(
+                m.remote("faults"), value, key=key, partition=1, timestamp_ms=ts
+            )
+            y_copy = sent.offset if key == b"y" else y_copy
+        forged = OffsetSync(m.topic("faults"), 0, *FORGED_SYNC)
+        await source_producer.send_and_wait(
+            OFFSET_SYNCS_TOPIC, forged.record_value(), key=forged.record_key(), partition=0
+        )
+    finally:
+        await source_producer.stop()
+        await producer.stop()
+    assert y_copy is not None
+    return copies, (len(m.expected["faults"][1]) + 1, y_copy)
+
+
+def test_a_duplicated_range_swapped_records_and_a_forged_sync_are_located(
+    mirrored: Mirrored, spark: SparkSession, tmp_path: Path
+) -> None:
+    m = mirrored
+    second_copies, (y_source, y_target) = asyncio.run(_break_faults(m))
+    per_partition = FAULT_RECORDS // 2
+    assert second_copies == list(range(per_partition, per_partition + len(DUPLICATED)))
+    assert (y_source, y_target) == (per_partition + 1, per_partition)
+
+    started = time.monotonic()
+    audit = _replication(spark, m, ["faults"])
+    replication_s = time.monotonic() - started
+    counts = {
+        p.partition: (p.source_count, p.target_count, p.missing, p.duplicates, p.mismatches, p.reordered)
+        for p in audit.partitions
+    }
+    assert counts == {
+        0: (per_partition, per_partition + len(DUPLICATED), 0, len(DUPLICATED), 0, 0),
+        1: (per_partition + 2, per_partition + 2, 0, 0, 0, 1),
+    }
+    assert not audit.ok()
+    located = sorted(
+        (s["kind"], s["partition"], s["source_offset"], s["target_offset"])
+        for s in audit.to_json()["samples"]
+    )
+    source_offsets = [r[1] for r in m.expected["faults"][0]]
+    assert located == sorted(
+        [
+            *(
+                ("duplicate", 0, source_offsets[t], copy)
+                for t, copy in zip(DUPLICATED, second_copies, strict=True)
+            ),
+            ("reordered", 1, y_source, y_target),
+        ]
+    )
+    buckets: dict[tuple[int, str], list[int]] = {}
+    for b in audit.to_json()["offset_buckets"]:
+        buckets.setdefault((b["partition"], b["kind"]), []).extend((b["first"], b["last"], b["count"]))
+    assert buckets == {
+        (0, "duplicate"): [x for copy in second_copies for x in (copy, copy, 1)],
+        (1, "reordered"): [y_target, y_target, 1],
+    }
+
+    started = time.monotonic()
+    translation = _translation(spark, m, ["faults"])
+    print(
+        f"\naudits of the faults: replication {replication_s:.1f} s, translation {time.monotonic() - started:.1f} s"
+    )
+    assert not translation.ok() and translation.sync_violations == 1, translation.render()
+    (bogus,) = translation.sync_violation_samples
+    assert (bogus.topic, bogus.partition, bogus.upstream_offset, bogus.downstream_offset) == (
+        m.topic("faults"),
+        0,
+        *FORGED_SYNC,
+    )
+    assert bogus.status == SYNC_VIOLATION and translation.violations == 0
+    assert f"SYNC VIOLATION {m.topic('faults')}-0: upstream 3 -> downstream 7" in translation.render()
