@@ -55,8 +55,8 @@ demo: kafka
 
 ## bench: pyconnect beside Java MirrorMaker 2 on two local clusters; results in benchmarks/results/<date>/
 ## (`$(PY) -m benchmarks --quick --out DIR` runs a small version in a few minutes)
-bench: kafka
-	$(PY) -m pip install -q -e '.[bench]'
+bench: kafka spark-kafka
+	$(PY) -m pip install -q -e '.[bench,spark]'
 	$(PY) -m benchmarks --out benchmarks/results/$$(date -u +%Y-%m-%d)
 
 clean:

@@ -108,14 +108,17 @@ def produce(
     *,
     throughput: int = -1,
     timeout: float = 600.0,
+    payload_file: Path | None = None,
 ) -> dict[str, Any]:
+    """``records`` records of ``record_size`` bytes with ProducerPerformance; with ``payload_file`` the
+    values are lines of that file (drawn at random by the tool) instead of one repeated payload."""
+    payload = ["--payload-file", str(payload_file)] if payload_file else ["--record-size", str(record_size)]
     args = [
         "--topic",
         topic,
         "--num-records",
         str(records),
-        "--record-size",
-        str(record_size),
+        *payload,
         "--throughput",
         str(throughput),
         "--producer-props",

@@ -486,6 +486,7 @@ def render_markdown(results: Mapping[str, Any], chart_name: str | None = "chart.
         ],
     )
     out += _control_plane_section(scenarios.get("control_plane"))
+    out += _audit_scale_section(scenarios.get("audit_scale"))
     out += _profile_section(results)
     out.append("## Settings")
     out.append("")
@@ -829,6 +830,56 @@ CONTROL_COMPARED = (
 """The figures the control-plane section divides, pyconnect by Java, per connector count."""
 CONTROL_LABELS = {"java-connect": "Java Connect", "pyconnect": "pyconnect"}
 """The control plane runs VerifiableSourceConnectors: the systems are the runtimes, not the mirrors."""
+
+
+def _audit_scale_section(scenario: Mapping[str, Any] | None) -> list[str]:
+    """Per mode and size: wall and audit time, records/s, peak RSS, verdict, report size; then growth."""
+    lines, metrics = _pyconnect_only(scenario, "Audit at scale (Spark flow audit of mirrored records)")
+    if metrics is None and scenario is not None:
+        metrics = ((scenario.get("systems") or {}).get(PYCONNECT) or {}).get("metrics")
+    if not metrics:
+        return lines
+    rows = []
+    for mode, sizes in (metrics.get("modes") or {}).items():
+        for records, r in sorted(sizes.items(), key=lambda item: int(item[0])):
+            rows.append(
+                [
+                    mode,
+                    _fmt(int(records), 0),
+                    _fmt(r.get("wall_s")),
+                    _fmt(r.get("audit_s")),
+                    _fmt(r.get("records_scanned_per_s"), 0),
+                    _fmt(r.get("peak_driver_rss_mb"), 0),
+                    _fmt(r.get("peak_executor_rss_mb"), 0),
+                    str(r.get("verdict")),
+                    _fmt(r.get("html_report_bytes"), 0),
+                    f"{_fmt(r.get('load_1min_at_start'))} / {_fmt(r.get('load_1min_mean'))}",
+                ]
+            )
+    lines += _table(
+        [
+            "mode",
+            "records",
+            "wall s",
+            "audit s",
+            "records scanned/s",
+            "peak driver RSS MB",
+            "peak executor RSS MB",
+            "verdict",
+            "audit.html bytes",
+            "load 1-min start / mean",
+        ],
+        rows,
+    )
+    for mode, g in (metrics.get("growth") or {}).items():
+        if g:
+            lines.append(
+                f"- {mode}: {g['to_records']:,} / {g['from_records']:,} records ({g['records_ratio']}x): "
+                f"wall time x{_fmt(g.get('wall_ratio'), 2)}, audit time x{_fmt(g.get('audit_ratio'), 2)}"
+            )
+    for failure in metrics.get("failures") or []:
+        lines.append(f"- failed: {failure}")
+    return [*lines, ""]
 
 
 def _control_plane_section(scenario: Mapping[str, Any] | None) -> list[str]:

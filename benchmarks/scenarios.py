@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import (
+    audit_scale,
     checkpoint_lag,
     control_plane,
     exactly_once,
@@ -123,6 +124,16 @@ DESCRIPTIONS = {
     "Each drain is measured as in the throughput scenario; a loop's records/s are its measured records over its "
     "summed measured windows, its CPU per record over the same records. The ratios uvloop_vs_asyncio_<size> "
     "divide the uvloop worker's records/s by the asyncio worker's.",
+    "audit_scale": "pyconnect only: the Spark flow audit (pyconnect audit --config mm2.properties --flow A->B: "
+    "replication and translation audits) of N mirrored records per size: N records of 100 B (ProducerPerformance, "
+    "distinct payload lines, 4 partitions, CreateTime) mirrored A->B by one fresh pyconnect worker running "
+    "MirrorSourceConnector and MirrorCheckpointConnector, a group committed at half of every partition on A and "
+    "checkpointed on B, the worker stopped; then the audit in a child process on local[2] and through "
+    "spark-submit on a Spark standalone cluster (master and two one-core workers on 127.0.0.1). Wall = process "
+    "start to exit (Spark start-up included); records/s = source + target records scanned per wall second; peak "
+    "RSS summed over the driver's processes (the audit or spark-submit process, driver JVM, Python driver) and "
+    "over the executors' (executor JVMs and Spark's Python workers; in local[2] the executors are threads of the "
+    "driver JVM), sampled every 0.5 s by PID. The verdict must be pass.",
     "profile": "pyconnect's worker drains the throughput backlogs once more (under another alias, after the measured "
     "drains) with py-spy attached (sampling at the rate in the settings, idle samples excluded, frames per "
     "function): shares are of the worker's CPU samples from connector creation to the last record. The folded "
@@ -292,7 +303,7 @@ class Bench:
         if system != "java-dedicated":
             scenario_names += ["latency", "failover", "checkpoint_lag"]
         if system == "pyconnect":
-            scenario_names += ["profile", "scale_out", "event_loop", "metrics_cost"]
+            scenario_names += ["profile", "scale_out", "event_loop", "metrics_cost", "audit_scale"]
         if not available:
             for name in scenario_names:
                 self.put(name, system, "unavailable", reason=reason)
@@ -324,7 +335,23 @@ class Bench:
             self._exactly_once(system)
         if self.wants("wan"):
             self._wan(system)
+        if system == "pyconnect" and self.wants("audit_scale"):
+            self._audit_scale(system)
         self._control_plane(system)
+
+    def _audit_scale(self, system: str) -> None:
+        """The audit-at-scale scenario (:mod:`benchmarks.audit_scale`): mirror N records, audit them twice."""
+        try:
+            metrics = audit_scale.measure(self.s, self.dist, self.a, self.b, self.work_dir)
+        except Exception as exc:
+            log.exception("audit_scale failed")
+            self.put("audit_scale", system, "failed", reason=_short(exc))
+            return
+        if metrics["all_pass"] and not metrics["failures"]:
+            self.put("audit_scale", system, "ok", metrics)
+        else:
+            reason = "; ".join(metrics["failures"]) or "an audit did not pass: see each mode's verdict"
+            self.put("audit_scale", system, "failed", metrics, reason)
 
     # ---- single worker: start-up, throughput, latency, peak RSS --------------------------------
 

@@ -8,6 +8,9 @@ Checkpoint lag: ``checkpoint_samples`` commits, each after ``checkpoint_records_
 records, with the emit and group-offset sync intervals given to both systems' checkpoint connectors.
 Metrics cost: how many times each side (recording metrics or not) drains each backlog
 (``metrics_cost_rounds``).
+Audit at scale: the Spark flow audit of each of ``audit_sizes`` mirrored records of ``audit_record_size``
+bytes in ``audit_partitions`` partitions, driver and executor heaps as given, each audit bounded by
+``audit_timeout_s``.
 Profile: py-spy's sampling rate. Event loop: how many times each loop's worker drains each backlog
 (``event_loop_rounds``; the quick backlogs drain in seconds, so they are drained more often). Control plane: a fresh fleet of ``control_plane_workers`` per size in
 ``control_plane_sizes`` (connectors), ``control_plane_concurrency`` REST writes in flight, each
@@ -35,6 +38,7 @@ SCENARIOS = (
     "exactly_once",
     "wan",
     "metrics_cost",
+    "audit_scale",
 )
 
 
@@ -76,6 +80,12 @@ class BenchSettings:
     eos_interval_ms: int = 1000
     wan_delay_ms: int = 20
     metrics_cost_rounds: int = 3
+    audit_sizes: tuple[int, ...] = (1_000_000, 10_000_000)
+    audit_partitions: int = 4
+    audit_record_size: int = 100
+    audit_driver_memory: str = "1g"
+    audit_executor_memory: str = "1g"
+    audit_timeout_s: float = 3600.0
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -99,6 +109,8 @@ def quick() -> BenchSettings:
         control_plane_phase_timeout_s=300.0,
         eos_backlog=50_000,
         metrics_cost_rounds=6,
+        audit_sizes=(100_000,),
+        audit_timeout_s=900.0,
     )
 
 

@@ -22,9 +22,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from spark_analytics import copies
 from spark_analytics.kafka_frames import KafkaCluster, raw_reader, read_records
 from spark_analytics.mirror_codecs import decode_checkpoints, decode_offset_syncs
 from spark_analytics.progress import Progress
@@ -152,36 +153,30 @@ def audit_flow(
         progress.step("listing the checkpointed groups")
         groups = group_wanted(checkpointed_groups(frames, remote_topics.values()))
         progress.note(f"{len(groups)} groups to audit: {', '.join(groups) if groups else 'none'}")
-        progress.step(f"replication audit of {len(remote_topics)} topics")
-        replication = audit_replication_frames(
-            frames.source, frames.target, remote_topics, source_alias=source_alias, sample=sample
-        )
+        # Both audits match by content: the records are read and digested once, cached for both.
+        digested = (copies.digests(frames.source).cache(), copies.digests(frames.target).cache())
+        try:
+            replication, translation = _both_audits(
+                frames,
+                digested,
+                remote_topics,
+                source_alias=source_alias,
+                target_alias=target_alias,
+                offset_syncs_topic=offset_syncs_topic,
+                checkpoints_topic=checkpoints_topic,
+                groups=groups,
+                sample=sample,
+                progress=progress,
+            )
+        finally:
+            for frame in digested:
+                frame.unpersist()
         scanned = {
             "source_records": replication.total("source_count"),
             "target_records": replication.total("target_count"),
+            "offset_syncs": sum(translation.syncs.values()) + translation.undecodable["offset_syncs"],
+            "checkpoints": translation.checkpoints,
         }
-        progress.note(
-            f"scanned {scanned['source_records']} source and {scanned['target_records']} target records"
-        )
-        progress.step("translation audit (offset syncs and checkpoints)")
-        translation = audit_translation_frames(
-            frames.source,
-            frames.target,
-            decode_offset_syncs(frames.offset_syncs),
-            decode_checkpoints(frames.checkpoints),
-            remote_topics,
-            source_alias=source_alias,
-            target_alias=target_alias,
-            offset_syncs_topic=offset_syncs_topic,
-            checkpoints_topic=checkpoints_topic,
-            groups=groups or [NO_GROUP],
-            sample=sample,
-        )
-        scanned["offset_syncs"] = sum(translation.syncs.values()) + translation.undecodable["offset_syncs"]
-        scanned["checkpoints"] = translation.checkpoints
-        progress.note(
-            f"checked {scanned['offset_syncs']} offset syncs and {scanned['checkpoints']} checkpoints"
-        )
     return FlowReport(
         flow=flow,
         source_alias=source_alias,
@@ -195,3 +190,49 @@ def audit_flow(
         seconds=time.monotonic() - started,
         origin=origin,
     )
+
+
+def _both_audits(
+    frames: FlowFrames,
+    digested: tuple[DataFrame, DataFrame],
+    remote_topics: Mapping[str, str],
+    *,
+    source_alias: str,
+    target_alias: str,
+    offset_syncs_topic: str,
+    checkpoints_topic: str,
+    groups: list[str],
+    sample: int,
+    progress: Progress,
+) -> tuple[ReplicationAudit, TranslationAudit]:
+    progress.step(f"replication audit of {len(remote_topics)} topics")
+    replication = audit_replication_frames(
+        frames.source,
+        frames.target,
+        remote_topics,
+        source_alias=source_alias,
+        sample=sample,
+        digested=digested,
+    )
+    progress.note(
+        f"scanned {replication.total('source_count')} source and {replication.total('target_count')} "
+        "target records"
+    )
+    progress.step("translation audit (offset syncs and checkpoints)")
+    translation = audit_translation_frames(
+        frames.source,
+        frames.target,
+        decode_offset_syncs(frames.offset_syncs),
+        decode_checkpoints(frames.checkpoints),
+        remote_topics,
+        source_alias=source_alias,
+        target_alias=target_alias,
+        offset_syncs_topic=offset_syncs_topic,
+        checkpoints_topic=checkpoints_topic,
+        groups=groups or [NO_GROUP],
+        sample=sample,
+        digested=digested,
+    )
+    syncs = sum(translation.syncs.values()) + translation.undecodable["offset_syncs"]
+    progress.note(f"checked {syncs} offset syncs and {translation.checkpoints} checkpoints")
+    return replication, translation

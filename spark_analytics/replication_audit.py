@@ -163,10 +163,15 @@ def audit_replication_frames(
     *,
     source_alias: str = "",
     sample: int = DEFAULT_SAMPLE,
+    digested: tuple[DataFrame, DataFrame] | None = None,
 ) -> ReplicationAudit:
     """Audit already-read records. ``target``'s ``topic`` column must hold the *source* topic names
-    (see :func:`spark_analytics.kafka_frames.read_records` ``rename``)."""
-    matched = copies.match_copies(copies.digests(source), copies.digests(target)).cache()
+    (see :func:`spark_analytics.kafka_frames.read_records` ``rename``). ``digested``: the
+    :func:`spark_analytics.copies.digests` of ``source`` and ``target`` when the caller already has
+    them (e.g. cached for both audits of a flow); the records themselves are then read only for the
+    sample of offending records."""
+    source_digests, target_digests = digested or (copies.digests(source), copies.digests(target))
+    matched = copies.match_copies(source_digests, target_digests).cache()
     try:
         paired = copies.paired_offsets(matched)
         left = copies.leftovers(matched).unionByName(copies.reordered(paired))

@@ -240,6 +240,20 @@ def _sweep(start: int, end: int) -> WindowSpec:
     return Window.partitionBy(*_KEYS).orderBy("pos", "kind").rowsBetween(start, end)
 
 
+def _sweep_from_end() -> WindowSpec:
+    """Each event of :func:`_sweep` with every event at or after it, as a running frame: the events in
+    reverse order (records before queries at the same position), from the first to the current row.
+
+    Same rows as ``_sweep(currentRow, unboundedFollowing)``, but Spark evaluates a frame that ends at
+    the partition's end row by row over the whole rest (quadratic in a partition's records: hours for a
+    few million), and a frame that starts at the partition's start in one running pass."""
+    return (
+        Window.partitionBy(*_KEYS)
+        .orderBy(F.desc("pos"), F.desc("kind"))
+        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    )
+
+
 def true_positions(queries: DataFrame, pairs: DataFrame, target: DataFrame) -> DataFrame:
     """``queries`` (``qid, topic, partition, upstream_offset``) plus ``true_position``: the lowest target
     offset of a copy of a source record at or after ``upstream_offset``, else the target's end."""
@@ -259,9 +273,7 @@ def true_positions(queries: DataFrame, pairs: DataFrame, target: DataFrame) -> D
         )
     )
     next_copy = (
-        events.withColumn(
-            "next_copy", F.min("target_offset").over(_sweep(Window.currentRow, Window.unboundedFollowing))
-        )
+        events.withColumn("next_copy", F.min("target_offset").over(_sweep_from_end()))
         .where(F.col("kind") == 0)
         .select("qid", "next_copy")
     )
@@ -472,13 +484,20 @@ def audit_translation_frames(
     checkpoints_topic: str = "",
     groups: Sequence[str] = (),
     sample: int = DEFAULT_SAMPLE,
+    digested: tuple[DataFrame, DataFrame] | None = None,
 ) -> TranslationAudit:
     """Audit already-read data. ``source``/``target``: record frames (target ``topic`` = source names);
     ``syncs``/``checkpoints``: :mod:`spark_analytics.mirror_codecs` frames (checkpoint ``topic`` = the
-    target-side name, as in the record). ``groups`` limits the checkpoints audited (all when empty)."""
-    source_digests = copies.digests(source).cache()
-    target_digests = copies.digests(target).cache()
-    cached: list[DataFrame] = [source_digests, target_digests]
+    target-side name, as in the record). ``groups`` limits the checkpoints audited (all when empty).
+    ``digested``: the :func:`spark_analytics.copies.digests` of ``source`` and ``target`` when the
+    caller already has them (it then owns their caching); else they are computed and cached here."""
+    cached: list[DataFrame] = []
+    if digested is not None:
+        source_digests, target_digests = digested
+    else:
+        source_digests = copies.digests(source).cache()
+        target_digests = copies.digests(target).cache()
+        cached += [source_digests, target_digests]
     try:
         pairs = copies.paired_offsets(copies.match_copies(source_digests, target_digests))
         audited = list(remote_topics)
