@@ -12,20 +12,26 @@ say) and MirrorCheckpointConnector over five topics of A, then stops once everyt
 - ``late``: a topic whose head retention deleted before the mirror started (the mirror starts mid-stream);
 - ``faults``: plain records, broken after the copy by the fault test.
 
-The audits read the source ``read_committed`` as the mirror did. The first test: every source passes,
-with exact counts, and the group's checkpoints on ``repeat`` are exact. The second: a duplicated range,
-two swapped records and a forged offset sync are each caught and located by offsets on both sides.
+Both tests run ``pyconnect audit --config mm2.properties --flow A->B --topics ...`` in this process on one
+module Spark session; the flow's config names the mirror's ``read_committed`` consumer, so the audit reads
+the source as the mirror did. The first test: every source passes, with exact counts, and the group's
+checkpoint on ``repeat`` is exact. The second: a duplicated range, two swapped records and a forged
+offset sync are each caught and located in the JSON report by offsets on both sides.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
+import io
+import json
 import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
@@ -34,13 +40,12 @@ from aiokafka.structs import OffsetAndMetadata
 from pyspark.sql import SparkSession
 
 from connectors.mirror.records import OffsetSync
+from pyconnect.cli import main
 from pyconnect.testing.backends import ClusterHandle
-from spark_analytics.kafka_frames import KafkaCluster
-from spark_analytics.replication_audit import ReplicationAudit, run_replication_audit
 from spark_analytics.session import local_spark
-from spark_analytics.translation_audit import SYNC_OK, SYNC_VIOLATION, TranslationAudit, run_translation_audit
+from spark_analytics.translation_audit import SYNC_VIOLATION
 from tests.integration.fleet import fleet, python_workers, running_tasks, wait_for
-from tests.integration.mirror_helpers import CHECKPOINTS_TOPIC, latest_checkpoints
+from tests.integration.mirror_helpers import latest_checkpoints
 from tests.integration.test_mirror_checkpoint import quick_checkpoints
 from tests.integration.test_mirror_source import (
     OFFSET_SYNCS_TOPIC,
@@ -53,7 +58,6 @@ from tests.integration.test_spark_audit import create_and_fill_now
 
 pytestmark = [pytest.mark.kafka, pytest.mark.timeout(600)]
 
-READ_COMMITTED = {"isolation.level": "read_committed"}
 REPEAT_RECORDS = 60
 REPEAT_COMMITTED = 31
 COMPACT_KEYS, COMPACT_ROUNDS = 8, 4
@@ -132,8 +136,8 @@ async def _fill_compacted(bootstrap: str, topic: str) -> None:
 
 
 async def _fill_transactions(bootstrap: str, topic: str) -> None:
-    """Partition 0: committed c0-c4 (offsets 0-4), aborted a5-a9 (6-10), a plain record n (12), committed
-    c10-c14 (13-17); control records at 5, 11 and 18."""
+    """Partition 0: committed c0-c4 (offsets 0-4), a commit marker, aborted a5-a9 and their abort marker,
+    a plain record n, committed c10-c14 and a commit marker."""
     await _create(bootstrap, topic, 1)
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, transactional_id=f"{topic}-producer")
     plain = AIOKafkaProducer(bootstrap_servers=bootstrap)
@@ -250,7 +254,14 @@ def mirrored(
     m.expected["late"] = asyncio.run(read_all(a, m.topic("late"), 10))
     m.expected["faults"] = asyncio.run(read_all(a, m.topic("faults"), 10))
     # The sources are what each case claims, before anything is copied.
-    assert _offsets(m.expected["txn"]) == [0, 1, 2, 3, 4, 12, 13, 14, 15, 16, 17]
+    committed = [r[3] for r in m.expected["txn"][0]]
+    assert committed == [
+        *(f"c{i}".encode() for i in range(5)),
+        b"n",
+        *(f"c{i}".encode() for i in range(10, 15)),
+    ]
+    # A marker after c0-c4, the five aborted records and their marker: at least 7 offsets no one reads.
+    assert _offsets(m.expected["txn"])[:5] == [0, 1, 2, 3, 4] and _offsets(m.expected["txn"])[5] >= 12
     assert _offsets(m.expected["late"]) == list(range(LATE_DELETED, LATE_RECORDS))
     assert _offsets(m.expected["repeat"]) == list(range(REPEAT_RECORDS))
 
@@ -307,75 +318,75 @@ def spark() -> Iterator[SparkSession]:
         yield session
 
 
-def _replication(spark: SparkSession, m: Mirrored, names: list[str]) -> ReplicationAudit:
-    return run_replication_audit(
-        spark,
-        KafkaCluster(m.a, READ_COMMITTED, timeout_s=30),
-        KafkaCluster(m.b, timeout_s=30),
-        {m.topic(n): m.remote(n) for n in names},
-        source_alias="A",
+def _flow(m: Mirrored, topics: str, out: Path) -> tuple[int, str, dict[str, Any]]:
+    """``pyconnect audit --config mm2.properties --flow A->B --topics TOPICS`` in this process (it joins
+    the module's Spark session): exit code, first stdout line, the JSON report."""
+    out.mkdir(parents=True, exist_ok=True)
+    config = out / "mm2.properties"
+    config.write_text(
+        "clusters = A, B\n"
+        f"A.bootstrap.servers = {m.a}\n"
+        f"B.bootstrap.servers = {m.b}\n"
+        "A->B.enabled = true\n"
+        f"A->B.topics = {m.prefix}-.*\n"
+        f"A->B.groups = {m.group}\n"
+        # As the mirror was configured: the audit reads the source read_committed too.
+        "A->B.consumer.isolation.level = read_committed\n"
     )
-
-
-def _translation(spark: SparkSession, m: Mirrored, names: list[str]) -> TranslationAudit:
-    return run_translation_audit(
-        spark,
-        KafkaCluster(m.a, READ_COMMITTED, timeout_s=30),
-        KafkaCluster(m.b, timeout_s=30),
-        {m.topic(n): m.remote(n) for n in names},
-        source_alias="A",
-        target_alias="B",
-        offset_syncs_topic=OFFSET_SYNCS_TOPIC,
-        offset_syncs_on_target=False,
-        checkpoints_topic=CHECKPOINTS_TOPIC,
-        groups=[m.group],
-    )
+    stdout, stderr = io.StringIO(), io.StringIO()
+    args = ["--config", str(config), "--flow", "A->B", "--topics", topics, "--out", str(out / "report")]
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = main(["audit", *args, "--quiet"])
+    assert stderr.getvalue() == "", stderr.getvalue()[-2000:]
+    report = json.loads((out / "report" / "audit.json").read_text())
+    return code, stdout.getvalue().splitlines()[0], report
 
 
 PASSING = ["repeat", "compact", "txn", "late"]
 
 
 def test_repeated_compacted_transactional_and_late_sources_pass(
-    mirrored: Mirrored, spark: SparkSession
+    mirrored: Mirrored, spark: SparkSession, tmp_path: Path
 ) -> None:
     m = mirrored
     started = time.monotonic()
-    audit = _replication(spark, m, PASSING)
-    replication_s = time.monotonic() - started
-    counts = {
-        (p.topic, p.partition): (
-            p.source_count,
-            p.target_count,
-            p.missing,
-            p.duplicates,
-            p.mismatches,
-            p.reordered,
-        )
-        for p in audit.partitions
-    }
-    expected_sizes = {"repeat": REPEAT_RECORDS, "compact": COMPACT_KEYS + 1, "txn": 11, "late": 18}
-    assert counts == {(m.topic(n), 0): (size, size, 0, 0, 0, 0) for n, size in expected_sizes.items()}
-    assert audit.ok() and audit.samples == [] and audit.offset_buckets == [], audit.render()
-    assert audit.total("missing_head") == 0
+    code, verdict, report = _flow(m, f"{m.prefix}-({'|'.join(PASSING)})", tmp_path)
+    print(f"\nflow audit of the four sources: {time.monotonic() - started:.1f} s")
+    assert (code, verdict) == (0, "flow A->B: PASS"), json.dumps(report["replication"]["totals"])
+    replication, translation = report["replication"], report["translation"]
+    counts = {(p["topic"], p["partition"]): tuple(p[n] for n in COUNTED) for p in replication["partitions"]}
+    # Only committed records are expected (aborted ones and control records are not), compaction and
+    # retention gaps are no loss, and every repeat of an identical record is matched once.
+    sizes = {"repeat": REPEAT_RECORDS, "compact": COMPACT_KEYS + 1, "txn": 11, "late": 18}
+    assert counts == {(m.topic(n), 0): (size, size, 0, 0, 0, 0, 0, 0) for n, size in sizes.items()}
+    assert replication["ok"] is True and replication["samples"] == [] and replication["offset_buckets"] == []
 
-    started = time.monotonic()
-    translation = _translation(spark, m, PASSING)
-    print(
-        f"\naudits of the four sources: replication {replication_s:.1f} s, translation {time.monotonic() - started:.1f} s"
-    )
-    assert translation.ok(), translation.render()
-    assert translation.sync_violations == 0 and translation.syncs[SYNC_OK] > 0
-    (latest,) = translation.latest
+    assert translation["ok"] is True and translation["syncs"]["violation"] == 0
+    assert translation["syncs"]["ok"] > 0 and translation["syncs"]["unverifiable"] == 0
+    (latest,) = translation["latest"]
     # ``repeat`` is copied to the same offsets: the true position of upstream 31 is 31, and a consumer
     # resuming at the translated offset re-reads exactly the records in between (none skipped).
-    assert (latest.topic, latest.partition, latest.upstream_offset) == (
+    assert (latest["group"], latest["topic"], latest["partition"], latest["upstream_offset"]) == (
+        m.group,
         m.topic("repeat"),
         0,
         REPEAT_COMMITTED,
     )
-    assert latest.true_position == REPEAT_COMMITTED and latest.skipped == 0
-    assert 0 <= latest.downstream_offset <= REPEAT_COMMITTED
-    assert latest.reread == REPEAT_COMMITTED - latest.downstream_offset
+    assert latest["true_position"] == REPEAT_COMMITTED and latest["skipped"] == 0
+    assert 0 <= latest["downstream_offset"] <= REPEAT_COMMITTED
+    assert latest["reread"] == REPEAT_COMMITTED - latest["downstream_offset"]
+
+
+COUNTED = (
+    "source_count",
+    "target_count",
+    "missing",
+    "missing_head",
+    "duplicates",
+    "mismatches",
+    "reordered",
+    "missing_tail",
+)
 
 
 async def _break_faults(m: Mirrored) -> tuple[list[int], tuple[int, int]]:
@@ -429,50 +440,48 @@ def test_a_duplicated_range_swapped_records_and_a_forged_sync_are_located(
     assert (y_source, y_target) == (per_partition + 1, per_partition)
 
     started = time.monotonic()
-    audit = _replication(spark, m, ["faults"])
-    replication_s = time.monotonic() - started
-    counts = {
-        p.partition: (p.source_count, p.target_count, p.missing, p.duplicates, p.mismatches, p.reordered)
-        for p in audit.partitions
-    }
+    code, verdict, report = _flow(m, m.topic("faults"), tmp_path)
+    print(f"\nflow audit of the faults: {time.monotonic() - started:.1f} s")
+    assert code == 1 and verdict.startswith("flow A->B: FINDINGS"), verdict
+    replication, translation = report["replication"], report["translation"]
+    counts = {p["partition"]: tuple(p[n] for n in COUNTED) for p in replication["partitions"]}
+    dups = len(DUPLICATED)
     assert counts == {
-        0: (per_partition, per_partition + len(DUPLICATED), 0, len(DUPLICATED), 0, 0),
-        1: (per_partition + 2, per_partition + 2, 0, 0, 0, 1),
+        0: (per_partition, per_partition + dups, 0, 0, dups, 0, 0, 0),
+        1: (per_partition + 2, per_partition + 2, 0, 0, 0, 0, 1, 0),
     }
-    assert not audit.ok()
+    # Located on both sides: each second copy names the source record it copies, and the swapped copy
+    # of Y (target 20) names Y (source 21). Duplicates are not reported as altered (no mismatch).
     located = sorted(
-        (s["kind"], s["partition"], s["source_offset"], s["target_offset"])
-        for s in audit.to_json()["samples"]
+        (s["kind"], s["cluster"], s["topic"], s["partition"], s["source_offset"], s["target_offset"])
+        for s in replication["samples"]
     )
     source_offsets = [r[1] for r in m.expected["faults"][0]]
-    assert located == sorted(
-        [
-            *(
-                ("duplicate", 0, source_offsets[t], copy)
-                for t, copy in zip(DUPLICATED, second_copies, strict=True)
-            ),
-            ("reordered", 1, y_source, y_target),
-        ]
-    )
+    remote = m.remote("faults")
+    assert located == [
+        *(
+            ("duplicate", "target", remote, 0, source_offsets[t], copy)
+            for t, copy in zip(DUPLICATED, second_copies, strict=True)
+        ),
+        ("reordered", "target", remote, 1, y_source, y_target),
+    ]
     buckets: dict[tuple[int, str], list[int]] = {}
-    for b in audit.to_json()["offset_buckets"]:
+    for b in replication["offset_buckets"]:
         buckets.setdefault((b["partition"], b["kind"]), []).extend((b["first"], b["last"], b["count"]))
     assert buckets == {
         (0, "duplicate"): [x for copy in second_copies for x in (copy, copy, 1)],
         (1, "reordered"): [y_target, y_target, 1],
     }
 
-    started = time.monotonic()
-    translation = _translation(spark, m, ["faults"])
-    print(
-        f"\naudits of the faults: replication {replication_s:.1f} s, translation {time.monotonic() - started:.1f} s"
-    )
-    assert not translation.ok() and translation.sync_violations == 1, translation.render()
-    (bogus,) = translation.sync_violation_samples
-    assert (bogus.topic, bogus.partition, bogus.upstream_offset, bogus.downstream_offset) == (
-        m.topic("faults"),
-        0,
-        *FORGED_SYNC,
-    )
-    assert bogus.status == SYNC_VIOLATION and translation.violations == 0
-    assert f"SYNC VIOLATION {m.topic('faults')}-0: upstream 3 -> downstream 7" in translation.render()
+    # The forged offset sync: a violation, with both offsets; the real syncs all check out.
+    assert translation["ok"] is False and translation["violations"] == 0
+    assert translation["syncs"]["violation"] == 1 and translation["syncs"]["ok"] > 0
+    assert translation["sync_violation_samples"] == [
+        {
+            "topic": m.topic("faults"),
+            "partition": 0,
+            "upstream_offset": FORGED_SYNC[0],
+            "downstream_offset": FORGED_SYNC[1],
+            "status": SYNC_VIOLATION,
+        }
+    ]
