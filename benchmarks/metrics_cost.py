@@ -130,6 +130,17 @@ def side_figure(side: Mapping[str, Any], group: str, figure: str) -> float | Non
     return float(value) if isinstance(value, int | float) else None
 
 
+def round_spread(metrics: Mapping[str, Any], side: str, group: str) -> tuple[float, float] | None:
+    """The smallest and largest CPU-seconds per million records of one side's drains of backlog
+    ``group`` (each round's own figure), or ``None`` without two rounds: the noise a ratio of the two
+    sides must rise above to show a cost."""
+    rounds = ((metrics.get(side) or {}).get(group) or {}).get("rounds") or []
+    values = [
+        float(r["cpu_s_per_million"]) for r in rounds if isinstance(r.get("cpu_s_per_million"), int | float)
+    ]
+    return (min(values), max(values)) if len(values) >= 2 else None
+
+
 def metrics_cost_ratio(metrics: Mapping[str, Any] | None, name: str) -> tuple[float | None, str]:
     """Ratio ``name`` of :data:`RATIOS` (``on`` / ``off``) and a note: what it compares, or why null."""
     group, figure = RATIOS[name]

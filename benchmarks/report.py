@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.metrics_cost import RATIOS as METRICS_COST_RATIOS
-from benchmarks.metrics_cost import metrics_cost_ratio
+from benchmarks.metrics_cost import metrics_cost_ratio, round_spread
 from benchmarks.stats import GOALS, HIGHER_IS_BETTER, RATIO_DIRECTIONS, goal_check, ratio
 
 SCHEMA = "pyconnect-bench/1"
@@ -777,6 +777,21 @@ def _metrics_cost_section(scenario: Mapping[str, Any] | None, ratios: Mapping[st
     lines += _table(["recording", "p99 latency ms", "peak RSS MB"], rows)
     parts = [f"`{name}` {_fmt(ratios.get(name), 3)}" for name in METRICS_COST_RATIOS]
     lines += ["on / off: " + ", ".join(parts) + ".", ""]
+    spreads = []
+    for group in ("100b", "1kb"):
+        for side in ("on", "off"):
+            spread = round_spread(metrics, side, group)
+            if spread is not None:
+                low, high = spread
+                spreads.append(
+                    f"{side} {group.upper()} {_fmt(low, 2)} to {_fmt(high, 2)} ({_fmt(high / low, 3)}x)"
+                )
+    if spreads:
+        lines += [
+            "CPU-seconds per million records from round to round within one side (the noise a CPU ratio "
+            "must rise above to show a cost): " + "; ".join(spreads) + ".",
+            "",
+        ]
     profile = (metrics.get("on") or {}).get("profile") or {}
     if profile.get("samples"):
         top = "; ".join(f"{e['function']} {_fmt(e['pct'], 2)} %" for e in profile.get("top_recording") or [])

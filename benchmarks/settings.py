@@ -98,7 +98,7 @@ def quick() -> BenchSettings:
         control_plane_repeats=10,
         control_plane_phase_timeout_s=300.0,
         eos_backlog=50_000,
-        metrics_cost_rounds=3,
+        metrics_cost_rounds=6,
     )
 
 

@@ -21,20 +21,30 @@ task's stop), as each Java task's own ``Metrics`` with its ``JmxReporter``.
 
 - ``MirrorSourceProgress`` (pyconnect only, no JMX counterpart and no Prometheus series: no exposition
   rule matches it), same tags as ``MirrorSourceConnector``: ``task-start-ms`` (when the task started),
-  ``last-record-timestamp-ms`` (the newest record timestamp acknowledged), ``last-replicated-ms`` (when
+  ``last-record-timestamp-ms`` (the newest record timestamp of the polled batches acknowledged in full), ``last-replicated-ms`` (when
   the last record was acknowledged), ``replicated-offset`` (the last source offset acknowledged, or the
   committed one the task resumed from) and ``end-offset`` (the source consumer's last known high
   watermark). A value not known yet is not reported. The mirror status view
   (pyconnect.mirror_status) reads them with the Java metrics above.
 
-Recording is per batch and per partition (or per group and partition): each call takes the batch's
-timestamps and records their count, sum and extremes at one clock reading (the hub's), which leaves the
-stats as Java's per-record recording at that instant would.
+Recording is per batch and per partition (or per group and partition), at one clock reading (the
+hub's) per batch, and leaves the stats as Java's per-record recording at that instant would: a batch
+is summarised once (:class:`TimestampSummary`: count, sum, extremes and last of its record
+timestamps) and each distribution takes the summary. The source side summarises each polled batch
+once: its record ages are recorded at the poll, and the summary waits (per partition, in poll order,
+at most ``MAX_PENDING_BATCHES``) until the target has acknowledged the batch's last source offset,
+when the replication latency of all its records is recorded at that instant. A batch acknowledged in
+several producer batches therefore has its latency recorded at its last acknowledgement: the latency
+of its earlier records is over-stated by the time between those acknowledgements (milliseconds),
+which is what keeps the acknowledgement path free of any per-record work. Records acknowledged
+without a polled batch waiting (none in a task's normal life) are counted, with no latency.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
+from typing import NamedTuple
 
 from pyconnect.metrics.registry import Meter, MetricName, Metrics, MetricsHub
 from pyconnect.metrics.stats import Avg, Max, Min, Value
@@ -48,30 +58,57 @@ CHECKPOINT_GROUP = status_names.CHECKPOINT_GROUP
 Tags = tuple[tuple[str, str], ...]
 
 
+MAX_PENDING_BATCHES = 4096
+"""Polled batches of one partition kept for their replication latency; older ones are dropped (their
+records then get no latency: only a target that acknowledges nothing for this many polls)."""
+
+
+class TimestampSummary(NamedTuple):
+    """The record timestamps of one batch (not empty), summarised in C loops."""
+
+    records: int
+    total: int
+    low: int
+    high: int
+    last: int
+
+    @classmethod
+    def of(cls, timestamps: Sequence[int]) -> TimestampSummary:
+        return cls(len(timestamps), sum(timestamps), min(timestamps), max(timestamps), timestamps[-1])
+
+
+class _PolledBatch(NamedTuple):
+    last_offset: int
+    timestamps: TimestampSummary
+
+
 class _Distribution:
     """``<base>`` (last value), ``<base>-max``, ``-min`` and ``-avg`` of one sensor."""
 
-    __slots__ = ("avg", "last", "max", "min")
+    __slots__ = ("sensor",)
 
     def __init__(self, metrics: Metrics, group: str, base: str, tags: Tags, what: str) -> None:
-        self.last, self.max, self.min, self.avg = Value(), Max(), Min(), Avg()
-        sensor = metrics.sensor(f"{group}{dict(tags)};{base}")
+        sensor = self.sensor = metrics.sensor(f"{group}{dict(tags)};{base}")
         for suffix, stat, prefix in (
-            ("", self.last, ""),
-            ("-max", self.max, "Max "),
-            ("-min", self.min, "Min "),
-            ("-avg", self.avg, "Average "),
+            ("", Value(), ""),
+            ("-max", Max(), "Max "),
+            ("-min", Min(), "Min "),
+            ("-avg", Avg(), "Average "),
         ):
             description = f"{prefix}{what}" if prefix else what[0].upper() + what[1:]
             metrics.add_stat(sensor, MetricName(base + suffix, group, tags, description), stat)
 
-    def record(self, metrics: Metrics, now_ms: int, timestamps: Sequence[int]) -> None:
-        """Record ``now_ms - t`` for every ``t`` of ``timestamps`` (in record order, not empty)."""
-        config, count = metrics.config, len(timestamps)
-        self.last.record(config, float(now_ms - timestamps[-1]), now_ms)
-        self.max.record_many(config, float(now_ms - min(timestamps)), count, now_ms)
-        self.min.record_many(config, float(now_ms - max(timestamps)), count, now_ms)
-        self.avg.record_many(config, float(count * now_ms - sum(timestamps)), count, now_ms)
+    def record(self, now_ms: int, timestamps: TimestampSummary) -> None:
+        """Record ``now_ms - t`` for every timestamp ``t`` of the summarised batch."""
+        count = timestamps.records
+        self.sensor.record_batch(
+            count,
+            float(count * now_ms - timestamps.total),
+            float(now_ms - timestamps.high),
+            float(now_ms - timestamps.low),
+            float(now_ms - timestamps.last),
+            now_ms,
+        )
 
 
 def _meter(metrics: Metrics, group: str, names: tuple[str, str], tags: Tags, what: str) -> Meter:
@@ -111,10 +148,14 @@ class _Progress:
         ):
             metrics.add_gauge(MetricName(name, PROGRESS_GROUP, tags), gauge)
 
-    def acknowledged(self, now_ms: int, newest_timestamp: int, last_offset: int | None) -> None:
-        if self.newest_timestamp_ms is None or newest_timestamp > self.newest_timestamp_ms:
+    def acknowledged(self, now_ms: int | None, newest_timestamp: int | None, last_offset: int | None) -> None:
+        """``now_ms`` is ``None`` when nothing was written (the records were dropped)."""
+        if newest_timestamp is not None and (
+            self.newest_timestamp_ms is None or newest_timestamp > self.newest_timestamp_ms
+        ):
             self.newest_timestamp_ms = newest_timestamp
-        self.last_replicated_ms = now_ms
+        if now_ms is not None:
+            self.last_replicated_ms = now_ms
         if last_offset is not None and (
             self.replicated_offset is None or last_offset > self.replicated_offset
         ):
@@ -145,7 +186,7 @@ class _Truncations:
 
 
 class _PartitionMetrics:
-    __slots__ = ("age", "bytes", "latency", "progress", "records", "truncations")
+    __slots__ = ("age", "bytes", "latency", "pending", "progress", "records", "truncations")
 
     def __init__(
         self,
@@ -167,6 +208,7 @@ class _PartitionMetrics:
             metrics, group, "replication-latency-ms", tags, "time records take from source to target cluster"
         )
         self.progress = _Progress(metrics, tags, start_ms, end_offset, remote)
+        self.pending: deque[_PolledBatch] = deque(maxlen=MAX_PENDING_BATCHES)
         self.truncations = _Truncations(metrics, tags)
 
 
@@ -228,31 +270,48 @@ class MirrorSourceMetrics(_Registry):
         if resume is not None:
             found.progress.replicated_offset = resume - 1
 
-    def record_polled(self, topic: str, partition: int, timestamps: Sequence[int], value_bytes: int) -> None:
-        """A polled batch of one partition: record ages and value bytes (Java's ``recordAge`` and
-        ``recordBytes`` per record in ``poll``)."""
-        if not timestamps:
-            return
-        metrics = self.metrics
-        now = metrics.now_ms()
-        found = self._partition(topic, partition)
-        found.age.record(metrics, now, timestamps)
-        found.bytes.record(metrics, now, float(value_bytes))
-
-    def record_acknowledged(
-        self, topic: str, partition: int, timestamps: Sequence[int], last_offset: int | None = None
+    def record_polled(
+        self,
+        topic: str,
+        partition: int,
+        timestamps: Sequence[int],
+        value_bytes: int,
+        last_offset: int | None = None,
     ) -> None:
-        """Records of one partition acknowledged by the target: count and replication latency (Java's
-        ``countRecord`` and ``replicationLatency`` per record in ``commitRecord``); ``last_offset`` is
-        the source offset of the batch's last record (the progress gauges)."""
+        """A polled batch of one partition: record ages and value bytes (Java's ``recordAge`` and
+        ``recordBytes`` per record in ``poll``); with ``last_offset`` (the source offset of its last
+        record) its summary waits for the acknowledgement of that offset (:meth:`record_acknowledged`)."""
         if not timestamps:
             return
         metrics = self.metrics
         now = metrics.now_ms()
         found = self._partition(topic, partition)
-        found.records.record(metrics, now, float(len(timestamps)))
-        found.latency.record(metrics, now, timestamps)
-        found.progress.acknowledged(now, max(timestamps), last_offset)
+        summary = TimestampSummary.of(timestamps)
+        found.age.record(now, summary)
+        found.bytes.record(metrics, now, float(value_bytes))
+        if last_offset is not None:
+            found.pending.append(_PolledBatch(last_offset, summary))
+
+    def record_acknowledged(self, topic: str, partition: int, count: int, last_offset: int) -> None:
+        """``count`` records of one partition acknowledged by the target, the last at source offset
+        ``last_offset``: their count (Java's ``countRecord``), and the replication latency (Java's
+        ``replicationLatency`` in ``commitRecord``) of every polled batch that ends at or before
+        ``last_offset``; ``last_offset`` also feeds the progress gauges. ``count`` 0 says the record at
+        ``last_offset`` was not written (dropped by a transformation, or failed under
+        ``errors.tolerance=all``): nothing is counted, and a batch it completes still gets its latency.
+        O(1) per polled batch."""
+        metrics = self.metrics
+        now = metrics.now_ms()
+        found = self._partition(topic, partition)
+        if count > 0:
+            found.records.record(metrics, now, float(count))
+        pending, newest = found.pending, None
+        while pending and pending[0].last_offset <= last_offset:
+            timestamps = pending.popleft().timestamps
+            found.latency.record(now, timestamps)
+            if newest is None or timestamps.high > newest:
+                newest = timestamps.high
+        found.progress.acknowledged(now if count > 0 else None, newest, last_offset)
 
 
 class MirrorCheckpointMetrics(_Registry):
@@ -279,5 +338,4 @@ class MirrorCheckpointMetrics(_Registry):
                 tags,
                 "time consumer group offsets take to replicate from source to target cluster",
             )
-        metrics = self.metrics
-        found.record(metrics, metrics.now_ms(), timestamps)
+        found.record(self.metrics.now_ms(), TimestampSummary.of(timestamps))

@@ -123,6 +123,14 @@ _TIMESTAMP = attrgetter("timestamp")
 _VALUE = attrgetter("value")
 """Read in C loops over each batch for the metrics (a Python loop here costs per record)."""
 
+
+def _source_offset(record: SourceRecord) -> int | None:
+    """The source offset a record of this task carries (``None`` for a record of another origin)."""
+    offset = record.source_offset
+    found = offset.get(OFFSET_KEY) if isinstance(offset, Mapping) else None
+    return found if isinstance(found, int) else None
+
+
 TASK_INDEX = "task.index"
 READ_COMMITTED = "read_committed"
 EXACTLY_ONCE_SUPPORT = "exactly.once.support"
@@ -803,25 +811,32 @@ class MirrorSourceTask(SourceTask):
                     )
                 )
             if metrics is not None and messages:
+                value_bytes = consumer.value_bytes.get(tp)
                 metrics.record_polled(
                     remote,
                     partition,
                     list(map(_TIMESTAMP, messages)),
-                    sum(map(len, filter(None, map(_VALUE, messages)))),
+                    value_bytes
+                    if value_bytes is not None
+                    else sum(map(len, filter(None, map(_VALUE, messages)))),
+                    messages[-1].offset,
                 )
         return records or None
 
+    def _acknowledged(self, record: SourceRecord, written: int) -> None:
+        """The metrics of ``record`` and the ``written`` (0: dropped or failed) records before it since
+        the last call for its partition; keyed by the record as polled (Java's ``commitRecord`` sees the
+        record before transformations)."""
+        offset = _source_offset(record)
+        if self._metrics is not None and offset is not None and record.kafka_partition is not None:
+            self._metrics.record_acknowledged(record.topic, record.kafka_partition, written, offset)
+
     async def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
-        if self._stopping or metadata is None:
+        if self._stopping:
             return
-        if self._metrics is not None and record.kafka_partition is not None:
-            offset = record.source_offset
-            self._metrics.record_acknowledged(
-                record.topic,
-                record.kafka_partition,
-                [record.timestamp or 0],
-                offset.get(OFFSET_KEY) if isinstance(offset, Mapping) else None,
-            )
+        self._acknowledged(record, 0 if metadata is None else 1)
+        if metadata is None:
+            return
         writer = self._writer
         if writer is None:
             return
@@ -842,24 +857,18 @@ class MirrorSourceTask(SourceTask):
         source partition (a remote partition has one source partition), copied to consecutive offsets."""
         if self._stopping or not records:
             return
-        if self._metrics is not None:
-            last = records[-1].source_offset
-            timestamps = list(map(_TIMESTAMP, records))
-            if None in timestamps:
-                timestamps = [t or 0 for t in timestamps]
-            self._metrics.record_acknowledged(
-                topic,
-                partition,
-                timestamps,
-                last.get(OFFSET_KEY) if isinstance(last, Mapping) else None,
-            )
-        writer = self._writer
-        if writer is None:
-            return
         source = records[0].source_partition
-        if source is None:
+        uniform = source is not None and not any(r.source_partition is not source for r in records)
+        if self._metrics is not None:
+            if uniform:
+                self._acknowledged(records[-1], len(records))
+            else:
+                for record in records:
+                    self._acknowledged(record, 1)
+        writer = self._writer
+        if writer is None or source is None:
             return
-        if any(r.source_partition is not source for r in records):
+        if not uniform:
             for position, record in enumerate(records):
                 self._queue_one(record, base_offset + position)
         else:

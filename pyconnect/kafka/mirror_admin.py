@@ -622,6 +622,8 @@ class SourceConsumer:
         self._started = False
         self._warned: dict[type, float] = {}
         self._metrics: ConsumerMetrics | None = None
+        self.value_bytes: Mapping[Any, int] = {}
+        """The value bytes of each partition of the last poll, while measured (:meth:`measure`)."""
 
     def measure(self, hub: MetricsHub) -> None:
         """Report this consumer's client metrics (pyconnect.metrics.client_metrics) into ``hub`` until
@@ -709,8 +711,8 @@ class SourceConsumer:
                 await asyncio.sleep(min(POLL_ERROR_BACKOFF_S, timeout_ms / 1000))
                 return {}
             self._warn(exc)
-        if self._metrics is not None and batch:
-            self._metrics.polled(batch)
+        if self._metrics is not None:
+            self.value_bytes = self._metrics.polled(batch)
         if unplaced:
             self._unplaced(unplaced)
             if not batch and not refused and self._reset not in ("earliest", "latest"):

@@ -94,12 +94,12 @@ _KEY_SIZE = attrgetter("serialized_key_size")
 _VALUE_SIZE = attrgetter("serialized_value_size")
 
 
-def serialized_bytes(records: Sequence[Any]) -> int:
-    """The key and value bytes of aiokafka ``ConsumerRecord`` s (a null key or value, size -1, counts 0),
-    summed in C loops: this runs for every fetched record."""
+def serialized_sizes(records: Sequence[Any]) -> tuple[int, int]:
+    """The key bytes and the value bytes of aiokafka ``ConsumerRecord`` s (a null key or value, size -1,
+    counts 0), summed in C loops: this runs for every fetched record."""
     keys = list(map(_KEY_SIZE, records))
     values = list(map(_VALUE_SIZE, records))
-    return sum(keys) + sum(values) + countOf(keys, -1) + countOf(values, -1)
+    return sum(keys) + countOf(keys, -1), sum(values) + countOf(values, -1)
 
 
 class ConsumerMetrics:
@@ -137,14 +137,19 @@ class ConsumerMetrics:
         if (topic, partition) in self._positions:
             self._positions[(topic, partition)] = offset
 
-    def polled(self, batches: Mapping[Any, Sequence[Any]]) -> None:
-        """Record one poll's result: ``{TopicPartition: [ConsumerRecord, ...]}`` (aiokafka's)."""
+    def polled(self, batches: Mapping[Any, Sequence[Any]]) -> dict[Any, int]:
+        """Record one poll's result: ``{TopicPartition: [ConsumerRecord, ...]}`` (aiokafka's). Returns
+        the value bytes of each non-empty partition, so that a caller measuring them too (MirrorSource's
+        ``byte-count``) reads the same sums instead of measuring every record again."""
         count = size = 0
+        value_bytes: dict[Any, int] = {}
         for tp, records in batches.items():
             if not records:
                 continue
             count += len(records)
-            size += serialized_bytes(records)
+            keys, values = serialized_sizes(records)
+            size += keys + values
+            value_bytes[tp] = values
             key = (tp.topic, tp.partition)
             if key in self._positions:
                 self._positions[key] = records[-1].offset + 1
@@ -153,6 +158,7 @@ class ConsumerMetrics:
             self._incoming.record(self._metrics, now, float(size))
             self._consumed.record(self._metrics, now, float(count))
             self._consumed_bytes.record(self._metrics, now, float(size))
+        return value_bytes
 
     def close(self) -> None:
         self._hub.remove(self._metrics)

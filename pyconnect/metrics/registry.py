@@ -18,7 +18,14 @@
   =false``); gauges read at scrape time are unaffected.
 
 Time comes from the hub's clock (seconds, as ``time.time``), read once per ``record`` and per scrape.
-Everything runs on one event loop: no locks. Recording costs one clock read and one call per stat.
+Everything runs on one event loop: no locks.
+
+A :class:`Sensor` does not update its stats on every ``record``: it sums the events (count, sum,
+extremes, last, trues) and hands the summary to each stat (``record_summary``) at the time of the last
+event, once the first unfolded event is ``fold_ms(config)`` old (1 s for the default 30 s windows) and
+before any reading of its registry. So recording costs a few additions per call, whatever the number
+of stats, and what a reading shows is what Java's per-event recording shows, except that an event may
+count in the window of a later event at most ``fold_ms`` after it (a 30th of a window).
 """
 
 from __future__ import annotations
@@ -28,7 +35,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from pyconnect.metrics.stats import BooleanFrequencies, CumulativeSum, MetricConfig, Rate, Stat
+from pyconnect.metrics.stats import (
+    BooleanFrequencies,
+    CumulativeSum,
+    EventSummary,
+    MetricConfig,
+    Rate,
+    Stat,
+)
 
 MetricValue = float | str | None
 Gauge = Callable[[int], MetricValue]
@@ -59,25 +73,99 @@ class MetricReading:
     value: MetricValue
 
 
-class Sensor:
-    """Records values into its stats (Java's ``Sensor``); ``record`` is the data-path call."""
+MAX_FOLD_MS = 1000
 
-    __slots__ = ("_clock_ms", "_config", "_stats", "name")
+
+def fold_ms(config: MetricConfig) -> int:
+    """How long a sensor keeps events before it folds them into its stats: a 30th of a sample window,
+    at most :data:`MAX_FOLD_MS`, at least 1 ms."""
+    return max(1, min(MAX_FOLD_MS, config.window_ms // 30))
+
+
+class Sensor:
+    """Records values into its stats (Java's ``Sensor``); ``record`` and ``record_batch`` are the
+    data-path calls, :meth:`flush` hands what they summed to the stats (see the module docstring)."""
+
+    __slots__ = (
+        "_clock_ms",
+        "_config",
+        "_count",
+        "_first_ms",
+        "_fold_ms",
+        "_high",
+        "_last",
+        "_last_ms",
+        "_low",
+        "_stats",
+        "_total",
+        "_trues",
+        "name",
+    )
 
     def __init__(self, name: str, config: MetricConfig, clock_ms: Callable[[], int]) -> None:
         self.name = name
         self._config = config
+        self._fold_ms = fold_ms(config)
         self._clock_ms = clock_ms
         self._stats: list[Stat] = []
+        self._count = self._trues = 0
+        self._total = self._low = self._high = self._last = 0.0
+        self._first_ms = self._last_ms = 0
 
     def record(self, value: float = 1.0, now_ms: int | None = None) -> None:
         now = self._clock_ms() if now_ms is None else now_ms
-        config = self._config
+        if self._count:
+            if now - self._first_ms < self._fold_ms and now >= self._last_ms:
+                self._count += 1
+                self._total += value
+                if value < self._low:
+                    self._low = value
+                elif value > self._high:
+                    self._high = value
+                if value >= 0.5:
+                    self._trues += 1
+                self._last = value
+                self._last_ms = now
+                return
+            self.flush()
+        self._count, self._total, self._low, self._high, self._last = 1, value, value, value, value
+        self._trues = 1 if value >= 0.5 else 0
+        self._first_ms = self._last_ms = now
+
+    def record_batch(
+        self, count: int, total: float, low: float, high: float, last: float, now_ms: int
+    ) -> None:
+        """``count`` (> 0) events at ``now_ms`` with this sum, these extremes and this last value, as
+        ``count`` calls of :meth:`record` would (``trues`` is not tracked: not for frequencies)."""
+        if self._count:
+            if now_ms - self._first_ms < self._fold_ms and now_ms >= self._last_ms:
+                self._count += count
+                self._total += total
+                if low < self._low:
+                    self._low = low
+                if high > self._high:
+                    self._high = high
+                self._last = last
+                self._last_ms = now_ms
+                return
+            self.flush()
+        self._count, self._total, self._low, self._high, self._last = count, total, low, high, last
+        self._trues = 0
+        self._first_ms = self._last_ms = now_ms
+
+    def flush(self) -> None:
+        """Hand the events summed since the last flush to every stat, at the last event's time."""
+        if not self._count:
+            return
+        events = EventSummary(self._count, self._total, self._low, self._high, self._last, self._trues)
+        self._count = 0
+        config, now = self._config, self._last_ms
         for stat in self._stats:
-            stat.record(config, value, now)
+            stat.record_summary(config, events, now)
 
     def _add(self, stat: Stat) -> None:
         if not any(existing is stat for existing in self._stats):
+            self.flush()
             self._stats.append(stat)
 
 
@@ -144,12 +232,19 @@ class Metrics:
     def names(self) -> list[MetricName]:
         return list(self._metrics)
 
+    def flush(self) -> None:
+        """Fold what every sensor summed into its stats (done before each reading)."""
+        for sensor in list(self._sensors.values()):
+            sensor.flush()
+
     def value(self, name: MetricName) -> MetricValue:
+        self.flush()
         return self._metrics[name](self.config, self._clock_ms())
 
     def read(self, now_ms: int | None = None) -> Iterator[MetricReading]:
         """Every metric's current value (a gauge that raises is left out of this reading)."""
         now = self._clock_ms() if now_ms is None else now_ms
+        self.flush()
         config, domain = self.config, self.domain
         for name, measure in list(self._metrics.items()):
             try:
@@ -177,7 +272,7 @@ class Meter:
     """Java's ``Meter``: a per-second rate and a cumulative total of the same recorded amounts, two
     metrics (``names``: rate, total; ``descriptions`` likewise) of one sensor in ``metrics``."""
 
-    __slots__ = ("rate", "total")
+    __slots__ = ("rate", "sensor", "total")
 
     def __init__(
         self,
@@ -188,13 +283,12 @@ class Meter:
         descriptions: tuple[str, str],
     ) -> None:
         self.rate, self.total = Rate(), CumulativeSum()
-        sensor = metrics.sensor(f"{group}{dict(tags)};{names[1]}")
+        sensor = self.sensor = metrics.sensor(f"{group}{dict(tags)};{names[1]}")
         metrics.add_stat(sensor, MetricName(names[0], group, tags, descriptions[0]), self.rate)
         metrics.add_stat(sensor, MetricName(names[1], group, tags, descriptions[1]), self.total)
 
     def record(self, metrics: Metrics, now_ms: int, amount: float) -> None:
-        self.rate.record(metrics.config, amount, now_ms)
-        self.total.record(metrics.config, amount, now_ms)
+        self.sensor.record(amount, now_ms)
 
 
 class MetricGroup:

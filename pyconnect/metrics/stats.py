@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 DEFAULT_SAMPLES = 2
 DEFAULT_WINDOW_MS = 30_000
@@ -44,8 +44,24 @@ class MetricConfig:
             raise ValueError("metrics.sample.window.ms must be at least 1")
 
 
+class EventSummary(NamedTuple):
+    """Events recorded together (at one instant, ``record_summary``): how many (``number``), their sum, extremes and
+    last value, and how many were 0.5 or more (a :class:`BooleanFrequencies` true)."""
+
+    number: int
+    total: float
+    low: float
+    high: float
+    last: float
+    trues: int
+
+
 class Stat(Protocol):
     def record(self, config: MetricConfig, value: float, now_ms: int) -> None: ...
+
+    def record_summary(self, config: MetricConfig, events: EventSummary, now_ms: int) -> None:
+        """The summarised events at ``now_ms``: the state recording each of them at ``now_ms`` gives."""
+        ...
 
     def measure(self, config: MetricConfig, now_ms: int) -> float: ...
 
@@ -61,6 +77,9 @@ class CumulativeSum:
     def record(self, config: MetricConfig, value: float, now_ms: int) -> None:
         self.total += value
 
+    def record_summary(self, config: MetricConfig, events: EventSummary, now_ms: int) -> None:
+        self.total += events.total
+
     def measure(self, config: MetricConfig, now_ms: int) -> float:
         return self.total
 
@@ -73,6 +92,9 @@ class CumulativeCount(CumulativeSum):
     def record(self, config: MetricConfig, value: float, now_ms: int) -> None:
         self.total += 1.0
 
+    def record_summary(self, config: MetricConfig, events: EventSummary, now_ms: int) -> None:
+        self.total += events.number
+
 
 class Value:
     """The last value recorded."""
@@ -84,6 +106,9 @@ class Value:
 
     def record(self, config: MetricConfig, value: float, now_ms: int) -> None:
         self.value = value
+
+    def record_summary(self, config: MetricConfig, events: EventSummary, now_ms: int) -> None:
+        self.value = events.last
 
     def measure(self, config: MetricConfig, now_ms: int) -> float:
         return self.value
@@ -148,6 +173,13 @@ class SampledStat:
         sample.count += count
         sample.last_ms = now_ms
 
+    def record_summary(self, config: MetricConfig, events: EventSummary, now_ms: int) -> None:
+        self.record_many(config, self._summary_value(events), events.number, now_ms)
+
+    def _summary_value(self, events: EventSummary) -> float:
+        """The combined update of :meth:`record_many` for these events."""
+        raise NotImplementedError
+
     def _advance(self, config: MetricConfig, now_ms: int) -> _Sample:
         self._current = (self._current + 1) % (config.samples + 1)
         if self._current >= len(self.samples):
@@ -184,6 +216,9 @@ class WindowedSum(SampledStat):
     def _update(self, sample: _Sample, value: float) -> None:
         sample.value += value
 
+    def _summary_value(self, events: EventSummary) -> float:
+        return events.total
+
     def _combine(self) -> float:
         return sum(s.value for s in self.samples)
 
@@ -193,6 +228,14 @@ class WindowedCount(WindowedSum):
 
     def _update(self, sample: _Sample, value: float) -> None:
         sample.value += 1.0
+
+    def record_summary(self, config: MetricConfig, events: EventSummary, now_ms: int) -> None:
+        sample = self.current(now_ms)
+        if now_ms - sample.start_ms >= config.window_ms:
+            sample = self._advance(config, now_ms)
+        sample.value += events.number
+        sample.count += events.number
+        sample.last_ms = now_ms
 
 
 class Avg(WindowedSum):
@@ -215,6 +258,9 @@ class Max(SampledStat):
         if value > sample.value:
             sample.value = value
 
+    def _summary_value(self, events: EventSummary) -> float:
+        return events.high
+
     def _combine(self) -> float:
         if not any(s.count for s in self.samples):
             return math.nan
@@ -230,6 +276,9 @@ class Min(SampledStat):
     def _update(self, sample: _Sample, value: float) -> None:
         if value < sample.value:
             sample.value = value
+
+    def _summary_value(self, events: EventSummary) -> float:
+        return events.low
 
     def _combine(self) -> float:
         if not any(s.count for s in self.samples):
@@ -247,6 +296,9 @@ class Rate:
 
     def record(self, config: MetricConfig, value: float, now_ms: int) -> None:
         self.stat.record(config, value, now_ms)
+
+    def record_summary(self, config: MetricConfig, events: EventSummary, now_ms: int) -> None:
+        self.stat.record_summary(config, events, now_ms)
 
     def measure(self, config: MetricConfig, now_ms: int) -> float:
         value = self.stat.measure(config, now_ms)
@@ -289,6 +341,14 @@ class BooleanFrequencies(SampledStat):
     def _update(self, sample: _Sample, value: float) -> None:
         if value >= 0.5:
             sample.trues += 1  # type: ignore[attr-defined]
+
+    def record_summary(self, config: MetricConfig, events: EventSummary, now_ms: int) -> None:
+        sample = self.current(now_ms)
+        if now_ms - sample.start_ms >= config.window_ms:
+            sample = self._advance(config, now_ms)
+        sample.trues += events.trues  # type: ignore[attr-defined]
+        sample.count += events.number
+        sample.last_ms = now_ms
 
     def _combine(self) -> float:
         return float(sum(s.count for s in self.samples))

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.metrics_cost import LATENCY_ORDER, RATIOS, combine_latency, metrics_cost_ratio, metrics_share
+from benchmarks.metrics_cost import (
+    LATENCY_ORDER,
+    RATIOS,
+    combine_latency,
+    metrics_cost_ratio,
+    metrics_share,
+    round_spread,
+)
 from benchmarks.report import compute_ratios
 
 
@@ -78,3 +85,11 @@ def test_metrics_share_splits_recording_from_scrapes() -> None:
         {"function": "record_polled (connectors/mirror/metrics.py:228)", "pct": 6.0},
         {"function": "polled (pyconnect/metrics/client_metrics.py:130)", "pct": 4.0},
     ]
+
+
+def test_round_spread_is_the_extremes_of_one_sides_drains() -> None:
+    rounds = [{"cpu_s_per_million": 4.5}, {"cpu_s_per_million": 5.1}, {"cpu_s_per_million": None}]
+    metrics = {"on": {"100b": {"rounds": rounds}}, "off": {"100b": {"rounds": rounds[:1]}}}
+    assert round_spread(metrics, "on", "100b") == (4.5, 5.1)
+    assert round_spread(metrics, "off", "100b") is None  # one round: no spread to tell
+    assert round_spread(metrics, "on", "1kb") is None

@@ -48,9 +48,10 @@ def test_consumer_lag_follows_position_and_high_watermark_and_quoted_client_ids(
     assert lag0 not in series(hub)  # no position yet
     consumer.seeked("t", 0, 4)
     assert series(hub)[lag0] == 6
-    consumer.polled(
+    value_bytes = consumer.polled(
         {TopicPartition("t", 0): [Record(4, 1, 10), Record(5, 1, 20)], TopicPartition("t", 1): []}
     )
+    assert value_bytes == {TopicPartition("t", 0): 30}  # what MirrorSource's byte-count reuses
     got = series(hub)
     assert got[lag0] == 4
     assert got[f"kafka_consumer_incoming_byte_total{{{client}}}"] == 32
@@ -62,15 +63,15 @@ def test_consumer_lag_follows_position_and_high_watermark_and_quoted_client_ids(
     assert series(hub) == {}
 
 
-def test_serialized_bytes_counts_null_keys_and_values_as_zero() -> None:
+def test_serialized_sizes_count_null_keys_and_values_as_zero() -> None:
     from types import SimpleNamespace
 
-    from pyconnect.metrics.client_metrics import serialized_bytes
+    from pyconnect.metrics.client_metrics import serialized_sizes
 
     records = [
         SimpleNamespace(serialized_key_size=3, serialized_value_size=100),
         SimpleNamespace(serialized_key_size=-1, serialized_value_size=10),
         SimpleNamespace(serialized_key_size=2, serialized_value_size=-1),
     ]
-    assert serialized_bytes(records) == 115
-    assert serialized_bytes([]) == 0
+    assert serialized_sizes(records) == (5, 110)
+    assert serialized_sizes([]) == (0, 0)

@@ -130,7 +130,8 @@ def flow_hub(source: str, target: str, tasks: int) -> MetricsHub:
     task = SourceTaskMetrics(connect, "MirrorSourceConnector", 0)
     task.record_poll(10 * tasks, 1.0)
     mirror = MirrorSourceMetrics(hub, source, target, [(f"{source}.orders", 0)])
-    mirror.record_acknowledged(f"{source}.orders", 0, [1_699_999_999_000] * (10 * tasks))
+    mirror.record_polled(f"{source}.orders", 0, [1_699_999_999_000] * (10 * tasks), 0, last_offset=9)
+    mirror.record_acknowledged(f"{source}.orders", 0, 10 * tasks, last_offset=9)
     return hub
 
 

@@ -122,3 +122,88 @@ def test_metric_config_refuses_nonsense() -> None:
         MetricConfig(samples=0)
     with pytest.raises(ValueError):
         MetricConfig(window_ms=0)
+
+
+def _every_stat(sensor_owner: MetricGroup, sensor_name: str) -> dict[str, object]:
+    sensor = sensor_owner.sensor(sensor_name)
+    stats = {
+        "rate": Rate(),
+        "avg": Avg(),
+        "max": Max(),
+        "min": Min(),
+        "total": CumulativeSum(),
+        "count": CumulativeCount(),
+        "wcount": WindowedCount(),
+        "value": Value(),
+        "wsum": WindowedSum(),
+    }
+    for name, stat in stats.items():
+        sensor_owner.add_stat(sensor, f"{sensor_name}-{name}", stat)
+    return stats
+
+
+def test_a_sensor_folds_its_events_at_most_fold_ms_late_and_reads_see_them_all() -> None:
+    from pyconnect.metrics.registry import fold_ms
+
+    config = MetricConfig(samples=2, window_ms=30_000)
+    assert fold_ms(config) == 1000 and fold_ms(MetricConfig(window_ms=60)) == 2
+    assert fold_ms(MetricConfig(window_ms=10)) == 1
+    clock = ManualClock()
+    hub = MetricsHub(config, clock=clock)
+    group = MetricGroup(hub.registry("kafka.connect"), "g")
+    folded = _every_stat(group, "s")
+    sensor = group.sensor("s")
+    direct = {name: type(stat)() for name, stat in folded.items()}  # fed per event, as Java's sensor
+    events = [(0, 5.0), (400, 1.0), (900, 9.0), (1000, 2.0), (1700, 4.0), (29_990, 7.0), (30_500, 3.0)]
+    for at, value in events:
+        clock.ms = at
+        sensor.record(value)
+        for stat in direct.values():
+            stat.record(config, value, at)  # type: ignore[attr-defined]
+        if at == 1000:  # the first three were folded when this one came (>= 1 s after the first)
+            assert folded["total"].total == 15.0  # type: ignore[attr-defined]
+    clock.ms = 31_000
+    read = {r.name.name: r.value for r in hub.read()}
+    # 29_990 and 30_500 fold together at 30_500: the 29_990 event counts in the next window, as allowed
+    for name in ("total", "count", "value", "max", "min"):
+        assert read[f"s-{name}"] == direct[name].measure(config, 31_000), name  # type: ignore[attr-defined]
+    assert read["s-avg"] == direct["avg"].measure(config, 31_000)  # type: ignore[attr-defined]
+
+
+def test_a_sensor_folds_before_a_clock_going_back_and_counts_trues() -> None:
+    clock = ManualClock()
+    hub = MetricsHub(MetricConfig(samples=2, window_ms=30_000), clock=clock)
+    group = MetricGroup(hub.registry("kafka.connect"), "g")
+    stats = _every_stat(group, "s")
+    sensor = group.sensor("s")
+    clock.ms = 5_000
+    sensor.record(1.0)
+    clock.ms = 4_000
+    sensor.record(3.0)  # earlier than the pending event: the pending one is folded first
+    assert stats["total"].total == 1.0  # type: ignore[attr-defined]
+    frequencies = group.sensor("f")
+    group.add_frequencies(frequencies, "fail", "ok")
+    for value in (1.0, 1.0, 0.0):
+        frequencies.record(value)
+    read = {r.name.name: r.value for r in hub.read()}
+    assert (read["ok"], read["fail"]) == (2 / 3, 1 / 3)
+    assert read["s-total"] == 4.0 and read["s-count"] == 2.0
+
+
+def test_record_batch_is_count_records_at_once() -> None:
+    clock = ManualClock()
+    hub = MetricsHub(MetricConfig(samples=2, window_ms=30_000), clock=clock)
+    group = MetricGroup(hub.registry("kafka.connect"), "g")
+    _every_stat(group, "one")
+    _every_stat(group, "batch")
+    one, batch = group.sensor("one"), group.sensor("batch")
+    clock.ms = 2_000
+    for value in (4.0, 8.0, 6.0):
+        one.record(value)
+    batch.record_batch(3, 18.0, 4.0, 8.0, 6.0, 2_000)
+    clock.ms = 2_500
+    one.record(1.0)
+    batch.record_batch(1, 1.0, 1.0, 1.0, 1.0, 2_500)
+    read = {r.name.name: r.value for r in hub.read()}
+    for name in ("rate", "avg", "max", "min", "total", "count", "wcount", "value", "wsum"):
+        assert read[f"one-{name}"] == read[f"batch-{name}"], name

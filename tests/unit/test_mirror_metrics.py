@@ -99,7 +99,7 @@ def test_source_metrics_registered_at_start_with_java_names_and_tags() -> None:
 def test_source_batches_record_exact_values() -> None:
     hub, clock = hub_at(100.0)
     metrics = MirrorSourceMetrics(hub, "A", "B", [("A.t", 0)])
-    metrics.record_polled("A.t", 0, [99_000, 98_400, 98_700], 30)
+    metrics.record_polled("A.t", 0, [99_000, 98_400, 98_700], 30, last_offset=12)
     got = values(hub, SOURCE_GROUP, topic="A.t", partition="0")
     assert got["record-age-ms"] == 1300.0  # the last record's
     assert got["record-age-ms-max"] == 1600.0
@@ -109,9 +109,15 @@ def test_source_batches_record_exact_values() -> None:
     assert got["byte-rate"] == 30.0 / 30.0  # one 30 s window at least
     assert got["record-count"] == 0.0  # counted when acknowledged
 
+    clock.now_s = 100.2
+    metrics.record_polled("A.t", 0, [100_100], 10, last_offset=13)
+    metrics.record_acknowledged("A.t", 0, 2, last_offset=11)  # the first batch is not complete yet
+    got = values(hub, SOURCE_GROUP, topic="A.t", partition="0")
+    assert got["record-count"] == 2.0
+    assert math.isnan(got["replication-latency-ms-avg"])
+
     clock.now_s = 100.5
-    metrics.record_acknowledged("A.t", 0, [99_000, 98_400, 98_700])
-    metrics.record_acknowledged("A.t", 0, [100_100])
+    metrics.record_acknowledged("A.t", 0, 2, last_offset=13)  # the rest: both batches complete
     got = values(hub, SOURCE_GROUP, topic="A.t", partition="0")
     assert got["record-count"] == 4.0
     assert got["record-rate"] == 4.0 / 30.5  # its window started at the first reading, 100.0 s
@@ -120,10 +126,24 @@ def test_source_batches_record_exact_values() -> None:
     assert got["replication-latency-ms-min"] == 400.0
     assert got["replication-latency-ms-avg"] == (1500.0 + 2100.0 + 1800.0 + 400.0) / 4
 
-    metrics.record_acknowledged("A.u", 3, [100_000])  # not assigned at start: registered on first use
-    assert values(hub, SOURCE_GROUP, topic="A.u", partition="3")["record-count"] == 1.0
+    metrics.record_acknowledged("A.u", 3, 1, last_offset=0)  # not assigned at start: registered on first use
+    got = values(hub, SOURCE_GROUP, topic="A.u", partition="3")
+    assert got["record-count"] == 1.0 and math.isnan(got["replication-latency-ms-avg"])  # never polled
     metrics.close()
     assert hub.registries() == []
+
+
+def test_pending_polled_batches_are_bounded() -> None:
+    from connectors.mirror.metrics import MAX_PENDING_BATCHES
+
+    hub, _ = hub_at(100.0)
+    metrics = MirrorSourceMetrics(hub, "A", "B", [("A.t", 0)])
+    for offset in range(MAX_PENDING_BATCHES + 10):  # a target that acknowledges nothing
+        metrics.record_polled("A.t", 0, [99_000], 1, last_offset=offset)
+    metrics.record_acknowledged("A.t", 0, 1, last_offset=MAX_PENDING_BATCHES + 9)
+    got = values(hub, SOURCE_GROUP, topic="A.t", partition="0")
+    assert got["record-count"] == 1.0
+    assert got["replication-latency-ms-avg"] == 1000.0  # the batches kept: the newest MAX_PENDING_BATCHES
 
 
 def test_checkpoint_metrics_per_group_and_partition() -> None:
@@ -143,8 +163,11 @@ def test_checkpoint_metrics_per_group_and_partition() -> None:
 
 
 class FakeConsumer:
-    def __init__(self, batch: dict[TopicPartition, list[Any]]) -> None:
+    def __init__(
+        self, batch: dict[TopicPartition, list[Any]], value_bytes: dict[TopicPartition, int] | None = None
+    ) -> None:
         self.batch = batch
+        self.value_bytes = value_bytes or {}  # as SourceConsumer's measured poll leaves them
 
     async def poll(self, timeout_ms: int) -> dict[TopicPartition, list[Any]]:
         return self.batch
@@ -165,13 +188,15 @@ async def test_source_task_records_per_polled_and_acknowledged_batch() -> None:
         {
             TopicPartition("t", 0): [message(5, 49_000, b"abc"), message(6, 49_500, None)],
             TopicPartition("t", 1): [message(0, 48_000, b"hello")],
-        }
+        },
+        {TopicPartition("t", 0): 3},  # partition 1 unmeasured: the task sums its values itself
     )
     records = await task.poll()
     assert records is not None and len(records) == 3
     p0 = values(hub, SOURCE_GROUP, topic="A.t", partition="0")
     assert (p0["byte-count"], p0["record-age-ms"], p0["record-age-ms-max"]) == (3.0, 500.0, 1000.0)
-    assert values(hub, SOURCE_GROUP, topic="A.t", partition="1")["record-age-ms-avg"] == 2000.0
+    p1 = values(hub, SOURCE_GROUP, topic="A.t", partition="1")
+    assert (p1["record-age-ms-avg"], p1["byte-count"]) == (2000.0, 5.0)
 
     clock.now_s = 51.0
     task.commit_record_batch(records[:2], "A.t", 0, 100)  # no offset-sync writer: still counted
@@ -180,6 +205,36 @@ async def test_source_task_records_per_polled_and_acknowledged_batch() -> None:
     assert (p0["replication-latency-ms-min"], p0["replication-latency-ms-max"]) == (1500.0, 2000.0)
     await task.stop()
     assert hub.registries() == []
+
+
+async def test_source_task_keys_acknowledgements_by_the_polled_record_and_dropped_ones_count_nothing() -> (
+    None
+):
+    hub, clock = hub_at(50.0)
+    task = MirrorSourceTask()
+    task._source_alias = "A"
+    task._policy = DefaultReplicationPolicy()
+    task._poll_timeout_ms = 1
+    task._metrics = MirrorSourceMetrics(hub, "A", "B", [("A.t", 0)])
+    task._consumer = FakeConsumer(  # type: ignore[assignment]
+        {
+            TopicPartition("t", 0): [
+                message(5, 49_000, b"a"),
+                message(6, 49_200, b"b"),
+                message(7, 49_400, b"c"),
+            ]
+        }
+    )
+    records = await task.poll()
+    assert records is not None
+    clock.now_s = 50.5
+    task.commit_record_batch(records[:2], "renamed-by-a-transformation", 3, 0)
+    await task.commit_record(records[2], None)  # filtered out: not written, but its batch is done
+    p0 = values(hub, SOURCE_GROUP, topic="A.t", partition="0")
+    assert p0["record-count"] == 2.0
+    assert (p0["replication-latency-ms-min"], p0["replication-latency-ms-max"]) == (1100.0, 1500.0)
+    assert not [r for r in hub.read() if r.name.tag("topic") == "renamed-by-a-transformation"]
+    await task.stop()
 
 
 async def test_checkpoint_task_records_acknowledged_checkpoints() -> None:
@@ -207,8 +262,8 @@ async def test_checkpoint_task_records_acknowledged_checkpoints() -> None:
 def test_worker_exposition_gives_the_mirror_maker_2_dashboard_series() -> None:
     hub, _ = hub_at(100.0)
     source = MirrorSourceMetrics(hub, "A", "B", [("A.t", 0)])
-    source.record_polled("A.t", 0, [99_000], 10)
-    source.record_acknowledged("A.t", 0, [99_000])
+    source.record_polled("A.t", 0, [99_000], 10, last_offset=0)
+    source.record_acknowledged("A.t", 0, 1, last_offset=0)
     MirrorCheckpointMetrics(hub, "A", "B").record_acknowledged("g", "A.t", 0, [99_500])
     text = PrometheusExposition(hub, "worker").render()
     series = {line.split("{")[0] for line in text.splitlines() if not line.startswith("#")}

@@ -390,8 +390,8 @@ def test_progress_is_read_from_the_mirror_task_metrics() -> None:
     metrics = MirrorSourceMetrics(hub, "A", "B", [("A.t", 0)], end_offset=lambda t, p: ends[(t, p)])
     metrics.resumed("A.t", 0, 99)
     clock.now_s = NOW / 1000
-    metrics.record_polled("A.t", 0, [NOW - 300, NOW - 200], 10)
-    metrics.record_acknowledged("A.t", 0, [NOW - 300, NOW - 200], last_offset=101)
+    metrics.record_polled("A.t", 0, [NOW - 300, NOW - 200], 10, last_offset=101)
+    metrics.record_acknowledged("A.t", 0, 2, last_offset=101)
     ends[("A.t", 0)] = 110
     checkpoints = MirrorCheckpointMetrics(hub, "A", "B")
     checkpoints.record_acknowledged("g", "A.t", 0, [NOW - 40])
@@ -429,7 +429,8 @@ def test_the_progress_gauges_are_not_exported_to_prometheus() -> None:
     hub = MetricsHub(clock=Clock(NOW / 1000))
     metrics = MirrorSourceMetrics(hub, "A", "B", [("A.t", 0)], end_offset=lambda t, p: 10)
     metrics.resumed("A.t", 0, 3)
-    metrics.record_acknowledged("A.t", 0, [NOW - 5], last_offset=4)
+    metrics.record_polled("A.t", 0, [NOW - 5], 1, last_offset=4)
+    metrics.record_acknowledged("A.t", 0, 1, last_offset=4)
     text = PrometheusExposition(hub, "worker").render()
     assert 'kafka_connect_mirror_mirrorsourceconnector_record_count{source="A",target="B",topic="A.t"' in text
     for hidden in ("progress", "end_offset", "replicated_offset", "task_start", "last_record_timestamp"):

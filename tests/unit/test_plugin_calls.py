@@ -101,9 +101,18 @@ async def test_overrun_abandons_the_thread_counts_it_and_warns(
 async def test_abandoned_threads_do_not_count_against_the_bound(
     calls: PluginCalls, release: threading.Event
 ) -> None:
+    started = threading.Semaphore(0)
+
+    def start() -> None:
+        started.release()
+        release.wait(30)
+
     for n in range(3):  # more than max_threads=2
+        # long enough for a loaded machine to start the thread: a call still queued at its deadline is
+        # dropped, not abandoned
         with pytest.raises(PluginCallTimeout):
-            await calls.call(f"c{n}", "start", release.wait, 30, timeout=0.02)
+            await calls.call(f"c{n}", "start", start, timeout=0.5)
+        assert started.acquire(timeout=0)  # it ran, so it was abandoned
     assert calls.abandoned == 3
     assert await calls.call("healthy", "task_configs", lambda: [{"a": "b"}], timeout=5) == [{"a": "b"}]
     release.set()
