@@ -27,8 +27,8 @@ Task contract (Java's ``MirrorSourceTask``):
   partition map, so a Java deployment's offsets are resumed) and leaves the others to
   ``auto.offset.reset``.
 * Gaps (connectors.mirror.truncation, beyond Java, which skips them in silence): from ``start`` (a
-  check beside the first polls, bounded by ``TARGET_CHECK_TIMEOUT_S``; ``start`` never waits for the
-  target, and under ``fail`` nothing is copied before the check is done), a partition whose remote
+  check of its own, bounded by ``TARGET_CHECK_TIMEOUT_S``: ``start`` never waits for the target, and
+  polls copy nothing before the check is done, or it would see the new copies), a partition whose remote
   partition on the target is missing or empty behind its committed offset (the target was rebuilt);
   in ``poll``, a position the source refuses as out of range (records deleted before they were
   copied, or the topic recreated). Each gap is logged at WARN naming the
@@ -663,7 +663,7 @@ class MirrorSourceTask(SourceTask):
             if self._metrics is not None:
                 self._metrics.resumed(self._routes[(tp.topic, tp.partition)][0], tp.partition, committed)
         self._consumer.reset((tp.topic, tp.partition) for tp in uncommitted)
-        if resumed:  # beside the copy: a start never waits for the target (see poll for ``fail``)
+        if resumed:  # a start never waits for the target; poll copies once it is checked
             self._target_check = asyncio.create_task(self._check_target(resumed))
         log.info(
             "%s replicating %d topic-partitions %s->%s (%d without committed offsets): %s.",
@@ -677,8 +677,8 @@ class MirrorSourceTask(SourceTask):
 
     async def _check_target(self, committed: Mapping[TopicPartition, int]) -> None:
         """Report the partitions whose remote partition is missing or empty behind their committed
-        offset (a rebuilt target); the ``fail`` policy raises, ``continue`` keeps the seek. Runs beside
-        the first polls; under ``fail``, :meth:`poll` copies nothing until it is done."""
+        offset (a rebuilt target); the ``fail`` policy raises, ``continue`` keeps the seek. Runs as a
+        task of its own after ``start``; :meth:`poll` copies nothing until it is done."""
         consumer = self._consumer
         if consumer is None:
             return
@@ -762,15 +762,16 @@ class MirrorSourceTask(SourceTask):
         return route
 
     async def _target_checked(self) -> bool:
-        """Whether polls may copy: the start's target check is done (its ``fail`` raised here), or runs
-        under ``continue`` (its gaps never move a position). Waits at most one poll timeout."""
+        """Whether polls may copy: the start's target check is done (a ``fail`` raises here). Waits at
+        most one poll timeout, so a stop is never held up; copying first would hide the gap (the
+        target would hold the new records when asked)."""
         check = self._target_check
         if check is None:
             return True
-        if not check.done() and self._truncation_policy == truncation.FAIL:
-            await asyncio.wait([check], timeout=self._poll_timeout_ms / 1000)
         if not check.done():
-            return self._truncation_policy != truncation.FAIL
+            await asyncio.wait([check], timeout=self._poll_timeout_ms / 1000)
+            if not check.done():
+                return False
         self._target_check = None
         check.result()
         return True

@@ -21,9 +21,11 @@ Contract:
   turns transient Kafka errors into an empty batch after a short backoff, logged at most once per
   error type and :data:`POLL_WARNING_INTERVAL_S` (Java's MirrorSourceTask logs each and returns null).
   Beyond Java, a position out of range is never reset in silence: ``poll`` raises
-  :class:`PositionOutOfRange` with the partition's log start and end, and the caller seeks; a
-  partition without a position is reset by the configured ``auto.offset.reset`` as before.
-  ``log_bounds`` answers log start and end offsets (a partition the cluster lacks is left out).
+  :class:`PositionOutOfRange` naming every refused partition of the poll at once, with its log start
+  and end and the records the same poll got for the other partitions, and the caller seeks; a
+  partition without a position is placed by the configured ``auto.offset.reset`` (``reset``, asked
+  at assignment, without waiting) as before. ``log_bounds`` answers log start and end offsets (a
+  partition the cluster lacks is left out); ``log_bounds_of`` asks them of a short-lived consumer.
 - Refusals raise: every client here is named after its cluster (``cluster``, e.g. ``source cluster
   S (host:port)``); a start refused by the cluster or an operation refused for lack of an ACL raises
   :class:`~pyconnect.errors.AuthenticationError` / :class:`~pyconnect.errors.AuthorizationError`
@@ -713,7 +715,7 @@ class SourceConsumer:
                 await asyncio.sleep(min(POLL_ERROR_BACKOFF_S, timeout_ms / 1000))
                 return {}
             self._warn(exc)
-        if self._metrics is not None and batch:
+        if self._metrics is not None:
             self.value_bytes = self._metrics.polled(batch)
         if unplaced:
             self._unplaced(unplaced)

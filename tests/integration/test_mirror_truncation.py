@@ -270,7 +270,7 @@ def test_target_rebuilt_behind_committed_offsets_is_reported(
             f"resuming at offset 100 ({POLICY}=continue)"
             for p in (0, 1)
         ]
-        wait_for(  # the check runs beside the copy: start never waits for the target
+        wait_for(  # the check is a task of its own: start never waits for the target
             "both rebuilt partitions reported",
             lambda: all(line in worker.log_file.read_text(errors="replace") for line in lines) or None,
             30,

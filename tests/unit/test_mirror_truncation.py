@@ -151,7 +151,7 @@ def test_the_fail_policy_names_every_gap_of_the_poll_and_moves_past_none() -> No
     assert seeks.seeks == [("t", 1, 10)], "only the partition in range again is fetched again"
 
 
-def test_the_start_check_of_the_target_holds_polls_only_under_fail() -> None:
+def test_the_start_check_of_the_target_holds_polls_for_one_poll_timeout_at_a_time() -> None:
     async def run() -> None:
         release = asyncio.Event()
 
@@ -160,23 +160,20 @@ def test_the_start_check_of_the_target_holds_polls_only_under_fail() -> None:
             if failing:
                 raise ConnectError("the target was rebuilt")
 
-        task, _ = _task(truncation.CONTINUE)
-        task._poll_timeout_ms = 50
-        task._target_check = asyncio.create_task(check(False))
-        assert await task._target_checked(), "continue: polls go on while the check runs"
-        release.set()
-        await asyncio.sleep(0)
-        assert await task._target_checked() and task._target_check is None
-
-        release.clear()
-        task, _ = _task(truncation.FAIL)
-        task._poll_timeout_ms = 50
-        task._target_check = asyncio.create_task(check(True))
-        started = asyncio.get_running_loop().time()
-        assert not await task._target_checked(), "fail: nothing copied before the check is done"
-        assert asyncio.get_running_loop().time() - started >= 0.04, "it waited one poll timeout"
-        release.set()
-        with pytest.raises(ConnectError, match="rebuilt"):
-            await task._target_checked()
+        for policy in (truncation.CONTINUE, truncation.FAIL):
+            release.clear()
+            task, _ = _task(policy)
+            task._poll_timeout_ms = 50
+            task._target_check = asyncio.create_task(check(policy == truncation.FAIL))
+            started = asyncio.get_running_loop().time()
+            assert not await task._target_checked(), "nothing copied before the check is done"
+            assert asyncio.get_running_loop().time() - started >= 0.04, "it waited one poll timeout"
+            release.set()
+            if policy == truncation.FAIL:
+                with pytest.raises(ConnectError, match="rebuilt"):
+                    await task._target_checked()
+            else:
+                assert await task._target_checked() and task._target_check is None
+                assert await task._target_checked(), "done once: no more waiting"
 
     asyncio.run(run())
