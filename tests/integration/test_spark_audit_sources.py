@@ -3,20 +3,24 @@
 One mirror for the module: a pyconnect worker of B runs MirrorSourceConnector (source consumer
 ``isolation.level=read_committed``: Java's MirrorSource leaves the consumer at Kafka's default,
 ``read_uncommitted``, and copies aborted records; this flow is configured the way the exactly-once guides
-say) and MirrorCheckpointConnector over five topics of A, then stops once everything is copied:
+say) and MirrorCheckpointConnector over six topics of A, then stops once everything is copied:
 
 - ``repeat``: identical records (same key, value, headers and timestamp) several times in a partition,
   interleaved with others and in runs;
 - ``compact``: a compacted topic the broker really compacted before the mirror started (offsets with gaps);
 - ``txn``: committed and aborted transactions (control records and aborted data in the log);
 - ``late``: a topic whose head retention deleted before the mirror started (the mirror starts mid-stream);
-- ``faults``: plain records, broken after the copy by the fault test.
+- ``faults``: plain records, broken after the copy by the fault test;
+- ``expired``: plain records whose heads retention deletes after the copy, on the source (partition 0)
+  and on the target (partition 1), by the retention test.
 
 Both tests run ``pyconnect audit --config mm2.properties --flow A->B --topics ...`` in this process on one
 module Spark session; the flow's config names the mirror's ``read_committed`` consumer, so the audit reads
 the source as the mirror did. The first test: every source passes, with exact counts, and the group's
 checkpoint on ``repeat`` is exact. The second: a duplicated range, two swapped records and a forged
-offset sync are each caught and located in the JSON report by offsets on both sides.
+offset sync are each caught and located in the JSON report by offsets on both sides. The third: a
+mirror older than the source's retention, and a target whose retention is shorter than the source's,
+pass, with the records retention left unverifiable counted and located.
 """
 
 from __future__ import annotations
@@ -65,6 +69,9 @@ LATE_RECORDS, LATE_DELETED = 30, 12
 FAULT_RECORDS = 40  # two partitions of 20
 DUPLICATED = range(5, 10)  # target offsets of partition 0 copied a second time
 FORGED_SYNC = (3, 7)  # upstream 3 -> downstream 7 on partition 0 of ``faults``: not a copy
+EXPIRED_RECORDS = 40  # two partitions of 20
+EXPIRED_ON_SOURCE = 8  # source offsets of partition 0 deleted after the copy
+EXPIRED_ON_TARGET = 5  # target offsets of partition 1 deleted after the copy
 
 
 @dataclass(frozen=True)
@@ -159,11 +166,12 @@ async def _fill_transactions(bootstrap: str, topic: str) -> None:
         await producer.stop()
 
 
-async def _delete_head(bootstrap: str, topic: str, before: int) -> None:
+async def _delete_head(bootstrap: str, topic: str, before: int, partition: int = 0) -> None:
+    """Advance the log start offset of one partition to ``before``, as retention does."""
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
-        await admin.delete_records({TopicPartition(topic, 0): RecordsToDelete(before_offset=before)})
+        await admin.delete_records({TopicPartition(topic, partition): RecordsToDelete(before_offset=before)})
     finally:
         await admin.close()
 
@@ -244,6 +252,7 @@ def mirrored(
     asyncio.run(create_and_fill_now(a, m.topic("late"), 1, LATE_RECORDS))
     asyncio.run(_delete_head(a, m.topic("late"), LATE_DELETED))
     asyncio.run(create_and_fill_now(a, m.topic("faults"), 2, FAULT_RECORDS))
+    asyncio.run(create_and_fill_now(a, m.topic("expired"), 2, EXPIRED_RECORDS))
     asyncio.run(_commit(a, group, m.topic("repeat"), REPEAT_COMMITTED))
 
     filled = time.monotonic()
@@ -253,6 +262,7 @@ def mirrored(
     m.expected["txn"] = asyncio.run(_read_committed(a, m.topic("txn")))
     m.expected["late"] = asyncio.run(read_all(a, m.topic("late"), 10))
     m.expected["faults"] = asyncio.run(read_all(a, m.topic("faults"), 10))
+    m.expected["expired"] = asyncio.run(read_all(a, m.topic("expired"), 10))
     # The sources are what each case claims, before anything is copied.
     committed = [r[3] for r in m.expected["txn"][0]]
     assert committed == [
@@ -485,3 +495,49 @@ def test_a_duplicated_range_swapped_records_and_a_forged_sync_are_located(
             "status": SYNC_VIOLATION,
         }
     ]
+
+
+def test_records_retention_deleted_after_the_copy_are_unverifiable_not_findings(
+    mirrored: Mirrored, spark: SparkSession, tmp_path: Path
+) -> None:
+    m = mirrored
+    per_partition = EXPIRED_RECORDS // 2
+    copied = asyncio.run(read_all(m.b, m.remote("expired"), 10))
+    assert {p: _offsets(copied, p) for p in (0, 1)} == {p: list(range(per_partition)) for p in (0, 1)}
+    # The source's retention deletes records the mirror copied (the mirror is older than the source's
+    # retention); the target's, shorter, deletes copies of records the source still holds.
+    asyncio.run(_delete_head(m.a, m.topic("expired"), EXPIRED_ON_SOURCE, partition=0))
+    asyncio.run(_delete_head(m.b, m.remote("expired"), EXPIRED_ON_TARGET, partition=1))
+
+    started = time.monotonic()
+    code, verdict, report = _flow(m, m.topic("expired"), tmp_path)
+    print(f"\nflow audit of the expired heads: {time.monotonic() - started:.1f} s")
+    assert (code, verdict) == (
+        0,
+        f"flow A->B: PASS (unverifiable: {EXPIRED_ON_SOURCE} target records copy source records deleted "
+        f"by the source's retention; {EXPIRED_ON_TARGET} source records' copies deleted by the target's "
+        "retention)",
+    ), json.dumps(report["replication"]["totals"])
+    replication = report["replication"]
+    retained = {
+        p["partition"]: (
+            *(p[n] for n in COUNTED),
+            p["unverifiable_source_retention"],
+            p["source_retention_offsets"],
+            p["unverifiable_target_retention"],
+            p["target_retention_offsets"],
+        )
+        for p in replication["partitions"]
+    }
+    kept_on_source, kept_on_target = per_partition - EXPIRED_ON_SOURCE, per_partition - EXPIRED_ON_TARGET
+    assert retained == {
+        # Target offsets 0-7 copy the deleted source records 0-7.
+        0: (kept_on_source, per_partition, 0, 0, 0, 0, 0, 0, EXPIRED_ON_SOURCE, [0, 7], 0, None),
+        # Source records 0-4 lost their copies (target 0-4) to the target's retention.
+        1: (per_partition, kept_on_target, 0, 0, 0, 0, 0, 0, 0, None, EXPIRED_ON_TARGET, [0, 4]),
+    }
+    assert replication["ok"] is True and replication["samples"] == []
+    assert replication["retention_note"] in verdict
+    assert report["findings"] == [] and report["translation"]["syncs"]["violation"] == 0
+    html = (tmp_path / "report" / "audit.html").read_text()
+    assert 'id="retention"' in html and f"{EXPIRED_ON_SOURCE} [0-7]" in html
