@@ -11,16 +11,16 @@ say) and MirrorCheckpointConnector over six topics of A, then stops once everyth
 - ``txn``: committed and aborted transactions (control records and aborted data in the log);
 - ``late``: a topic whose head retention deleted before the mirror started (the mirror starts mid-stream);
 - ``faults``: plain records, broken after the copy by the fault test;
-- ``expired``: plain records whose heads retention deletes after the copy, on the source (partition 0)
-  and on the target (partition 1), by the retention test.
+- ``expired``: plain records whose heads retention deletes once they are copied, on the source
+  (partition 0: the mirror is older than the source's retention) and on the target (partition 1: the
+  target's retention is shorter).
 
 Both tests run ``pyconnect audit --config mm2.properties --flow A->B --topics ...`` in this process on one
 module Spark session; the flow's config names the mirror's ``read_committed`` consumer, so the audit reads
 the source as the mirror did. The first test: every source passes, with exact counts, and the group's
-checkpoint on ``repeat`` is exact. The second: a duplicated range, two swapped records and a forged
-offset sync are each caught and located in the JSON report by offsets on both sides. The third: a
-mirror older than the source's retention, and a target whose retention is shorter than the source's,
-pass, with the records retention left unverifiable counted and located.
+checkpoint on ``repeat`` is exact; on ``expired`` the records retention left unverifiable are counted and
+located, and noted in the verdict. The second: a duplicated range, two swapped records and a forged
+offset sync are each caught and located in the JSON report by offsets on both sides.
 """
 
 from __future__ import annotations
@@ -312,6 +312,11 @@ def mirrored(
             return all(newest.get(tp, -1) >= offset for tp, offset in last.items())
 
         wait_for("offset syncs up to the last records", synced, 60)
+    # The mirror has copied ``expired`` (to the same offsets): now retention deletes heads on both sides.
+    copied = asyncio.run(read_all(b, m.remote("expired"), 10))
+    assert {p: _offsets(copied, p) for p in (0, 1)} == {p: _offsets(m.expected["expired"], p) for p in (0, 1)}
+    asyncio.run(_delete_head(a, m.topic("expired"), EXPIRED_ON_SOURCE, partition=0))
+    asyncio.run(_delete_head(b, m.remote("expired"), EXPIRED_ON_TARGET, partition=1))
     print(
         f"\nsources filled and compacted (waited {compacted_s:.1f} s for the cleaner), copied after "
         f"{copied_s:.1f} s, checkpointed and synced after {time.monotonic() - started:.1f} s"
@@ -352,27 +357,86 @@ def _flow(m: Mirrored, topics: str, out: Path) -> tuple[int, str, dict[str, Any]
     return code, stdout.getvalue().splitlines()[0], report
 
 
-PASSING = ["repeat", "compact", "txn", "late"]
+PASSING = ["repeat", "compact", "txn", "late", "expired"]
 
 
-def test_repeated_compacted_transactional_and_late_sources_pass(
+def test_repeated_compacted_transactional_late_and_expired_sources_pass(
     mirrored: Mirrored, spark: SparkSession, tmp_path: Path
 ) -> None:
     m = mirrored
     started = time.monotonic()
     code, verdict, report = _flow(m, f"{m.prefix}-({'|'.join(PASSING)})", tmp_path)
-    print(f"\nflow audit of the four sources: {time.monotonic() - started:.1f} s")
-    assert (code, verdict) == (0, "flow A->B: PASS"), json.dumps(report["replication"]["totals"])
+    print(f"\nflow audit of the five sources: {time.monotonic() - started:.1f} s")
+    # Retention after the copy is no finding, but what it left unverifiable is said.
+    assert (code, verdict) == (
+        0,
+        f"flow A->B: PASS (unverifiable: {EXPIRED_ON_SOURCE} target records copy source records deleted "
+        f"by the source's retention; {EXPIRED_ON_TARGET} source records' copies deleted by the target's "
+        "retention)",
+    ), json.dumps(report["replication"]["totals"])
     replication, translation = report["replication"], report["translation"]
-    counts = {(p["topic"], p["partition"]): tuple(p[n] for n in COUNTED) for p in replication["partitions"]}
+    counts = {
+        (p["topic"], p["partition"]): (
+            *(p[n] for n in COUNTED),
+            p["unverifiable_source_retention"],
+            p["source_retention_offsets"],
+            p["unverifiable_target_retention"],
+            p["target_retention_offsets"],
+        )
+        for p in replication["partitions"]
+    }
     # Only committed records are expected (aborted ones and control records are not), compaction and
     # retention gaps are no loss, and every repeat of an identical record is matched once.
     sizes = {"repeat": REPEAT_RECORDS, "compact": COMPACT_KEYS + 1, "txn": 11, "late": 18}
-    assert counts == {(m.topic(n), 0): (size, size, 0, 0, 0, 0, 0, 0) for n, size in sizes.items()}
+    half = EXPIRED_RECORDS // 2
+    kept_on_source, kept_on_target = half - EXPIRED_ON_SOURCE, half - EXPIRED_ON_TARGET
+    assert counts == {
+        **{(m.topic(n), 0): (size, size, 0, 0, 0, 0, 0, 0, 0, None, 0, None) for n, size in sizes.items()},
+        # Target offsets 0-7 copy the source records 0-7 the source's retention deleted.
+        (m.topic("expired"), 0): (
+            kept_on_source,
+            half,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            EXPIRED_ON_SOURCE,
+            [0, EXPIRED_ON_SOURCE - 1],
+            0,
+            None,
+        ),
+        # Source records 0-4 lost their copies (target 0-4) to the target's retention.
+        (m.topic("expired"), 1): (
+            half,
+            kept_on_target,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            None,
+            EXPIRED_ON_TARGET,
+            [0, EXPIRED_ON_TARGET - 1],
+        ),
+    }
+    assert replication["retention_note"] in verdict
+    html = (tmp_path / "report" / "audit.html").read_text()
+    assert 'id="retention"' in html and f">{EXPIRED_ON_SOURCE} [0-{EXPIRED_ON_SOURCE - 1}]</td>" in html
     assert replication["ok"] is True and replication["samples"] == [] and replication["offset_buckets"] == []
 
     assert translation["ok"] is True and translation["syncs"]["violation"] == 0
-    assert translation["syncs"]["ok"] > 0 and translation["syncs"]["unverifiable"] == 0
+    # The offset syncs of the records retention deleted (on either side) can no longer be checked.
+    expired = [
+        s
+        for s in asyncio.run(read_offset_syncs(m.a, {m.topic("expired")}))
+        if (s.partition, s.upstream_offset if s.partition == 0 else s.downstream_offset)
+        in {(0, u) for u in range(EXPIRED_ON_SOURCE)} | {(1, d) for d in range(EXPIRED_ON_TARGET)}
+    ]
+    assert translation["syncs"]["ok"] > 0 and translation["syncs"]["unverifiable"] == len(expired)
     (latest,) = translation["latest"]
     # ``repeat`` is copied to the same offsets: the true position of upstream 31 is 31, and a consumer
     # resuming at the translated offset re-reads exactly the records in between (none skipped).
@@ -495,49 +559,3 @@ def test_a_duplicated_range_swapped_records_and_a_forged_sync_are_located(
             "status": SYNC_VIOLATION,
         }
     ]
-
-
-def test_records_retention_deleted_after_the_copy_are_unverifiable_not_findings(
-    mirrored: Mirrored, spark: SparkSession, tmp_path: Path
-) -> None:
-    m = mirrored
-    per_partition = EXPIRED_RECORDS // 2
-    copied = asyncio.run(read_all(m.b, m.remote("expired"), 10))
-    assert {p: _offsets(copied, p) for p in (0, 1)} == {p: list(range(per_partition)) for p in (0, 1)}
-    # The source's retention deletes records the mirror copied (the mirror is older than the source's
-    # retention); the target's, shorter, deletes copies of records the source still holds.
-    asyncio.run(_delete_head(m.a, m.topic("expired"), EXPIRED_ON_SOURCE, partition=0))
-    asyncio.run(_delete_head(m.b, m.remote("expired"), EXPIRED_ON_TARGET, partition=1))
-
-    started = time.monotonic()
-    code, verdict, report = _flow(m, m.topic("expired"), tmp_path)
-    print(f"\nflow audit of the expired heads: {time.monotonic() - started:.1f} s")
-    assert (code, verdict) == (
-        0,
-        f"flow A->B: PASS (unverifiable: {EXPIRED_ON_SOURCE} target records copy source records deleted "
-        f"by the source's retention; {EXPIRED_ON_TARGET} source records' copies deleted by the target's "
-        "retention)",
-    ), json.dumps(report["replication"]["totals"])
-    replication = report["replication"]
-    retained = {
-        p["partition"]: (
-            *(p[n] for n in COUNTED),
-            p["unverifiable_source_retention"],
-            p["source_retention_offsets"],
-            p["unverifiable_target_retention"],
-            p["target_retention_offsets"],
-        )
-        for p in replication["partitions"]
-    }
-    kept_on_source, kept_on_target = per_partition - EXPIRED_ON_SOURCE, per_partition - EXPIRED_ON_TARGET
-    assert retained == {
-        # Target offsets 0-7 copy the deleted source records 0-7.
-        0: (kept_on_source, per_partition, 0, 0, 0, 0, 0, 0, EXPIRED_ON_SOURCE, [0, 7], 0, None),
-        # Source records 0-4 lost their copies (target 0-4) to the target's retention.
-        1: (per_partition, kept_on_target, 0, 0, 0, 0, 0, 0, 0, None, EXPIRED_ON_TARGET, [0, 4]),
-    }
-    assert replication["ok"] is True and replication["samples"] == []
-    assert replication["retention_note"] in verdict
-    assert report["findings"] == [] and report["translation"]["syncs"]["violation"] == 0
-    html = (tmp_path / "report" / "audit.html").read_text()
-    assert 'id="retention"' in html and f"{EXPIRED_ON_SOURCE} [0-7]" in html
