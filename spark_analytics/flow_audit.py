@@ -12,7 +12,8 @@ Contract:
 - :class:`FlowReport` holds both results; :meth:`FlowReport.to_json` is the JSON report (the HTML report
   is drawn from it, :mod:`spark_analytics.html_report`), :meth:`FlowReport.ok` the verdict: no missing
   record (except the not-yet-copied tail with ``allow_lag``), no mismatch, no checkpoint or offset-sync
-  violation.
+  violation. Records retention left unverifiable (:mod:`spark_analytics.retention`) are a note in the
+  verdict line, not a finding.
 """
 
 from __future__ import annotations
@@ -76,6 +77,8 @@ class FlowReport:
     def verdict(self) -> str:
         dups = self.replication.total("duplicates")
         extra = f" ({dups} duplicates, allowed by at-least-once)" if dups else ""
+        note = self.replication.retention_note()
+        extra += f" ({note})" if note else ""
         if self.ok():
             return f"flow {self.flow}: PASS{extra}"
         return f"flow {self.flow}: FINDINGS: {'; '.join(self.findings())}{extra}"

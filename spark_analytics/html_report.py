@@ -180,6 +180,12 @@ def render(report: Mapping[str, Any]) -> str:
     sync_violations = translation["sync_violation_samples"]
     verdict_class = "pass" if ok else "fail"
     findings = "".join(f"<li>{escape(f)}</li>" for f in report["findings"]) or "<li>none</li>"
+    note = replication.get("retention_note")
+    retention = (
+        f'<p id="retention">Not a finding, {escape(note)} (the offsets are in the table below).</p>'
+        if note
+        else ""
+    )
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>pyconnect audit {escape(report["flow"])}</title>
 <style>{_STYLE}</style></head><body>
@@ -188,7 +194,7 @@ def render(report: Mapping[str, Any]) -> str:
 <p>Read from {escape(report["origin"])} in {report["seconds"]} s: {scanned.get("source_records", 0)} source
 records, {scanned.get("target_records", 0)} target records, {scanned.get("offset_syncs", 0)} offset syncs,
 {scanned.get("checkpoints", 0)} checkpoints; groups: {escape(", ".join(report["groups"]) or "none")}.</p>
-<h2>Findings</h2><ul>{findings}</ul>
+<h2>Findings</h2><ul>{findings}</ul>{retention}
 <h2>Records per partition</h2>
 {bar_chart("records", records_rows, ("source", "target", "missing", "duplicate", "mismatch", "reordered"))}
 {
@@ -203,6 +209,8 @@ records, {scanned.get("target_records", 0)} target records, {scanned.get("offset
                 "duplicates",
                 "mismatches",
                 "reordered",
+                "unverifiable: source retention (target offsets)",
+                "unverifiable: target retention (source offsets)",
             ),
             [
                 (
@@ -215,6 +223,8 @@ records, {scanned.get("target_records", 0)} target records, {scanned.get("offset
                     p["duplicates"],
                     p["mismatches"],
                     p.get("reordered", 0),
+                    _retained(p, "unverifiable_source_retention", "source_retention_offsets"),
+                    _retained(p, "unverifiable_target_retention", "target_retention_offsets"),
                 )
                 for p in partitions
             ],
@@ -334,3 +344,10 @@ def _histogram(label: str, values: Mapping[str, int], names: Sequence[str]) -> s
         )
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _retained(partition: Mapping[str, Any], count: str, offsets: str) -> str:
+    """``N [first-last]`` for a retention count of a partition report, ``0`` when none."""
+    n = int(partition.get(count, 0))
+    span = partition.get(offsets)
+    return f"{n} [{span[0]}-{span[1]}]" if n and span else str(n)

@@ -9,6 +9,13 @@ copied record of their partition: what a running mirror has not copied yet (or l
 ``missing_head`` those before the first copied record: what a mirror that started mid-stream never
 copied (or lost at the start). Both still count as missing.
 
+Retention on either side is no loss (see :mod:`spark_analytics.retention` for the rule): target records
+that copy source records the source's retention already deleted are left out of the matching and
+counted as ``unverifiable_source_retention`` (with their target offsets), and the missing-head source
+records whose copies the target's own retention may have deleted as ``unverifiable_target_retention``
+(with their source offsets); neither makes the audit fail, :meth:`ReplicationAudit.retention_note`
+says what could not be checked.
+
 It is a point-in-time comparison of two reads taken a moment apart: audit a quiet topic, or accept the
 tail as lag (``ok(allow_lag=True)``). ``offset_buckets`` places the offending records along each
 partition's offsets (:data:`OFFSET_BUCKETS` equal ranges, source offsets for missing records, target
@@ -26,10 +33,10 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from spark_analytics import copies
+from spark_analytics import copies, retention
 from spark_analytics.kafka_frames import KafkaCluster, read_records
 from spark_analytics.samples import SampledRecord, sample_records
 from spark_analytics.tables import format_table
@@ -45,6 +52,8 @@ COUNTS = (
     "duplicates",
     "mismatches",
     "reordered",
+    "unverifiable_source_retention",
+    "unverifiable_target_retention",
 )
 """The counted fields of :class:`PartitionReport`, in table order."""
 
@@ -64,6 +73,14 @@ class PartitionReport:
     mismatches: int
     reordered: int = 0
     missing_head: int = 0
+    unverifiable_source_retention: int = 0
+    """Target records (before the copy of the source's first record) copying records the source deleted."""
+    unverifiable_target_retention: int = 0
+    """Source records missing at the head whose copies the target's retention may have deleted."""
+    source_retention_offsets: tuple[int, int] | None = None
+    """``[first, last]`` target offsets of the ``unverifiable_source_retention`` records."""
+    target_retention_offsets: tuple[int, int] | None = None
+    """``[first, last]`` source offsets of the ``unverifiable_target_retention`` records."""
 
     @property
     def clean(self) -> bool:
@@ -109,6 +126,21 @@ class ReplicationAudit:
         missing = self.total("missing") - (self.total("missing_tail") if allow_lag else 0)
         return missing == 0 and self.total("mismatches") == 0 and self.total("reordered") == 0
 
+    def retention_note(self) -> str | None:
+        """What retention left unverifiable (not a finding), or ``None`` when nothing."""
+        parts = []
+        if self.total("unverifiable_source_retention"):
+            parts.append(
+                f"{self.total('unverifiable_source_retention')} target records copy source records "
+                "deleted by the source's retention"
+            )
+        if self.total("unverifiable_target_retention"):
+            parts.append(
+                f"{self.total('unverifiable_target_retention')} source records' copies deleted by the "
+                "target's retention"
+            )
+        return f"unverifiable: {'; '.join(parts)}" if parts else None
+
     def to_json(self) -> dict[str, Any]:
         totals = {name: self.total(name) for name in COUNTS}
         return {
@@ -117,6 +149,7 @@ class ReplicationAudit:
             "ok": self.ok(),
             "totals": totals,
             "empty_topics": self.empty_topics,
+            "retention_note": self.retention_note(),
             "partitions": [asdict(p) for p in self.partitions],
             "samples": [s.to_json() for s in self.samples],
             "offset_bucket_count": OFFSET_BUCKETS,
@@ -137,6 +170,8 @@ class ReplicationAudit:
             "dups",
             "mismatch",
             "reorder",
+            "src-retention",
+            "tgt-retention",
         )
         rows = [
             (p.topic, p.remote_topic, p.partition, *(getattr(p, n) for n in COUNTS)) for p in self.partitions
@@ -152,6 +187,9 @@ class ReplicationAudit:
         verdict = "OK" if self.ok() else "FAILED"
         if not self.ok() and self.ok(allow_lag=True):
             verdict += " (only the not-yet-copied tail is missing: lag?)"
+        note = self.retention_note()
+        if note:
+            verdict += f" ({note})"
         lines.append(f"replication audit: {verdict}")
         return "\n".join(lines)
 
@@ -171,17 +209,25 @@ def audit_replication_frames(
     them (e.g. cached for both audits of a flow); the records themselves are then read only for the
     sample of offending records."""
     source_digests, target_digests = digested or (copies.digests(source), copies.digests(target))
-    matched = copies.match_copies(source_digests, target_digests).cache()
+    everything = copies.match_copies(source_digests, target_digests).cache()
     try:
+        keys = ["topic", "partition"]
+        spark = source.sparkSession
+        heads = _head_facts(everything)
+        cuts = {k: retention.source_retention_cut(f) for k, f in heads.items()}
+        allowances = {k: retention.target_retention_allowance(f) for k, f in heads.items()}
+        matched, cut_counts = _cut_target_heads(spark, everything, {k: c for k, c in cuts.items() if c > 0})
         paired = copies.paired_offsets(matched)
         left = copies.leftovers(matched).unionByName(copies.reordered(paired))
-        keys = ["topic", "partition"]
         counts = matched.groupBy(*keys).agg(
             F.sum(F.size("source_offsets")).alias("source_count"),
             F.sum(F.size("target_offsets")).alias("target_count"),
         )
         last_copied = paired.groupBy(*keys).agg(
             F.max("source_offset").alias("last_copied"), F.min("source_offset").alias("first_copied")
+        )
+        left, head_counts = _spare_target_heads(
+            spark, left, last_copied, {k: a for k, a in allowances.items() if a > 0}
         )
         kinds = (
             left.join(last_copied, keys, "left")
@@ -212,13 +258,18 @@ def audit_replication_frames(
                 remote_topic=remote_topics.get(r["topic"], r["topic"]),
                 partition=int(r["partition"]),
                 source_count=int(r["source_count"]),
-                target_count=int(r["target_count"]),
+                target_count=int(r["target_count"])
+                + cut_counts.get((r["topic"], r["partition"]), (0, None))[0],
                 missing=int(r["missing"]),
                 missing_tail=int(r["missing_tail"]),
                 duplicates=int(r["duplicates"]),
                 mismatches=int(r["mismatches"]),
                 reordered=int(r["reordered"]),
                 missing_head=int(r["missing_head"]),
+                unverifiable_source_retention=cut_counts.get((r["topic"], r["partition"]), (0, None))[0],
+                unverifiable_target_retention=head_counts.get((r["topic"], r["partition"]), (0, None))[0],
+                source_retention_offsets=cut_counts.get((r["topic"], r["partition"]), (0, None))[1],
+                target_retention_offsets=head_counts.get((r["topic"], r["partition"]), (0, None))[1],
             )
             for r in rows
         ]
@@ -230,8 +281,106 @@ def audit_replication_frames(
             offending = copies.next_copies(first, paired).orderBy(*order)
             samples = sample_records(offending, source, target, remote_topics)
     finally:
-        matched.unpersist()
+        everything.unpersist()
     return ReplicationAudit(source_alias, dict(remote_topics), reports, samples, buckets)
+
+
+Partition = tuple[str, int]
+Range = tuple[int, tuple[int, int] | None]
+
+
+def _head_facts(matched: DataFrame) -> dict[Partition, retention.HeadFacts]:
+    """The :class:`~spark_analytics.retention.HeadFacts` of every partition (one small aggregate)."""
+    source_first = F.array_min("source_offsets")
+    rows = (
+        matched.groupBy("topic", "partition")
+        .agg(
+            F.min(source_first).alias("source_first"),
+            F.min(F.array_min("target_offsets")).alias("target_first"),
+            F.min_by(F.array_min("target_offsets"), source_first).alias("first_copy"),
+        )
+        .collect()
+    )
+
+    def number(value: Any) -> int | None:
+        return None if value is None else int(value)
+
+    return {
+        (r["topic"], int(r["partition"])): retention.HeadFacts(
+            number(r["source_first"]), number(r["target_first"]), number(r["first_copy"])
+        )
+        for r in rows
+    }
+
+
+def _cut_target_heads(
+    spark: SparkSession, matched: DataFrame, cuts: Mapping[Partition, int]
+) -> tuple[DataFrame, dict[Partition, Range]]:
+    """``matched`` without the target offsets below each partition's cut, and per cut partition the count
+    and ``(first, last)`` of the offsets left out."""
+    if not cuts:
+        return matched, {}
+    keys = ["topic", "partition"]
+    cut_frame = F.broadcast(
+        spark.createDataFrame(
+            [(t, p, c) for (t, p), c in cuts.items()], "topic string, partition int, cut bigint"
+        )
+    )
+    marked = matched.join(cut_frame, keys, "left").withColumn("cut", F.coalesce("cut", F.lit(0)))
+    below = F.filter("target_offsets", lambda t: t < F.col("cut"))
+    rows = (
+        marked.where(F.col("cut") > 0)
+        .groupBy(*keys)
+        .agg(
+            F.sum(F.size(below)).alias("n"),
+            F.min(F.array_min(below)).alias("first"),
+            F.max(F.array_max(below)).alias("last"),
+        )
+        .collect()
+    )
+    counts: dict[Partition, Range] = {
+        (r["topic"], int(r["partition"])): (int(r["n"]), (int(r["first"]), int(r["last"])))
+        for r in rows
+        if r["n"]
+    }
+    kept = marked.withColumn("target_offsets", F.filter("target_offsets", lambda t: t >= F.col("cut")))
+    kept = kept.where((F.size("source_offsets") > 0) | (F.size("target_offsets") > 0)).drop("cut")
+    return kept, counts
+
+
+def _spare_target_heads(
+    spark: SparkSession, left: DataFrame, last_copied: DataFrame, allowances: Mapping[Partition, int]
+) -> tuple[DataFrame, dict[Partition, Range]]:
+    """``left`` without, per partition, the last ``allowance`` missing records before the first copied
+    one (their copies may be gone with the target's retention), and their count and source offsets."""
+    if not allowances:
+        return left, {}
+    keys = ["topic", "partition"]
+    allowed = F.broadcast(
+        spark.createDataFrame(
+            [(t, p, a) for (t, p), a in allowances.items()], "topic string, partition int, allowance bigint"
+        )
+    )
+    latest_first = Window.partitionBy(*keys).orderBy(F.col("offset").desc())
+    spared = (
+        left.where(F.col("kind") == copies.MISSING)
+        .join(last_copied, keys)
+        .where(F.col("offset") < F.col("first_copied"))
+        .join(allowed, keys)
+        .withColumn("rank", F.row_number().over(latest_first))
+        .where(F.col("rank") <= F.col("allowance"))
+        .select(*keys, "kind", "offset")
+    )
+    rows = spared.groupBy(*keys).agg(
+        F.count("*").alias("n"), F.min("offset").alias("first"), F.max("offset").alias("last")
+    )
+    counts: dict[Partition, Range] = {
+        (r["topic"], int(r["partition"])): (int(r["n"]), (int(r["first"]), int(r["last"])))
+        for r in rows.collect()
+    }
+    if not counts:
+        return left, {}
+    return left.join(spared, [*keys, "kind", "offset"], "left_anti"), counts
 
 
 def _offset_buckets(matched: DataFrame, left: DataFrame) -> list[OffsetBucket]:

@@ -3,19 +3,23 @@
 One mirror for the module: a pyconnect worker of B runs MirrorSourceConnector (source consumer
 ``isolation.level=read_committed``: Java's MirrorSource leaves the consumer at Kafka's default,
 ``read_uncommitted``, and copies aborted records; this flow is configured the way the exactly-once guides
-say) and MirrorCheckpointConnector over five topics of A, then stops once everything is copied:
+say) and MirrorCheckpointConnector over six topics of A, then stops once everything is copied:
 
 - ``repeat``: identical records (same key, value, headers and timestamp) several times in a partition,
   interleaved with others and in runs;
 - ``compact``: a compacted topic the broker really compacted before the mirror started (offsets with gaps);
 - ``txn``: committed and aborted transactions (control records and aborted data in the log);
 - ``late``: a topic whose head retention deleted before the mirror started (the mirror starts mid-stream);
-- ``faults``: plain records, broken after the copy by the fault test.
+- ``faults``: plain records, broken after the copy by the fault test;
+- ``expired``: plain records whose heads retention deletes once they are copied, on the source
+  (partition 0: the mirror is older than the source's retention) and on the target (partition 1: the
+  target's retention is shorter).
 
 Both tests run ``pyconnect audit --config mm2.properties --flow A->B --topics ...`` in this process on one
 module Spark session; the flow's config names the mirror's ``read_committed`` consumer, so the audit reads
 the source as the mirror did. The first test: every source passes, with exact counts, and the group's
-checkpoint on ``repeat`` is exact. The second: a duplicated range, two swapped records and a forged
+checkpoint on ``repeat`` is exact; on ``expired`` the records retention left unverifiable are counted and
+located, and noted in the verdict. The second: a duplicated range, two swapped records and a forged
 offset sync are each caught and located in the JSON report by offsets on both sides.
 """
 
@@ -65,6 +69,9 @@ LATE_RECORDS, LATE_DELETED = 30, 12
 FAULT_RECORDS = 40  # two partitions of 20
 DUPLICATED = range(5, 10)  # target offsets of partition 0 copied a second time
 FORGED_SYNC = (3, 7)  # upstream 3 -> downstream 7 on partition 0 of ``faults``: not a copy
+EXPIRED_RECORDS = 40  # two partitions of 20
+EXPIRED_ON_SOURCE = 8  # source offsets of partition 0 deleted after the copy
+EXPIRED_ON_TARGET = 5  # target offsets of partition 1 deleted after the copy
 
 
 @dataclass(frozen=True)
@@ -159,11 +166,12 @@ async def _fill_transactions(bootstrap: str, topic: str) -> None:
         await producer.stop()
 
 
-async def _delete_head(bootstrap: str, topic: str, before: int) -> None:
+async def _delete_head(bootstrap: str, topic: str, before: int, partition: int = 0) -> None:
+    """Advance the log start offset of one partition to ``before``, as retention does."""
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
-        await admin.delete_records({TopicPartition(topic, 0): RecordsToDelete(before_offset=before)})
+        await admin.delete_records({TopicPartition(topic, partition): RecordsToDelete(before_offset=before)})
     finally:
         await admin.close()
 
@@ -244,6 +252,7 @@ def mirrored(
     asyncio.run(create_and_fill_now(a, m.topic("late"), 1, LATE_RECORDS))
     asyncio.run(_delete_head(a, m.topic("late"), LATE_DELETED))
     asyncio.run(create_and_fill_now(a, m.topic("faults"), 2, FAULT_RECORDS))
+    asyncio.run(create_and_fill_now(a, m.topic("expired"), 2, EXPIRED_RECORDS))
     asyncio.run(_commit(a, group, m.topic("repeat"), REPEAT_COMMITTED))
 
     filled = time.monotonic()
@@ -253,6 +262,7 @@ def mirrored(
     m.expected["txn"] = asyncio.run(_read_committed(a, m.topic("txn")))
     m.expected["late"] = asyncio.run(read_all(a, m.topic("late"), 10))
     m.expected["faults"] = asyncio.run(read_all(a, m.topic("faults"), 10))
+    m.expected["expired"] = asyncio.run(read_all(a, m.topic("expired"), 10))
     # The sources are what each case claims, before anything is copied.
     committed = [r[3] for r in m.expected["txn"][0]]
     assert committed == [
@@ -302,6 +312,11 @@ def mirrored(
             return all(newest.get(tp, -1) >= offset for tp, offset in last.items())
 
         wait_for("offset syncs up to the last records", synced, 60)
+    # The mirror has copied ``expired`` (to the same offsets): now retention deletes heads on both sides.
+    copied = asyncio.run(read_all(b, m.remote("expired"), 10))
+    assert {p: _offsets(copied, p) for p in (0, 1)} == {p: _offsets(m.expected["expired"], p) for p in (0, 1)}
+    asyncio.run(_delete_head(a, m.topic("expired"), EXPIRED_ON_SOURCE, partition=0))
+    asyncio.run(_delete_head(b, m.remote("expired"), EXPIRED_ON_TARGET, partition=1))
     print(
         f"\nsources filled and compacted (waited {compacted_s:.1f} s for the cleaner), copied after "
         f"{copied_s:.1f} s, checkpointed and synced after {time.monotonic() - started:.1f} s"
@@ -342,27 +357,86 @@ def _flow(m: Mirrored, topics: str, out: Path) -> tuple[int, str, dict[str, Any]
     return code, stdout.getvalue().splitlines()[0], report
 
 
-PASSING = ["repeat", "compact", "txn", "late"]
+PASSING = ["repeat", "compact", "txn", "late", "expired"]
 
 
-def test_repeated_compacted_transactional_and_late_sources_pass(
+def test_repeated_compacted_transactional_late_and_expired_sources_pass(
     mirrored: Mirrored, spark: SparkSession, tmp_path: Path
 ) -> None:
     m = mirrored
     started = time.monotonic()
     code, verdict, report = _flow(m, f"{m.prefix}-({'|'.join(PASSING)})", tmp_path)
-    print(f"\nflow audit of the four sources: {time.monotonic() - started:.1f} s")
-    assert (code, verdict) == (0, "flow A->B: PASS"), json.dumps(report["replication"]["totals"])
+    print(f"\nflow audit of the five sources: {time.monotonic() - started:.1f} s")
+    # Retention after the copy is no finding, but what it left unverifiable is said.
+    assert (code, verdict) == (
+        0,
+        f"flow A->B: PASS (unverifiable: {EXPIRED_ON_SOURCE} target records copy source records deleted "
+        f"by the source's retention; {EXPIRED_ON_TARGET} source records' copies deleted by the target's "
+        "retention)",
+    ), json.dumps(report["replication"]["totals"])
     replication, translation = report["replication"], report["translation"]
-    counts = {(p["topic"], p["partition"]): tuple(p[n] for n in COUNTED) for p in replication["partitions"]}
+    counts = {
+        (p["topic"], p["partition"]): (
+            *(p[n] for n in COUNTED),
+            p["unverifiable_source_retention"],
+            p["source_retention_offsets"],
+            p["unverifiable_target_retention"],
+            p["target_retention_offsets"],
+        )
+        for p in replication["partitions"]
+    }
     # Only committed records are expected (aborted ones and control records are not), compaction and
     # retention gaps are no loss, and every repeat of an identical record is matched once.
     sizes = {"repeat": REPEAT_RECORDS, "compact": COMPACT_KEYS + 1, "txn": 11, "late": 18}
-    assert counts == {(m.topic(n), 0): (size, size, 0, 0, 0, 0, 0, 0) for n, size in sizes.items()}
+    half = EXPIRED_RECORDS // 2
+    kept_on_source, kept_on_target = half - EXPIRED_ON_SOURCE, half - EXPIRED_ON_TARGET
+    assert counts == {
+        **{(m.topic(n), 0): (size, size, 0, 0, 0, 0, 0, 0, 0, None, 0, None) for n, size in sizes.items()},
+        # Target offsets 0-7 copy the source records 0-7 the source's retention deleted.
+        (m.topic("expired"), 0): (
+            kept_on_source,
+            half,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            EXPIRED_ON_SOURCE,
+            [0, EXPIRED_ON_SOURCE - 1],
+            0,
+            None,
+        ),
+        # Source records 0-4 lost their copies (target 0-4) to the target's retention.
+        (m.topic("expired"), 1): (
+            half,
+            kept_on_target,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            None,
+            EXPIRED_ON_TARGET,
+            [0, EXPIRED_ON_TARGET - 1],
+        ),
+    }
+    assert replication["retention_note"] in verdict
+    html = (tmp_path / "report" / "audit.html").read_text()
+    assert 'id="retention"' in html and f">{EXPIRED_ON_SOURCE} [0-{EXPIRED_ON_SOURCE - 1}]</td>" in html
     assert replication["ok"] is True and replication["samples"] == [] and replication["offset_buckets"] == []
 
     assert translation["ok"] is True and translation["syncs"]["violation"] == 0
-    assert translation["syncs"]["ok"] > 0 and translation["syncs"]["unverifiable"] == 0
+    # The offset syncs of the records retention deleted (on either side) can no longer be checked.
+    expired = [
+        s
+        for s in asyncio.run(read_offset_syncs(m.a, {m.topic("expired")}))
+        if (s.partition, s.upstream_offset if s.partition == 0 else s.downstream_offset)
+        in {(0, u) for u in range(EXPIRED_ON_SOURCE)} | {(1, d) for d in range(EXPIRED_ON_TARGET)}
+    ]
+    assert translation["syncs"]["ok"] > 0 and translation["syncs"]["unverifiable"] == len(expired)
     (latest,) = translation["latest"]
     # ``repeat`` is copied to the same offsets: the true position of upstream 31 is 31, and a consumer
     # resuming at the translated offset re-reads exactly the records in between (none skipped).

@@ -167,3 +167,34 @@ def test_an_unreachable_cluster_is_one_line_and_exit_3() -> None:
     ours = [line for line in proc.stderr.splitlines() if line.startswith("pyconnect audit:")]
     assert len(ours) == 1 and "could not run the audit" in ours[0], proc.stderr[-2000:]
     assert proc.stdout == ""
+
+
+def test_retention_is_a_note_not_a_finding() -> None:
+    partition = PartitionReport(
+        "t",
+        "A.t",
+        0,
+        20,
+        30,
+        0,
+        0,
+        0,
+        0,
+        unverifiable_source_retention=10,
+        source_retention_offsets=(0, 9),
+        unverifiable_target_retention=3,
+        target_retention_offsets=(20, 22),
+    )
+    audit = ReplicationAudit("A", {"t": "A.t"}, [partition])
+    assert audit.ok() and partition.clean
+    doc = json.loads(json.dumps(audit.to_json()))
+    assert doc["totals"]["unverifiable_source_retention"] == 10
+    assert doc["totals"]["unverifiable_target_retention"] == 3
+    assert doc["partitions"][0]["source_retention_offsets"] == [0, 9]
+    assert doc["retention_note"] == (
+        "unverifiable: 10 target records copy source records deleted by the source's retention; "
+        "3 source records' copies deleted by the target's retention"
+    )
+    verdict = audit.render().splitlines()[-1]
+    assert verdict.startswith("replication audit: OK (unverifiable: 10 target records")
+    assert ReplicationAudit("A", {"t": "A.t"}, [report(0, 0, 0, 0).partitions[0]]).retention_note() is None

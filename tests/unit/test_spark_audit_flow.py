@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -227,3 +228,15 @@ def test_bad_flow_arguments_fail_in_one_line_before_spark(
     assert main(["audit", *filled]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("pyconnect audit: ") and message in err, err
+
+
+def test_the_html_report_shows_what_retention_left_unverifiable() -> None:
+    report: dict[str, Any] = _report(ok=True)
+    partition = report["replication"]["partitions"][0]
+    partition.update(unverifiable_source_retention=10, source_retention_offsets=[0, 9])
+    note = "unverifiable: 10 target records copy source records deleted by the source's retention"
+    report["replication"]["retention_note"] = note
+    html = render(report)
+    assert 'class="pass"' in html and "deleted by the source&#x27;s retention" in html
+    assert ">10 [0-9]</td>" in html and "unverifiable: source retention (target offsets)" in html
+    assert 'id="retention"' not in render(_report(ok=True))

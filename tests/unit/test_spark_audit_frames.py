@@ -379,3 +379,48 @@ def test_a_target_that_started_mid_stream_misses_a_head(spark: SparkSession) -> 
     assert (partition.missing, partition.missing_head, partition.missing_tail) == (4, 4, 0)
     assert not audit.ok() and audit.to_json()["totals"]["missing_head"] == 4
     assert "head" in audit.render().splitlines()[0]
+
+
+def test_retention_on_either_side_is_unverifiable_and_a_loss_inside_is_still_found(
+    spark: SparkSession,
+) -> None:
+    # Partition 0: the source deleted 0-3 after they were copied; the deleted record 1 is byte-identical
+    # to the surviving 7 (it must not be taken for 7's copy).
+    copied = numbered(0, range(10))
+    copied[1] = (*copied[7][:2], 1, *copied[7][3:])
+    source = numbered(0, range(10))[4:]
+    # Partition 1: the target's retention deleted the copies of 0-2 (it starts at 3); 6 was really lost.
+    source += numbered(1, range(10), 10)
+    kept = [r for r in numbered(1, range(10), 10)[3:] if r[2] != 6]
+    target = copied + [(*r[:2], 3 + i, *r[3:]) for i, r in enumerate(kept)]
+    # Partition 2: the target starts at 2, so at most 2 of the 4 missing head records are its retention.
+    source += numbered(2, range(6), 20)
+    target += [(*r[:2], 2 + i, *r[3:]) for i, r in enumerate(numbered(2, range(6), 20)[4:])]
+    audit = audit_replication_frames(frame(spark, source), frame(spark, target), {"t": "A.t"}, sample=10)
+    got = {
+        p.partition: (
+            p.source_count,
+            p.target_count,
+            p.missing,
+            p.missing_head,
+            p.mismatches,
+            p.reordered,
+            p.unverifiable_source_retention,
+            p.source_retention_offsets,
+            p.unverifiable_target_retention,
+            p.target_retention_offsets,
+        )
+        for p in audit.partitions
+    }
+    assert got == {
+        0: (6, 10, 0, 0, 0, 0, 4, (0, 3), 0, None),
+        1: (10, 6, 1, 0, 0, 0, 0, None, 3, (0, 2)),
+        2: (6, 2, 2, 2, 0, 0, 0, None, 2, (2, 3)),
+    }
+    assert not audit.ok() and audit.total("missing") == 3
+    assert sorted((s.kind, s.partition, s.offset) for s in audit.samples) == [
+        ("missing", 1, 6),
+        ("missing", 2, 0),
+        ("missing", 2, 1),
+    ]
+    assert "unverifiable: 4 target records" in (audit.retention_note() or "")
