@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import dataclasses
 import datetime as dt
 import logging
 import os
@@ -111,6 +112,17 @@ def byte_compile_project() -> None:
         compileall.compile_dir(root / package, quiet=1)
 
 
+def _sizes(text: str) -> tuple[int, ...]:
+    """``N[,N...]``: positive record counts."""
+    try:
+        sizes = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of record counts: {text!r}") from None
+    if not sizes or min(sizes) <= 0:
+        raise argparse.ArgumentTypeError(f"record counts must be positive: {text!r}")
+    return sizes
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes: a few minutes on a 2-core machine")
@@ -131,6 +143,12 @@ def main(argv: list[str] | None = None) -> int:
         "--work-dir", type=Path, help="folder for cluster data and logs (default: a temp folder)"
     )
     parser.add_argument("--keep-work-dir", action="store_true", help="keep cluster data and logs afterwards")
+    parser.add_argument(
+        "--audit-sizes",
+        type=_sizes,
+        metavar="N[,N...]",
+        help="records per audit_scale run instead of the mode's (e.g. 1000000)",
+    )
     args = parser.parse_args(argv)
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
@@ -138,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
         logging.getLogger(noisy).setLevel(logging.CRITICAL)
     byte_compile_project()
     bench_settings = settings.quick() if args.quick else settings.full()
+    if args.audit_sizes:
+        bench_settings = dataclasses.replace(bench_settings, audit_sizes=args.audit_sizes)
     started = dt.datetime.now(dt.UTC)
     out = args.out or Path(__file__).parent / "results" / (
         started.strftime("%Y-%m-%d") + ("-quick" if args.quick else "")
