@@ -1,10 +1,11 @@
 """The metrics-cost scenario: what recording metrics costs pyconnect's data path.
 
-Two fresh pyconnect workers run side by side on the same brokers, identical but for
-``pyconnect.metrics.recording.enabled`` (``on``: the default; ``off``: ``false``, so no task, client or
-mirror metric is recorded). Each drains the throughput backlogs under an alias of its own per round
-(``metrics_cost_rounds`` rounds; which side drains a backlog first alternates from round to round and
-from backlog to backlog), measured as in the throughput scenario, with nothing scraping (so the ratios
+Three fresh pyconnect workers run side by side on the same brokers, identical but for
+``pyconnect.metrics.recording.enabled`` (``on``: the default; ``off`` and ``control``: ``false``, so no
+task, client or mirror metric is recorded; ``control`` / ``off`` is what two identical workers differ by
+in the same run, the noise an ``on`` / ``off`` ratio must rise above). Each drains the throughput
+backlogs under an alias of its own per round (``metrics_cost_rounds`` rounds; which side drains a
+backlog first rotates from round to round and from backlog to backlog), measured as in the throughput scenario, with nothing scraping (so the ratios
 are the recording's cost, not the scrapes'); then each mirrors the fixed rates of
 the latency scenario on a topic of its own, twice, in the order on, off, off, on (so that neither side
 has the machine's quieter half), the runs of a side summarised by the mean of their percentiles; the peak RSS of each worker is
@@ -32,9 +33,15 @@ from typing import Any
 
 from benchmarks.stats import ratio
 
-SIDES: dict[str, dict[str, object]] = {"on": {}, "off": {"pyconnect.metrics.recording.enabled": "false"}}
-"""The two workers' extra settings."""
-ALIASES = {"on": "mon", "off": "moff"}
+SIDES: dict[str, dict[str, object]] = {
+    "on": {},
+    "off": {"pyconnect.metrics.recording.enabled": "false"},
+    "control": {"pyconnect.metrics.recording.enabled": "false"},
+}
+"""The workers' extra settings: ``control`` is a second ``off`` worker, so that ``control`` / ``off``
+shows what two identical workers differ by in the same run (the noise an on / off ratio must rise
+above to show a cost)."""
+ALIASES = {"on": "mon", "off": "moff", "control": "mctl"}
 """The source alias prefix of each side (a round number is appended)."""
 
 LATENCY_ORDER = ("on", "off", "off", "on")
@@ -47,6 +54,12 @@ SCRAPE_FILES = (
     "pyconnect/metrics/process.py",
     "pyconnect/metrics/flows.py",
 )
+
+CONTROL_RATIOS: dict[str, tuple[str, str]] = {
+    "metrics_control_vs_off_cpu_100b": ("100b", "cpu_s_per_million"),
+    "metrics_control_vs_off_cpu_1kb": ("1kb", "cpu_s_per_million"),
+}
+"""``control`` / ``off``: two workers that both do not record, the run's noise floor (not goals)."""
 
 RATIOS: dict[str, tuple[str, str]] = {
     "metrics_on_vs_off_100b": ("100b", "records_per_s"),
@@ -143,13 +156,17 @@ def round_spread(metrics: Mapping[str, Any], side: str, group: str) -> tuple[flo
 
 def metrics_cost_ratio(metrics: Mapping[str, Any] | None, name: str) -> tuple[float | None, str]:
     """Ratio ``name`` of :data:`RATIOS` (``on`` / ``off``) and a note: what it compares, or why null."""
-    group, figure = RATIOS[name]
+    group, figure = RATIOS[name] if name in RATIOS else CONTROL_RATIOS[name]
     what = WHAT[figure].format(group.upper())
     if metrics is None:
         return None, f"{what}: the metrics_cost scenario did not run"
-    on = side_figure(metrics.get("on") or {}, group, figure)
+    control = name in CONTROL_RATIOS
+    numerator = "control" if control else "on"
+    on = side_figure(metrics.get(numerator) or {}, group, figure)
     off = side_figure(metrics.get("off") or {}, group, figure)
     value = ratio(on, off)
     if value is None:
         return None, f"{what}: a figure is missing on one side"
+    if control:
+        return value, f"{what}: a second pyconnect with recording off / the first (the run's noise floor)"
     return value, f"{what}: pyconnect recording metrics / pyconnect with recording off"

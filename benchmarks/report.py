@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from benchmarks.metrics_cost import CONTROL_RATIOS as METRICS_CONTROL_RATIOS
 from benchmarks.metrics_cost import RATIOS as METRICS_COST_RATIOS
 from benchmarks.metrics_cost import metrics_cost_ratio, round_spread
 from benchmarks.stats import GOALS, HIGHER_IS_BETTER, RATIO_DIRECTIONS, goal_check, ratio
@@ -683,8 +684,8 @@ def _pyconnect_only(
     return lines, entry.get("metrics") or {}
 
 
-def _side_by_side_drains(metrics: Mapping[str, Any], column: str, sides: tuple[str, str]) -> list[str]:
-    """The table of two workers' drains per record size: records/s, MB/s, CPU per record, each drain."""
+def _side_by_side_drains(metrics: Mapping[str, Any], column: str, sides: tuple[str, ...]) -> list[str]:
+    """The table of the workers' drains per record size: records/s, MB/s, CPU per record, each drain."""
     rows = []
     for size in ("100b", "1kb"):
         for side in sides:
@@ -768,7 +769,8 @@ def _metrics_cost_section(scenario: Mapping[str, Any] | None, ratios: Mapping[st
     )
     if metrics is None:
         return lines
-    lines += _side_by_side_drains(metrics, "recording", ("on", "off"))
+    sides = tuple(side for side in ("on", "off", "control") if side in metrics)
+    lines += _side_by_side_drains(metrics, "recording", sides)
     rows = []
     for side in ("on", "off"):
         m = metrics.get(side) or {}
@@ -778,9 +780,19 @@ def _metrics_cost_section(scenario: Mapping[str, Any] | None, ratios: Mapping[st
     lines += _table(["recording", "p99 latency ms", "peak RSS MB"], rows)
     parts = [f"`{name}` {_fmt(ratios.get(name), 3)}" for name in METRICS_COST_RATIOS]
     lines += ["on / off: " + ", ".join(parts) + ".", ""]
+    if "control" in metrics:
+        control = [
+            f"`{name}` {_fmt(metrics_cost_ratio(metrics, name)[0], 3)}" for name in METRICS_CONTROL_RATIOS
+        ]
+        lines += [
+            "control / off (two workers that both do not record, the same run's noise floor): "
+            + ", ".join(control)
+            + ".",
+            "",
+        ]
     spreads = []
     for group in ("100b", "1kb"):
-        for side in ("on", "off"):
+        for side in sides:
             spread = round_spread(metrics, side, group)
             if spread is not None:
                 low, high = spread

@@ -70,9 +70,10 @@ DESCRIPTIONS = {
     "markers) is at least the backlog and has settled, and then a read_committed reader must see every record "
     "exactly once. Then latency at the first fixed rate with the poll boundary, as in the latency scenario "
     "(append times: the wait for the commit is not included).",
-    "metrics_cost": "pyconnect only: two fresh workers on the same brokers, one recording metrics (the default) "
-    "and one with pyconnect.metrics.recording.enabled=false, drain the throughput backlogs under an alias per "
-    "side and round (which side goes first alternates), measured as in the throughput scenario, for the rounds "
+    "metrics_cost": "pyconnect only: three fresh workers on the same brokers, one recording metrics (the default) "
+    "and two with pyconnect.metrics.recording.enabled=false (off, and a control whose ratio to off is the run's "
+    "noise floor), drain the throughput backlogs under an alias per side and round (which side goes first "
+    "rotates), measured as in the throughput scenario, for the rounds "
     "in the settings; then each mirrors the latency scenario's fixed rates on a topic of its own; peak RSS per "
     "worker over its session. Nothing scrapes during the measured drains, so the ratios metrics_on_vs_off_* "
     "(recording / not recording) are the recording's cost; the recording worker then drains the first backlog "
@@ -718,13 +719,14 @@ class Bench:
     ) -> None:
         """Each backlog drained by every worker of ``workers`` (side -> worker) in turn, ``rounds`` times,
         into a fresh target topic ``<alias><round>.<topic>`` per drain; which side drains first
-        alternates from round to round and from backlog to backlog. Appends each drain to
+        rotates from round to round and from backlog to backlog (two sides: they alternate). Appends each drain to
         ``drains[side][size]`` (``first_of_pair`` says whether that side went first)."""
         sides = list(workers)
         for round_ in range(rounds):
             for index, (size, n) in enumerate(self.s.backlog.items()):
                 topic = f"bench-tp-{size}"
-                order = sides if (round_ + index) % 2 == 0 else sides[::-1]
+                turn = (round_ + index) % len(sides)
+                order = sides[turn:] + sides[:turn]
                 for side in order:
                     worker = workers[side]
                     alias = f"{aliases[side]}{round_}"
