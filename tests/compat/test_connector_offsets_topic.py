@@ -118,6 +118,7 @@ def run_steps(worker: ConnectWorkerProcess, topic: str, offsets_topic: str) -> d
     return seen
 
 
+@pytest.mark.long  # ~37 s beside a Java worker; the exactly-once case below is the short one in make test
 def test_a_connector_given_its_own_offsets_topic_behaves_as_on_java(
     cluster_a: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
 ) -> None:

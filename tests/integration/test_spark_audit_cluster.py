@@ -23,8 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from aiokafka import AIOKafkaProducer, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient, RecordsToDelete
+from aiokafka import AIOKafkaProducer
 
 from connectors.mirror.checkpoint_records import Checkpoint
 from pyconnect.cli import main
@@ -256,32 +255,40 @@ def test_the_flow_command_passes_a_faithful_mirror_with_reports_and_a_snapshot(
 
 
 async def _break_the_copy(m: Mirrored) -> tuple[int, int]:
-    """Delete the first target record of partition 0; append to partition 1 of the remote topic an altered
-    copy of a source record; forge a checkpoint that translates upstream 10 to 15 (true position 10).
-    Returns the offset of that altered record."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=m.b)
-    await admin.start()
-    try:
-        await admin.delete_records({TopicPartition(m.remote, 0): RecordsToDelete(before_offset=1)})
-    finally:
-        await admin.close()
+    """Lose a record in the middle of partition 0's copy (three records appended to the source, the copies
+    of the first and third appended to the target: the mirror is stopped); append to partition 1 of the
+    remote topic an altered copy of a source record; forge a checkpoint that translates upstream 10 to 15
+    (true position 10). Returns the source offset of the lost record and the offset of the altered one.
+    (Deleting the target's first records would not do: that is what the target's retention does, which
+    the audit reports as unverifiable, not as a finding.)"""
+    source = AIOKafkaProducer(bootstrap_servers=m.a)
     producer = AIOKafkaProducer(bootstrap_servers=m.b)
+    await source.start()
     await producer.start()
     try:
+        now_ms = int(time.time() * 1000)
+        appended = [(f"late-{i}".encode(), f"v-{i}".encode(), now_ms + i) for i in range(3)]
+        offsets = []
+        for key, value, ts in appended:
+            sent = await source.send_and_wait(m.topic, value, key=key, partition=0, timestamp_ms=ts)
+            offsets.append(sent.offset)
+        for key, value, ts in (appended[0], appended[2]):
+            await producer.send_and_wait(m.remote, value, key=key, partition=0, timestamp_ms=ts)
         sent = await producer.send_and_wait(m.remote, b"altered", key=b"k1", partition=1)
         forged = Checkpoint(f"{m.prefix}-forged", m.remote, 0, 10, 15)
         await producer.send_and_wait(CHECKPOINTS_TOPIC, forged.record_value(), key=forged.record_key())
     finally:
         await producer.stop()
-    return 0, sent.offset
+        await source.stop()
+    return offsets[1], sent.offset
 
 
-def test_the_flow_command_locates_a_deleted_and_an_altered_record_and_a_forged_checkpoint(
+def test_the_flow_command_locates_a_lost_and_an_altered_record_and_a_forged_checkpoint(
     mirrored: Mirrored, tmp_path: Path
 ) -> None:
     """Last in the module: it breaks the mirrored data the other tests audit."""
     m = mirrored
-    _, altered_offset = asyncio.run(_break_the_copy(m))
+    lost_offset, altered_offset = asyncio.run(_break_the_copy(m))
     out = tmp_path / "report"
     config = _mm2_properties(m, tmp_path)
     code, stdout, stderr = _flow(["--config", str(config), "--flow", "A->B", "--out", str(out)])
@@ -298,7 +305,7 @@ def test_the_flow_command_locates_a_deleted_and_an_altered_record_and_a_forged_c
         for s in report["replication"]["samples"]
     }
     assert located == {
-        ("missing", "source", m.topic, 0, 0),
+        ("missing", "source", m.topic, 0, lost_offset),
         ("mismatch", "target", m.remote, 1, altered_offset),
     }
     kinds = {(b["partition"], b["kind"]): b["count"] for b in report["replication"]["offset_buckets"]}
