@@ -322,3 +322,15 @@ def test_the_flow_command_locates_a_lost_and_an_altered_record_and_a_forged_chec
     assert sorted(report["groups"]) == sorted([m.group, f"{m.prefix}-forged"])
     html = (out / "audit.html").read_text()
     assert 'data-plot="offending-offsets"' in html and "FINDINGS" in html
+    # The report opens in a browser and shows its plot of the offending offsets (screenshot kept).
+    profile = tmp_path / "chromium-profile"
+    dom = headless((out / "audit.html").as_uri(), profile, "--dump-dom")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert 'data-plot="offending-offsets"' in dom.stdout and "<svg" in dom.stdout
+    assert "flow A-&gt;B: FINDINGS" in dom.stdout
+    shot = ARTIFACTS / "audit-findings.png"
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    taken = headless(
+        (out / "audit.html").as_uri(), profile, f"--screenshot={shot}", "--window-size=1200,1600"
+    )
+    assert taken.returncode == 0 and shot.stat().st_size > 10_000, taken.stderr[-2000:]
