@@ -701,10 +701,11 @@ class SourceConsumer:
                 else:
                     if not polled:
                         break
+                    if not batch and not refused and not unplaced:
+                        batch = polled  # the usual case: one call, its result as it is (nothing copied)
+                        break
                     for tp, records in polled.items():
                         batch.setdefault(tp, []).extend(records)
-                    if not refused and not unplaced:
-                        break  # the usual case: one call, as before
                 wait_ms = 0  # gather what is already there; never wait twice
         except KafkaError as exc:
             refusal = access_error(exc, self.cluster)
