@@ -23,7 +23,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from benchmarks import report, settings
+from benchmarks import report, runners, settings
 from benchmarks.procstats import LoadSampler, load_average
 from benchmarks.scenarios import Bench
 from pyconnect.testing.distribution import (
@@ -149,7 +149,25 @@ def main(argv: list[str] | None = None) -> int:
         metavar="N[,N...]",
         help="records per audit_scale run instead of the mode's (e.g. 1000000)",
     )
+    parser.add_argument(
+        "--pyconnect-mirror-setting",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an extra MirrorSourceConnector setting for pyconnect's connectors (repeatable)",
+    )
+    parser.add_argument(
+        "--backlog-timestamps",
+        choices=["LogAppendTime", "CreateTime"],
+        default="LogAppendTime",
+        help="message.timestamp.type of the backlog source topics (CreateTime: batches a mirror can copy as bytes)",
+    )
     args = parser.parse_args(argv)
+    for setting in args.pyconnect_mirror_setting:
+        key, sep, value = setting.partition("=")
+        if not sep or not key.strip():
+            parser.error(f"--pyconnect-mirror-setting wants KEY=VALUE, got {setting!r}")
+        runners.PYCONNECT_MIRROR_SETTINGS[key.strip()] = value.strip()
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
     for noisy in ("aiokafka", "kafka"):
@@ -158,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     bench_settings = settings.quick() if args.quick else settings.full()
     if args.audit_sizes:
         bench_settings = dataclasses.replace(bench_settings, audit_sizes=args.audit_sizes)
+    bench_settings = dataclasses.replace(bench_settings, backlog_timestamps=args.backlog_timestamps)
     started = dt.datetime.now(dt.UTC)
     out = args.out or Path(__file__).parent / "results" / (
         started.strftime("%Y-%m-%d") + ("-quick" if args.quick else "")
@@ -214,7 +233,12 @@ def main(argv: list[str] | None = None) -> int:
             **bench_settings.to_json(),
             "java_heap": "512m (Connect workers and dedicated MirrorMaker)",
             "worker_producer": "Connect defaults for both runtimes (no producer overrides)",
-            "timestamps": "source and target topics use message.timestamp.type=LogAppendTime",
+            "timestamps": "source and target topics use message.timestamp.type=LogAppendTime"
+            + (
+                ""
+                if bench_settings.backlog_timestamps == "LogAppendTime"
+                else f", but the backlog sources use {bench_settings.backlog_timestamps}"
+            ),
         },
         systems={
             name: {

@@ -75,6 +75,11 @@ def flow_settings(tasks_max: int) -> dict[str, str]:
     }
 
 
+PYCONNECT_MIRROR_SETTINGS: dict[str, str] = {}
+"""Extra MirrorSourceConnector settings for pyconnect's connectors only (``--pyconnect-mirror-setting``,
+e.g. ``pyconnect.mirror.raw.batches.enable=false`` to measure the record path)."""
+
+
 def connector_config(
     system: str,
     source: str,
@@ -96,6 +101,7 @@ def connector_config(
         "target.cluster.bootstrap.servers": target,
         "topics": ",".join(topics),
         **flow_settings(tasks_max),
+        **(PYCONNECT_MIRROR_SETTINGS if system == "pyconnect" else {}),
     }
 
 

@@ -229,7 +229,9 @@ class Bench:
             "wan",
             "metrics_cost",
         ):
-            sources += [f"bench-tp-{size}" for size in self.s.backlog]
+            backlogs = [f"bench-tp-{size}" for size in self.s.backlog]
+            workload.create_topics(self.a, backlogs, p, {"message.timestamp.type": self.s.backlog_timestamps})
+            sources += backlogs
             sources.append("bench-startup")
         workload.create_topics(self.a, sources, p)
         targets = [runners.remote_topic(sys, t) for sys in self.system_names for t in sources]

@@ -85,6 +85,9 @@ class BenchSettings:
     audit_record_size: int = 100
     audit_driver_memory: str = "1g"
     audit_executor_memory: str = "1g"
+    backlog_timestamps: str = "LogAppendTime"
+    """``message.timestamp.type`` of the backlog source topics (``bench-tp-*``); ``CreateTime`` lets a
+    mirror copy their batches as they are (a LogAppendTime batch must be decoded to be re-stamped)."""
     audit_timeout_s: float = 3600.0
 
     def to_json(self) -> dict[str, Any]:

@@ -43,8 +43,10 @@ RETRY_LINES = (
     "OffsetCommit failed",
     "Heartbeat failed",
     "Coordinator lost",
+    "Topic %s not found in cluster metadata",
 )
-"""Kafka-client (aiokafka) lines that report a retry in progress."""
+"""Kafka-client (aiokafka) lines that report a retry in progress (a topic missing from the metadata is
+one being created, e.g. the internal topics while workers start together)."""
 
 _NUMBERS = re.compile(r"\d+(?:\.\d+)?")
 _RETRIABLE_TYPES: tuple[type[BaseException], ...] = (ConnectionError, TimeoutError)

@@ -13,7 +13,9 @@ task's stop), as each Java task's own ``Metrics`` with its ``JmxReporter``.
   ``truncated-record-count`` (records of the partition lost to truncation: deleted at the source
   before they were copied, or missing on a target rebuilt behind the committed offsets) and
   ``truncation-count`` (gaps reported, of any kind: connectors.mirror.truncation), both cumulative
-  over the task's life and registered with the partition (0 until a gap).
+  over the task's life and registered with the partition (0 until a gap); ``raw-batch-count`` and
+  ``decoded-batch-count`` (the raw path, connectors.mirror.raw_copy: fetched batches copied to the
+  target as bytes, and fetched batches decoded into records instead), cumulative, 0 on the record path.
 - ``MirrorCheckpointConnector`` with tags ``source``, ``target``, ``group``, ``topic`` (remote),
   ``partition``: ``checkpoint-latency-ms`` (+ ``-min``, ``-max``, ``-avg``): now minus the checkpoint
   record's timestamp (when its group's offsets were listed) when the checkpoint is acknowledged;
@@ -185,8 +187,33 @@ class _Truncations:
         )
 
 
+class _RawBatches:
+    """``raw-batch-count`` and ``decoded-batch-count`` of one partition (see the module docstring)."""
+
+    __slots__ = ("copied", "decoded")
+
+    def __init__(self, metrics: Metrics, tags: Tags) -> None:
+        self.copied = 0
+        self.decoded = 0
+        metrics.add_gauge(
+            MetricName(
+                "raw-batch-count", SOURCE_GROUP, tags, "Number of source record batches copied as bytes."
+            ),
+            lambda now: self.copied,
+        )
+        metrics.add_gauge(
+            MetricName(
+                "decoded-batch-count",
+                SOURCE_GROUP,
+                tags,
+                "Number of fetched source record batches the raw path decoded into records.",
+            ),
+            lambda now: self.decoded,
+        )
+
+
 class _PartitionMetrics:
-    __slots__ = ("age", "bytes", "latency", "pending", "progress", "records", "truncations")
+    __slots__ = ("age", "bytes", "latency", "pending", "progress", "raw", "records", "truncations")
 
     def __init__(
         self,
@@ -210,6 +237,7 @@ class _PartitionMetrics:
         self.progress = _Progress(metrics, tags, start_ms, end_offset, remote)
         self.pending: deque[_PolledBatch] = deque(maxlen=MAX_PENDING_BATCHES)
         self.truncations = _Truncations(metrics, tags)
+        self.raw = _RawBatches(metrics, tags)
 
 
 class _Registry:
@@ -271,6 +299,12 @@ class MirrorSourceMetrics(_Registry):
         found.pending.clear()
         if resume is not None:
             found.progress.replicated_offset = resume - 1
+
+    def raw_batches(self, topic: str, partition: int, copied: int, decoded: int) -> None:
+        """Fetched batches of one partition copied as bytes and decoded, on the raw path."""
+        found = self._partition(topic, partition).raw
+        found.copied += copied
+        found.decoded += decoded
 
     def record_polled(
         self,

@@ -42,6 +42,15 @@ Task contract (Java's ``MirrorSourceTask``):
 * ``poll`` converts one consumer batch in one pass: remote topic, same partition, key/value/headers as
   raw bytes (BYTES schemas: run it with ByteArrayConverter), same timestamp, source partition
   ``{cluster, partition, topic}`` and offset ``{offset}``.
+* Raw path (:mod:`connectors.mirror.raw_copy`, beyond Java): when the worker allows raw batches
+  (ByteArrayConverter everywhere, no transformation) and ``pyconnect.mirror.raw.batches.enable`` is
+  not false, ``poll`` fetches record batches as bytes (:mod:`pyconnect.kafka.raw_source_fetch`: the
+  consumer keeps assignment, positions, resets and the out-of-range handling above, its partitions
+  paused) and returns whole batches as :class:`~pyconnect.api.source.RawRecordBatch` items beside
+  the records of the batches it decodes; ``commit_raw_batch`` queues the batch's offset syncs as one
+  run and counts its records. Metrics of a copied batch: ``byte-count`` counts the batch's bytes (not
+  its value bytes) and its record ages and replication latency are those of its first and max
+  timestamps (an approximation: the records between are not read).
 * Refusals (:class:`~pyconnect.errors.KafkaAccessError`, named after the cluster): a refused login or
   ACL in the connector's start fails the start, and in a later scheduled job fails the connector
   (``context.raise_error``); a task's refused client start or a poll refused READ raises, failing the
@@ -62,11 +71,11 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from operator import attrgetter
+from operator import attrgetter, countOf
 from typing import Any
 
 import pyconnect
-from connectors.mirror import truncation
+from connectors.mirror import raw_copy, reachability, truncation
 from connectors.mirror.config import (
     MIRROR_SOURCE_CONFIG_DEF,
     MirrorSourceConfig,
@@ -75,6 +84,7 @@ from connectors.mirror.config import (
 )
 from connectors.mirror.metrics import MirrorSourceMetrics
 from connectors.mirror.offsets.sync_writer import OffsetSyncWriter, SendDone
+from connectors.mirror.record_copy import copied
 from connectors.mirror.records import (
     OFFSET_KEY,
     PARTITION_KEY,
@@ -90,8 +100,13 @@ from connectors.mirror.records import (
 )
 from connectors.mirror.scheduler import ScheduledConnector, Scheduler
 from pyconnect.api.connector import ExactlyOnceSupport
-from pyconnect.api.data import BYTES_SCHEMA, OPTIONAL_BYTES_SCHEMA
-from pyconnect.api.source import Header, RecordMetadata, SourceRecord, SourceTask
+from pyconnect.api.source import (
+    RawBatchTarget,
+    RawRecordBatch,
+    RecordMetadata,
+    SourceRecord,
+    SourceTask,
+)
 from pyconnect.concurrency import TaskSet
 from pyconnect.config.client_configs import mirror_connector_client_config
 from pyconnect.config.definition import ConfigDef, ConfigValue
@@ -115,11 +130,14 @@ from pyconnect.kafka.mirror_admin import (
     log_bounds_of,
     start_producer,
 )
+from pyconnect.kafka.raw_source_fetch import RawSourceFetch
+from pyconnect.metrics.client_metrics import value_bytes
 from pyconnect.mirror_status.core import TARGET_LATENCY_CONFIG, target_latency_error
 from pyconnect.protocol.javahash import default_hash_order, hash_order, java_string_hash
 
 log = logging.getLogger(__name__)
-_VALUE = attrgetter("value")
+
+_SOURCE_PARTITION = attrgetter("source_partition")
 """Read in a C loop over a batch whose value bytes the consumer did not measure."""
 
 
@@ -197,6 +215,14 @@ class MirrorSourceConnector(ScheduledConnector):
         policy_error = truncation.policy_error(present.get(truncation.TRUNCATION_POLICY_CONFIG))
         if policy_error is not None:
             extra[truncation.TRUNCATION_POLICY_CONFIG] = policy_error
+        unreachable_error = reachability.unreachable_after_error(
+            present.get(reachability.UNREACHABLE_AFTER_CONFIG)
+        )
+        if unreachable_error is not None:
+            extra[reachability.UNREACHABLE_AFTER_CONFIG] = unreachable_error
+        raw_error = raw_copy.enabled_error(present.get(raw_copy.RAW_BATCHES_CONFIG))
+        if raw_error is not None:
+            extra[raw_copy.RAW_BATCHES_CONFIG] = raw_error
         if present.get(EXACTLY_ONCE_SUPPORT) == "required" and self.exactly_once_support(present) != (
             ExactlyOnceSupport.SUPPORTED
         ):
@@ -598,7 +624,23 @@ class MirrorSourceTask(SourceTask):
         self._routes: dict[tuple[str, int], tuple[str, dict[str, Any]]] = {}
         self._metrics: MirrorSourceMetrics | None = None
         self._target_check: asyncio.Task[None] | None = None
+        self._reachability: reachability.Reachability | None = None
+        self._reachability_checked = 0.0
         self.partitions: list[TopicPartition] = []
+        self._raw_target: RawBatchTarget | None = None
+        self._raw: RawSourceFetch | None = None
+        self._raw_turn = 0
+
+    def accept_raw_batches(self, target: RawBatchTarget | None) -> bool:
+        """The worker's answer on raw batches (connectors.mirror.raw_copy), before ``start``: used
+        unless ``pyconnect.mirror.raw.batches.enable`` is false (an invalid value fails ``start``)."""
+        config = getattr(getattr(self, "context", None), "config", None) or {}
+        try:
+            wanted = raw_copy.enabled(config.get(raw_copy.RAW_BATCHES_CONFIG))
+        except ValueError:
+            wanted = False
+        self._raw_target = target if wanted else None
+        return self._raw_target is not None
 
     def version(self) -> str:
         return pyconnect.COMPATIBLE_KAFKA_VERSION
@@ -607,6 +649,10 @@ class MirrorSourceTask(SourceTask):
         config = MirrorSourceTaskConfig({k: v for k, v in props.items() if v is not None})
         try:
             self._truncation_policy = truncation.policy(props.get(truncation.TRUNCATION_POLICY_CONFIG))
+            unreachable_after = reachability.unreachable_after_ms(
+                props.get(reachability.UNREACHABLE_AFTER_CONFIG)
+            )
+            raw_enabled = raw_copy.enabled(props.get(raw_copy.RAW_BATCHES_CONFIG))
         except ValueError as exc:
             raise ConnectError(str(exc)) from None
         self._target_config = config.target_consumer_config("replication-target-probe")
@@ -630,6 +676,11 @@ class MirrorSourceTask(SourceTask):
             consumer_config, cluster_label(consumer_config, self._source_alias, "source")
         )
         await self._consumer.start()
+        self._reachability = reachability.Reachability(
+            self._consumer.cluster, self._consumer.client_id, unreachable_after
+        )
+        if raw_enabled and self._raw_target is not None:
+            self._raw = RawSourceFetch(self._consumer)
         for tp in self.partitions:
             self._route(tp.topic, tp.partition)
         hub = getattr(getattr(self, "context", None), "metrics", None)
@@ -652,6 +703,8 @@ class MirrorSourceTask(SourceTask):
         wrapped = [self._routes[tp][1] for tp in self.partitions]
         stored = await self.context.offset_storage_reader.offsets(wrapped) if wrapped else []
         self._consumer.assign(self.partitions)
+        if self._raw is not None:
+            self._raw.pause(self.partitions)
         uncommitted: list[TopicPartition] = []
         resumed: dict[TopicPartition, int] = {}
         for tp, offset in zip(self.partitions, stored, strict=True):
@@ -667,12 +720,15 @@ class MirrorSourceTask(SourceTask):
         if resumed:  # a start never waits for the target; poll copies once it is checked
             self._target_check = asyncio.create_task(self._check_target(resumed))
         log.info(
-            "%s replicating %d topic-partitions %s->%s (%d without committed offsets): %s.",
+            "%s replicating %d topic-partitions %s->%s (%d without committed offsets, %s): %s.",
             self._name,
             len(self.partitions),
             self._source_alias,
             config.target_cluster_alias,
             len(uncommitted),
+            "record batches copied as bytes where they can be"
+            if self._raw is not None
+            else "record by record",
             ",".join(map(str, self.partitions)),
         )
 
@@ -777,52 +833,118 @@ class MirrorSourceTask(SourceTask):
         check.result()
         return True
 
-    async def poll(self) -> list[SourceRecord] | None:
+    async def poll(self) -> list[SourceRecord | RawRecordBatch] | None:
         consumer = self._consumer
         if self._stopping or consumer is None:
             return None
         if not await self._target_checked():
             return None
+        if self._raw is not None:
+            return await self._poll_raw(self._raw)
         try:
             batch = await consumer.poll(self._poll_timeout_ms)
         except PositionOutOfRange as refused:
             self._out_of_range(refused)
             batch = refused.batch  # the same poll's records of other partitions
+        self._check_reachability(consumer)
         if not batch or self._stopping:
             return None
         records: list[SourceRecord] = []
-        append = records.append
         metrics = self._metrics
         for tp, messages in batch.items():
             remote, source_partition = self._route(tp.topic, tp.partition)
             partition = tp.partition
-            for m in messages:
-                append(
-                    SourceRecord(
-                        source_partition,
-                        {OFFSET_KEY: m.offset},
-                        remote,
-                        partition,
-                        OPTIONAL_BYTES_SCHEMA,
-                        m.key,
-                        BYTES_SCHEMA,
-                        m.value,
-                        m.timestamp,
-                        [Header(k, BYTES_SCHEMA, v) for k, v in m.headers] if m.headers else (),
-                    )
-                )
+            records.extend(copied(messages, source_partition, remote, partition))
             if metrics is not None and messages:
-                value_bytes = consumer.value_bytes.get(tp)
                 metrics.record_polled(
                     remote,
                     partition,
                     [m.timestamp for m in messages],
-                    value_bytes
-                    if value_bytes is not None
-                    else sum(map(len, filter(None, map(_VALUE, messages)))),
+                    value_bytes(messages),
                     messages[-1].offset,
                 )
-        return records or None
+        return records or None  # type: ignore[return-value]
+
+    async def _poll_raw(self, fetcher: RawSourceFetch) -> list[SourceRecord | RawRecordBatch] | None:
+        """The raw path's poll (connectors.mirror.raw_copy): fetched batches copied or decoded, each
+        partition's position moved past what was taken just before returning (nothing awaited after)."""
+        target = self._raw_target
+        assert target is not None
+        try:
+            fetched = await fetcher.fetch(self._poll_timeout_ms)
+        except PositionOutOfRange as refused:
+            self._out_of_range(refused)
+            fetched = refused.raw  # the same fetch's answers for other partitions
+        if self._consumer is not None:
+            self._check_reachability(self._consumer)
+        if not fetched or self._stopping:
+            return None
+        items: list[SourceRecord | RawRecordBatch] = []
+        metrics = self._metrics
+        budget = self._consumer.max_poll_records if self._consumer is not None else None
+        records_taken = 0  # max.poll.records caps a poll's records, as on the record path
+        turn = self._raw_turn % len(fetched)  # the partition served first rotates: none starves
+        self._raw_turn += 1
+        fetched = fetched[turn:] + fetched[:turn]
+        for answer in fetched:
+            remote, source_partition = self._route(answer.topic, answer.partition)
+            taken = raw_copy.take(
+                answer.fetch,
+                answer.position,
+                target,
+                read_committed=fetcher.read_committed,
+                remote=remote,
+                partition=answer.partition,
+                source_partition=source_partition,
+                max_records=None if budget is None else max(0, budget - records_taken),
+            )
+            records_taken += taken.records
+            items.extend(taken.items)
+            if taken.next_position != answer.position:
+                fetcher.advance(answer.topic, answer.partition, taken.next_position, taken.records)
+            if metrics is not None:
+                if taken.copied_batches or taken.decoded_batches:
+                    metrics.raw_batches(remote, answer.partition, taken.copied_batches, taken.decoded_batches)
+                if taken.timestamps and taken.last_offset is not None:
+                    metrics.record_polled(
+                        remote, answer.partition, taken.timestamps, taken.size, taken.last_offset
+                    )
+        if items:  # the next fetch goes out while these are sent
+            fetcher.prefetch(self._poll_timeout_ms)
+        return items or None
+
+    def commit_raw_batch(self, batch: RawRecordBatch, base_offset: int) -> None:
+        """A batch copied as bytes is acknowledged at ``base_offset``: its records are the consecutive
+        offsets from ``batch.first_offset`` (one offset-sync run) and its metrics count them all."""
+        if self._stopping:
+            return
+        last = batch.first_offset + batch.record_count - 1
+        if self._metrics is not None:
+            self._metrics.record_acknowledged(batch.topic, batch.kafka_partition, batch.record_count, last)
+        writer = self._writer
+        source = batch.source_partition
+        if writer is None or source is None:
+            return
+        tp = TopicPartition(source[TOPIC_KEY], source[PARTITION_KEY])
+        writer.queue_run(tp, batch.first_offset, batch.record_count, base_offset)
+        writer.fire_pending_offset_syncs()
+
+    def _check_reachability(self, consumer: SourceConsumer) -> None:
+        """At most once a second: tell the status and the log when the source stops or resumes
+        answering fetches (connectors.mirror.reachability)."""
+        state = self._reachability
+        now = time.monotonic()
+        if state is None or now - self._reachability_checked < 1.0:
+            return
+        self._reachability_checked = now
+        report = state.observe(now, consumer.unanswered(state.after_ms))
+        if report is None:
+            return
+        if report.log is not None:
+            log.log(logging.WARNING if report.warn else logging.INFO, "%s: %s", self._name, report.log)
+        problem = getattr(getattr(self, "context", None), "problem", None)
+        if problem is not None:
+            problem(report.problem)
 
     def _acknowledged(self, record: SourceRecord, written: int) -> None:
         """The metrics of ``record`` and the ``written`` (0: dropped or failed) records before it since
@@ -859,7 +981,7 @@ class MirrorSourceTask(SourceTask):
         if self._stopping or not records:
             return
         source = records[0].source_partition
-        uniform = source is not None and not any(r.source_partition is not source for r in records)
+        uniform = source is not None and countOf(map(_SOURCE_PARTITION, records), source) == len(records)
         if self._metrics is not None:
             if uniform:
                 self._acknowledged(records[-1], len(records))
@@ -873,11 +995,14 @@ class MirrorSourceTask(SourceTask):
             for position, record in enumerate(records):
                 self._queue_one(record, base_offset + position)
         else:
-            writer.queue_batch(
-                TopicPartition(source[TOPIC_KEY], source[PARTITION_KEY]),
-                [r.source_offset[OFFSET_KEY] for r in records],  # type: ignore[index]
-                base_offset,
-            )
+            tp = TopicPartition(source[TOPIC_KEY], source[PARTITION_KEY])
+            first = records[0].source_offset[OFFSET_KEY]  # type: ignore[index]
+            last = records[-1].source_offset[OFFSET_KEY]  # type: ignore[index]
+            if last - first == len(records) - 1:  # one poll's offsets, increasing: consecutive
+                writer.queue_run(tp, first, len(records), base_offset)
+            else:  # a gap (a transformation dropped records)
+                offsets = [r.source_offset[OFFSET_KEY] for r in records]  # type: ignore[index]
+                writer.queue_batch(tp, offsets, base_offset)
         writer.fire_pending_offset_syncs()
 
     def _queue_one(self, record: SourceRecord, downstream: int) -> None:
@@ -936,6 +1061,9 @@ class MirrorSourceTask(SourceTask):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await check
         consumer, self._consumer = self._consumer, None
+        raw, self._raw = self._raw, None
+        if raw is not None:
+            await raw.close()
         try:
             if consumer is not None:
                 with contextlib.suppress(Exception):

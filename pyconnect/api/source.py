@@ -26,13 +26,25 @@ quick.
   ``base_offset + 1``, ... (no per-record metadata objects or coroutines: the batch-first data path).
   Records dropped before sending still go to ``commit_record(record, None)``.
 
+Raw record batches (pyconnect's own extension, for tasks that copy Kafka record batches as they are,
+e.g. MirrorSourceTask): a task that overrides ``accept_raw_batches`` is told once, on the loop after
+``initialize`` and before ``start``, whether it may return :class:`RawRecordBatch` items from ``poll``
+among its SourceRecords: it gets a :class:`RawBatchTarget` when the worker can write them unchanged
+(key, value and header converters all ``ByteArrayConverter``, no transformation), else ``None``, and
+then must return SourceRecords only; it answers whether it will return any. The worker produces each item as one batch through the task's
+producer (inside the task's transaction under exactly-once), in poll order with the records of the
+same call, so per target partition the order is kept; the item's source offset commits like a
+record's once the whole batch is acknowledged; ``commit_raw_batch(item, base_offset)`` (on the loop,
+quick, exceptions logged) then says where it was written: record ``i`` of the batch at
+``base_offset + i``. Task metrics (polled, written) count the item's ``record_count`` records.
+
 Offsets: ``source_partition``/``source_offset`` are maps with ``str`` keys and ``str``/``int``/
 ``float``/``bool``/``None`` values, stored as JSON in the offsets topic (integers read back as ``int``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -123,6 +135,40 @@ class RecordMetadata:
     partition: int
     offset: int
     timestamp: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RawBatchTarget:
+    """What a task returning :class:`RawRecordBatch` items must respect: the codec id of the target
+    producer's ``compression.type`` (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd: a batch is copied only in
+    that codec) and the largest batch the producer may send (``max.request.size``)."""
+
+    compression_codec: int
+    max_batch_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class RawRecordBatch:
+    """One Kafka record batch (v2 format) to write to ``topic``/``kafka_partition`` as it is.
+
+    ``data`` holds exactly the batch's bytes as fetched (base offset to end); the worker rewrites only
+    the producer state (base offset, leader epoch, producer id, epoch, sequence, transactional bit)
+    and the CRC. It must be a batch the broker accepts from a client: contiguous offsets
+    (``record_count`` records), CreateTime, not a control batch, compressed with
+    ``RawBatchTarget.compression_codec``, at most ``RawBatchTarget.max_batch_bytes``.
+    ``source_partition``/``source_offset`` are what the record path would commit after the batch's
+    last record; ``first_offset`` is the upstream offset of its first record (the others follow one
+    by one), ``first_timestamp``/``max_timestamp`` its header's timestamps."""
+
+    source_partition: Mapping[str, Any] | None
+    source_offset: Mapping[str, Any] | None
+    topic: str
+    kafka_partition: int
+    data: bytes | bytearray | memoryview
+    record_count: int
+    first_offset: int
+    first_timestamp: int
+    max_timestamp: int
 
 
 class OffsetStorageReader(Protocol):
@@ -232,6 +278,10 @@ class SourceTaskContext:
     offset_storage_reader: OffsetStorageReader
     transaction_context: TransactionContext | None = None
     metrics: MetricsHub | None = None
+    problem: Callable[[str | None], None] | None = None
+    """``problem(text)`` (pyconnect's, ``None`` outside a worker): the task meets a condition it keeps
+    retrying rather than failing on (a cluster it cannot reach); its status stays RUNNING and carries
+    ``text`` as its ``trace`` until ``problem(None)``. The same text again changes nothing."""
 
 
 class SourceTask:
@@ -248,7 +298,7 @@ class SourceTask:
     async def start(self, props: Mapping[str, str]) -> None:
         raise NotImplementedError
 
-    async def poll(self) -> list[SourceRecord] | None:
+    async def poll(self) -> Sequence[SourceRecord | RawRecordBatch] | None:
         raise NotImplementedError
 
     async def commit(self) -> None:
@@ -262,6 +312,15 @@ class SourceTask:
     ) -> None:
         """Acknowledged records of one producer batch (see the module docstring); overriding it
         replaces ``commit_record`` for acknowledged records."""
+        return None
+
+    def accept_raw_batches(self, target: RawBatchTarget | None) -> bool:
+        """Whether ``poll`` may return :class:`RawRecordBatch` items (see the module docstring); the
+        answer says whether it will (the worker then looks for them in what ``poll`` returns)."""
+        return False
+
+    def commit_raw_batch(self, batch: RawRecordBatch, base_offset: int) -> None:
+        """A :class:`RawRecordBatch` acknowledged at ``base_offset`` (see the module docstring)."""
         return None
 
     async def stop(self) -> None:

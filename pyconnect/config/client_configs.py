@@ -346,11 +346,20 @@ def client_id_base(worker: WorkerConfig) -> str:
     return f"{group}-{client}-" if client else f"{group}-"
 
 
-def internal_producer_config(client_id: str, *, status: bool = False) -> dict[str, Any]:
+def internal_producer_config(
+    client_id: str, *, status: bool = False, give_up_after_ms: int | None = None
+) -> dict[str, Any]:
     """Internal-topic producer settings over :func:`worker_client_config` (Java: no idempotence,
-    acks=all; the status store's producer keeps client retries bounded)."""
+    acks=all; the status store's producer keeps client retries bounded).
+
+    ``give_up_after_ms`` (beyond Java, for source offsets: the worker's ``offset.flush.timeout.ms``)
+    bounds delivery instead of Java's endless retries: a write the worker gave up on is not retried
+    later by the client, where it could land after a newer owner's commit and rewind the offsets (a
+    worker cut off mid-commit, whose tasks moved while the write waited)."""
     settings: dict[str, Any] = {"client.id": client_id, "enable.idempotence": "false", "acks": "all"}
-    if not status:
+    if give_up_after_ms is not None:
+        settings["delivery.timeout.ms"] = str(give_up_after_ms)
+    elif not status:
         settings["delivery.timeout.ms"] = str(INT_MAX)
     return settings
 

@@ -586,10 +586,7 @@ class Herder(AbstractHerder):
             )
         else:
             status = ConnectorStatus(item, state, self._worker_id, generation, trace, version)
-        if state == State.UNASSIGNED:
-            self.status_store.put_safe(status)
-        else:
-            self.status_store.put(status)
+        self.status_store.report(status)
 
     # -- requests queued into the loop -----------------------------------------------------------
 

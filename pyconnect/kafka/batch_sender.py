@@ -19,6 +19,9 @@ Contract:
   cause (Java's ``TimeoutException``).
 - With ``metrics``, every batch handed over is counted (bytes, records) and held against the producer's
   buffer until its acknowledgement or failure (pyconnect.metrics.client_metrics).
+- ``send_raw(topic, partition, builder)`` hands over one ready-made batch (a fetched record batch,
+  :class:`~pyconnect.kafka.raw_batches_io.RawBatch`) the same way, after checking its size against
+  ``max_request_size`` (aiokafka never splits a batch); counted in ``metrics`` as any batch.
 - As in Java, a record larger than the batch size travels in a batch of its own; a batch larger
   than the producer's ``max_request_size`` raises ``RecordTooLargeError`` before anything of that
   call is sent.
@@ -37,6 +40,7 @@ from aiokafka.errors import KafkaTimeoutError
 from aiokafka.partitioner import murmur2
 
 from pyconnect.kafka.clients import max_block_seconds
+from pyconnect.kafka.parked_errors import read_parked_errors
 from pyconnect.metrics.client_metrics import ProducerMetrics
 
 FIRST_PAUSE_S = 0.05
@@ -89,6 +93,7 @@ class BatchSender:
         metrics: ProducerMetrics | None = None,
     ) -> None:
         self._producer = producer
+        read_parked_errors(producer)
         self._metrics = metrics
         self._rng = rng or random.Random()
         self._partition_counts: dict[str, int] = {}
@@ -120,6 +125,19 @@ class BatchSender:
                 )
             await asyncio.sleep(min(pause, remaining))
             pause = min(2 * pause, LONGEST_PAUSE_S)
+
+    async def send_raw(self, topic: str, partition: int, builder: Any) -> asyncio.Future[Any]:
+        """One ready-made batch to ``topic``/``partition``; see the module docstring."""
+        size = builder.size()
+        limit = self._producer._max_request_size
+        if size > limit:
+            raise RecordTooLargeError(
+                f"a record batch for {topic}-{partition} is {size} bytes, larger than max.request.size ({limit})"
+            )
+        future = await self._hand_over(builder, topic, partition)
+        if self._metrics is not None:
+            future.add_done_callback(_released(self._metrics.sent(size, builder.record_count())))
+        return future
 
     async def partition_count(self, topic: str) -> int:
         count = self._partition_counts.get(topic)

@@ -28,6 +28,7 @@ from pyconnect.config.client_configs import (
     producer_bounds,
     producer_kwargs,
 )
+from pyconnect.kafka.batch_expiry import expire_at_drain
 from pyconnect.kafka.oauth_login import with_token_provider
 
 
@@ -54,6 +55,7 @@ def create_producer(config: Mapping[str, Any], **overrides: Any) -> AIOKafkaProd
     # batch past it; Java's equivalent bound is delivery.timeout.ms. Idempotent producers never expire
     # a batch in flight, in both clients.
     producer._message_accumulator._batch_ttl = bounds.delivery_s
+    expire_at_drain(producer)  # a queued batch past the bound is failed too, as Java's is
     _MAX_BLOCK_S[producer] = bounds.max_block_s
     return producer
 

@@ -17,7 +17,9 @@ Contract:
   ILLEGAL_GENERATION the generation, as Java does), when no heartbeat succeeded for
   ``session.timeout.ms`` (the member then considers itself out of the group, like Java's
   ``sessionTimeoutExpired``), and when the coordinator stayed unknown for ``heartbeat.interval.ms``
-  (Connect's coordinator-discovery timeout, after which the Java worker revokes all its work).
+  (Connect's coordinator-discovery timeout, after which the Java worker revokes all its work). Both
+  checks run on time even when a coordinator lookup hangs in the client: the loop bounds each lookup
+  by the time left until its next check, and any metadata refresh by the request timeout.
 - :attr:`in_session` and :attr:`lapses` tell whether the member still belongs to the group and how many
   times it lost its generation; the stale-membership fence of source offset commits reads them
   (:mod:`pyconnect.herder.commit_fence`). A heartbeat counts from the moment it was sent, so a response
@@ -472,7 +474,8 @@ class ConnectGroupMember:
             ) from exc
         except (kafka_errors.KafkaError, OSError, TimeoutError) as exc:
             with contextlib.suppress(kafka_errors.KafkaError, OSError, TimeoutError):
-                await client.force_metadata_update()
+                async with asyncio.timeout(self._request_timeout_s):
+                    await client.force_metadata_update()
             raise _Retry(f"FindCoordinator failed: {type(exc).__name__} {exc}") from exc
         if not ready:
             raise _Retry(f"coordinator node {node} is not reachable")
@@ -511,13 +514,26 @@ class ConnectGroupMember:
         await cancel_and_wait(task, log=log)
 
     async def _heartbeat_loop(self) -> None:
-        """Heartbeat every ``heartbeat.interval.ms`` until fenced, out of the group, or cancelled."""
+        """Heartbeat every ``heartbeat.interval.ms`` until fenced, out of the group, or cancelled.
+
+        A cancellation that reaches the loop while nobody cancelled its task (one swallowed or leaked
+        by a client call) is a failure like any other, never a silent end of the heartbeats."""
         try:
             await self._heartbeats()
+        except asyncio.CancelledError as exc:
+            task = asyncio.current_task()
+            if task is None or task.cancelling():
+                raise
+            self._heartbeat_failed(exc)
         except Exception as exc:
-            log.exception("Heartbeat of %s in group %s failed unexpectedly", self._member_id, self.group_id)
-            self._reset(reset_member_id=False, reason=f"heartbeat failure {exc!r}")
-            self.request_rejoin(f"heartbeat failed unexpectedly: {exc!r}")
+            self._heartbeat_failed(exc)
+
+    def _heartbeat_failed(self, exc: BaseException) -> None:
+        log.error(
+            "Heartbeat of %s in group %s failed unexpectedly", self._member_id, self.group_id, exc_info=exc
+        )
+        self._reset(reset_member_id=False, reason=f"heartbeat failure {exc!r}")
+        self.request_rejoin(f"heartbeat failed unexpectedly: {exc!r}")
 
     async def _heartbeats(self) -> None:
         interval_s = self.heartbeat_interval_ms / 1000
@@ -534,7 +550,13 @@ class ConnectGroupMember:
             if self._coordinator is None:
                 self._check_coordinator_lost(now)
                 try:
-                    await self._ensure_coordinator()
+                    async with asyncio.timeout(self._lookup_budget_s(now)):
+                        await self._ensure_coordinator()
+                except TimeoutError:
+                    log.debug(
+                        "Heartbeat of group %s: coordinator lookup still running; checking", self.group_id
+                    )
+                    continue
                 except _Retry as retry:
                     log.debug("Heartbeat of group %s: %s", self.group_id, retry)
                     await asyncio.sleep(retry_s)
@@ -546,6 +568,17 @@ class ConnectGroupMember:
             next_beat = now + (follow_ups.pop(0) if follow_ups else interval_s)
             if not await self._heartbeat_once():
                 return
+
+    def _lookup_budget_s(self, now: float) -> float:
+        """How long one coordinator lookup of the heartbeat loop may take: until the loop's next check
+        is due (the coordinator unknown for ``heartbeat.interval.ms``, the session's end), so that a
+        lookup stuck in the client never delays them (Java's heartbeat thread never waits on one)."""
+        deadlines = [self._last_heartbeat_ok + self.session_timeout_ms / 1000]
+        since = self._coordinator_unknown_since
+        if not self._coordinator_lost and since is not None:
+            deadlines.append(since + self.heartbeat_interval_ms / 1000)
+        floor = self.retry_backoff_ms / 1000
+        return max(floor, min(deadlines) - now + floor)
 
     def _check_coordinator_lost(self, now: float) -> None:
         since = self._coordinator_unknown_since

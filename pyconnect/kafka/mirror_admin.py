@@ -49,7 +49,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewPartitions, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.consumer.fetcher import OffsetResetStrategy
-from aiokafka.errors import KafkaError, NoOffsetForPartitionError, OffsetOutOfRangeError
+from aiokafka.errors import IllegalStateError, KafkaError, NoOffsetForPartitionError, OffsetOutOfRangeError
 from aiokafka.protocol.admin import CreateAclsRequest_v1, DescribeAclsRequest_v1
 from aiokafka.protocol.api import Request, RequestStruct, Response
 from aiokafka.protocol.commit import OffsetCommitRequest
@@ -59,6 +59,7 @@ from pyconnect.config.client_configs import ClientConfigError, consumer_kwargs
 from pyconnect.errors import AuthorizationError, ConfigError, ConnectError
 from pyconnect.kafka.access import access_error, cluster_label, refusals_raised, start_client
 from pyconnect.kafka.clients import create_admin, create_consumer, create_producer
+from pyconnect.kafka.fetched_bytes import count_fetched_bytes
 from pyconnect.kafka.group_describe import describe_groups
 from pyconnect.kafka.group_view import GroupView
 from pyconnect.kafka.topics import TOPIC_ALREADY_EXISTS, broker_defaults
@@ -596,14 +597,20 @@ class PositionOutOfRange(Exception):
 
     ``partitions`` holds every refused position the poll met (all of them at once, whatever the number
     of partitions); ``batch`` the records the same poll returned for other partitions (``{}`` if none),
-    which the caller handles as a normal batch: nothing polled is dropped."""
+    which the caller handles as a normal batch: nothing polled is dropped; ``raw`` the same for a raw
+    fetch (:mod:`pyconnect.kafka.raw_source_fetch`)."""
 
     def __init__(
-        self, partitions: Sequence[OutOfRange], batch: Mapping[Any, list[Any]] | None = None
+        self,
+        partitions: Sequence[OutOfRange],
+        batch: Mapping[Any, list[Any]] | None = None,
+        *,
+        raw: Sequence[Any] = (),
     ) -> None:
         super().__init__(", ".join(f"{p.topic}-{p.partition}@{p.position}" for p in partitions))
         self.partitions = list(partitions)
         self.batch: dict[Any, list[Any]] = dict(batch or {})
+        self.raw = list(raw)  # a raw fetch's answers for the other partitions (raw_source_fetch)
 
 
 class SourceConsumer:
@@ -626,24 +633,33 @@ class SourceConsumer:
         self._started = False
         self._warned: dict[type, float] = {}
         self._metrics: ConsumerMetrics | None = None
-        self.value_bytes: Mapping[Any, int] = {}
-        """The value bytes of each partition of the last poll, while measured (:meth:`measure`)."""
+        self._assigned_at: dict[TopicPartition, int] = {}
 
     def measure(self, hub: MetricsHub) -> None:
         """Report this consumer's client metrics (pyconnect.metrics.client_metrics) into ``hub`` until
         :meth:`close`, under its ``client.id``."""
         if self._metrics is None:
             self._metrics = ConsumerMetrics(hub, str(self._config.get("client.id") or ""), self.highwater)
+            self._count_fetches()
 
     async def start(self) -> None:
         """Start the consumer; a refused start raises the access error, and a failed one leaves it closed."""
         if not self._started:
             await start_client(self._consumer, self._config, self.cluster)
             self._started = True
+            self._count_fetches()
+
+    def _count_fetches(self) -> None:
+        """Once started and measured: fetched bytes counted per record set, or else per polled record."""
+        if self._started and self._metrics is not None:
+            if not count_fetched_bytes(self._consumer, self._metrics.fetched):
+                self._metrics.measure_records()
 
     def assign(self, partitions: Iterable[tuple[str, int]]) -> None:
         chosen = list(partitions)
         self._consumer.assign([TopicPartition(t, p) for t, p in chosen])
+        now = int(time.time() * 1000)
+        self._assigned_at = {TopicPartition(t, p): now for t, p in chosen}
         if self._metrics is not None:
             self._metrics.assigned(chosen)
 
@@ -665,6 +681,34 @@ class SourceConsumer:
         # their first half alone is what the client does for a partition it has no position for.
         waiter = self._consumer._fetcher.request_offset_reset(tps, strategy)
         waiter.add_done_callback(_retrieved)
+
+    @property
+    def max_poll_records(self) -> int:
+        """The consumer's ``max.poll.records`` (Java's default 500)."""
+        return int(self._config.get("max.poll.records") or 500)
+
+    @property
+    def client_id(self) -> str:
+        return str(self._config.get("client.id") or "")
+
+    def unanswered(self, after_ms: int, now_ms: int | None = None) -> list[tuple[str, int]]:
+        """The assigned partitions that have a position and whose fetches the cluster has not answered
+        for longer than ``after_ms`` (counted from their assignment when none was answered yet)."""
+        now = int(time.time() * 1000) if now_ms is None else now_ms
+        late: list[tuple[str, int]] = []
+        for tp, since in self._assigned_at.items():
+            try:
+                answered = self._consumer.last_poll_timestamp(tp)
+                placed = self._has_position(tp)
+            except (AssertionError, KeyError, AttributeError, IllegalStateError):  # not assigned any more
+                continue
+            if placed and now - max(answered or 0, since) > after_ms:
+                late.append((tp.topic, tp.partition))
+        return late
+
+    def _has_position(self, tp: TopicPartition) -> bool:
+        assignment = self._consumer._subscription.subscription.assignment  # the client's own state
+        return bool(assignment.state_value(tp).has_valid_position)
 
     def highwater(self, topic: str, partition: int) -> int | None:
         """The last high watermark a fetch returned for an assigned partition (``None`` before one)."""
@@ -717,7 +761,7 @@ class SourceConsumer:
                 return {}
             self._warn(exc)
         if self._metrics is not None:
-            self.value_bytes = self._metrics.polled(batch)
+            self._metrics.polled(batch)
         if unplaced:
             self._unplaced(unplaced)
             if not batch and not refused and self._reset not in ("earliest", "latest"):

@@ -43,6 +43,7 @@ from aiokafka.errors import InvalidProducerEpoch, ProducerFenced
 
 from pyconnect.errors import ConnectError
 from pyconnect.kafka.batch_sender import BatchSender, OutgoingRecord, SentBatch
+from pyconnect.kafka.parked_errors import read_parked_errors
 from pyconnect.kafka.transaction_access import transaction_refusal
 from pyconnect.metrics.client_metrics import ProducerMetrics
 
@@ -92,6 +93,7 @@ class TaskTransactions:
         cluster: str = "the cluster",
     ) -> None:
         self._producer = producer
+        read_parked_errors(producer)
         self._transactional_id = transactional_id
         self._cluster = cluster
         self._worker_copy = worker_copy
@@ -100,6 +102,19 @@ class TaskTransactions:
         self._task = task
         self._open = False
         self._pending: list[asyncio.Future[Any]] = []
+
+    @staticmethod
+    def fenced(exc: BaseException) -> bool:
+        """Whether ``exc`` (or an error it was raised from) says a newer instance of this task's
+        producer took its transactional id: the task is a zombie whose work already goes on elsewhere."""
+        seen: set[int] = set()
+        current: BaseException | None = exc
+        while current is not None and id(current) not in seen:
+            if isinstance(current, ProducerFenced):
+                return True
+            seen.add(id(current))
+            current = current.__cause__ or current.__context__
+        return False
 
     def refusal(self, exc: BaseException) -> ConnectError | None:
         """The operator-facing error ``exc`` means for this task's producer (a refused ACL on its
@@ -134,6 +149,15 @@ class TaskTransactions:
         batches = await self._sender.send(records)
         self._pending.extend(batch.future for batch in batches)
         return batches
+
+    async def send_raw(self, topic: str, partition: int, builder: Any) -> asyncio.Future[Any]:
+        """One ready-made batch (a fetched record batch) in the transaction, as :meth:`send`."""
+        if topic == self._offsets_topic:
+            raise ConnectError(OWN_OFFSETS_TOPIC_MESSAGE)
+        await self._begin()
+        future = await self._sender.send_raw(topic, partition, builder)
+        self._pending.append(future)
+        return future
 
     async def abort(self) -> None:
         """Abort the open transaction (connector-defined boundaries): nothing sent in it becomes visible

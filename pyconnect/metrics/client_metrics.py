@@ -14,13 +14,19 @@ unregisters its MBeans. The exposition's client rules turn them into Strimzi's s
   (``buffer.memory`` minus the bytes of the batches not acknowledged yet: what Java's buffer pool would
   have left; aiokafka has no pool, it holds one pending batch per partition).
 - :class:`ConsumerMetrics`, group ``consumer-metrics``, tag ``client-id``: ``incoming-byte-total`` and
-  ``-rate`` (the serialized key and value bytes of the records fetched); group
-  ``consumer-fetch-manager-metrics``, tag ``client-id``: ``records-consumed-total``/``-rate`` and
-  ``bytes-consumed-total``/``-rate``; and per assigned partition (tags ``client-id``, ``topic``,
-  ``partition``) ``records-lag``: the partition's high watermark minus the consumer's position, known
-  once a fetch has returned the high watermark (not reported before).
+  ``-rate``; group ``consumer-fetch-manager-metrics``, tag ``client-id``:
+  ``records-consumed-total``/``-rate`` and ``bytes-consumed-total``/``-rate``; and per assigned
+  partition (tags ``client-id``, ``topic``, ``partition``) ``records-lag``: the partition's high
+  watermark minus the consumer's position, known once a fetch has returned the high watermark (not
+  reported before). The bytes are those of the record sets fetched, as fetched (compressed batches
+  count their compressed size), counted when a fetch buffers them (:meth:`ConsumerMetrics.fetched`,
+  fed by pyconnect.kafka.fetched_bytes): Java counts the fetch responses' socket bytes for
+  ``incoming-byte``, a little more, and the records' uncompressed sizes for ``bytes-consumed``. A
+  consumer whose fetches cannot be counted measures the key and value bytes of the records it polls
+  instead (:meth:`ConsumerMetrics.measure_records`).
 
-Recording is one call per batch (producer) or per poll (consumer).
+Recording is one call per batch (producer), per fetched record set and per poll (consumer): nothing per
+record, but where the fallback above measures records.
 """
 
 from __future__ import annotations
@@ -92,11 +98,17 @@ class ProducerMetrics:
 
 def serialized_sizes(records: Sequence[Any]) -> tuple[int, int]:
     """The key bytes and the value bytes of aiokafka ``ConsumerRecord`` s (a null key or value, size -1,
-    counts 0). This runs for every fetched record: the sizes are read by list comprehensions (Python
-    3.11 specialises their attribute reads: half the time of ``map(attrgetter)``) and summed in C."""
+    counts 0)."""
     keys = [r.serialized_key_size for r in records]
+    return sum(keys) + countOf(keys, -1), value_bytes(records)
+
+
+def value_bytes(records: Sequence[Any]) -> int:
+    """The value bytes of aiokafka ``ConsumerRecord`` s (a null value, size -1, counts 0): read by a
+    list comprehension (Python 3.11 specialises its attribute reads: half the time of
+    ``map(attrgetter)``) and summed in C, as this runs for every record."""
     values = [r.serialized_value_size for r in records]
-    return sum(keys) + countOf(keys, -1), sum(values) + countOf(values, -1)
+    return sum(values) + countOf(values, -1)
 
 
 class ConsumerMetrics:
@@ -111,6 +123,7 @@ class ConsumerMetrics:
         self._client_id = client_id
         self._high_watermark = high_watermark
         self._positions: dict[tuple[str, int], int] = {}
+        self._record_sizes = False
         tags = (("client-id", client_id),)
         self._incoming = _meter(
             metrics, "consumer-metrics", tags, "incoming-byte", "bytes read off all sockets"
@@ -134,28 +147,42 @@ class ConsumerMetrics:
         if (topic, partition) in self._positions:
             self._positions[(topic, partition)] = offset
 
-    def polled(self, batches: Mapping[Any, Sequence[Any]]) -> dict[Any, int]:
-        """Record one poll's result: ``{TopicPartition: [ConsumerRecord, ...]}`` (aiokafka's). Returns
-        the value bytes of each non-empty partition, so that a caller measuring them too (MirrorSource's
-        ``byte-count``) reads the same sums instead of measuring every record again."""
+    def measure_records(self) -> None:
+        """Measure the key and value bytes of every polled record: for a consumer whose fetches are not
+        counted by :meth:`fetched` (see the module docstring)."""
+        self._record_sizes = True
+
+    def fetched(self, size: int) -> None:
+        """A fetched record set of ``size`` bytes was buffered."""
+        now = self._metrics.now_ms()
+        self._incoming.record(self._metrics, now, float(size))
+        self._consumed_bytes.record(self._metrics, now, float(size))
+
+    def consumed(self, count: int) -> None:
+        """``count`` records taken without a poll (a raw fetch's batches, counted by their headers)."""
+        if count:
+            self._consumed.record(self._metrics, self._metrics.now_ms(), float(count))
+
+    def polled(self, batches: Mapping[Any, Sequence[Any]]) -> None:
+        """Record one poll's result: ``{TopicPartition: [ConsumerRecord, ...]}`` (aiokafka's)."""
         count = size = 0
-        value_bytes: dict[Any, int] = {}
+        positions = self._positions
         for tp, records in batches.items():
             if not records:
                 continue
             count += len(records)
-            keys, values = serialized_sizes(records)
-            size += keys + values
-            value_bytes[tp] = values
+            if self._record_sizes:
+                keys, values = serialized_sizes(records)
+                size += keys + values
             key = (tp.topic, tp.partition)
-            if key in self._positions:
-                self._positions[key] = records[-1].offset + 1
+            if key in positions:
+                positions[key] = records[-1].offset + 1
         if count:
             now = self._metrics.now_ms()
-            self._incoming.record(self._metrics, now, float(size))
             self._consumed.record(self._metrics, now, float(count))
-            self._consumed_bytes.record(self._metrics, now, float(size))
-        return value_bytes
+            if size:
+                self._incoming.record(self._metrics, now, float(size))
+                self._consumed_bytes.record(self._metrics, now, float(size))
 
     def close(self) -> None:
         self._hub.remove(self._metrics)

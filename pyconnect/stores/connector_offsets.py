@@ -124,7 +124,9 @@ def connector_offsets_store(
     }
     producer = {
         **{k: v for k, v in producer_config.items() if k != "transactional.id"},
-        **internal_producer_config(f"connector-offsets-producer-{client_label}"),
+        **internal_producer_config(
+            f"connector-offsets-producer-{client_label}", give_up_after_ms=int(worker.offset_flush_timeout_ms)
+        ),
     }
     return OffsetStore(
         InternalTopic(

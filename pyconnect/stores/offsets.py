@@ -62,7 +62,9 @@ class OffsetStore(OffsetIndex):
                 partitions=worker.offset_storage_partitions,
                 replication_factor=worker.offset_storage_replication_factor,
                 topic_configs=worker.topic_settings("offset.storage."),
-                producer_config=internal_producer_config(client_id),
+                producer_config=internal_producer_config(
+                    client_id, give_up_after_ms=int(worker.offset_flush_timeout_ms)
+                ),
                 consumer_config=consumer,
                 worker_topic_config="offset.storage.topic",
                 purpose="source connector offsets",

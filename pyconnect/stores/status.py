@@ -147,6 +147,15 @@ class StatusStore:
     def put_safe(self, status: ConnectorStatus | TaskStatus) -> None:
         self._put(status, safe=True)
 
+    def report(self, status: ConnectorStatus | TaskStatus) -> None:
+        """A herder's report of a state change, written as Java's ``AbstractHerder`` writes it: FAILED
+        and UNASSIGNED with :meth:`put_safe` (a zombie's failure or shutdown never overwrites what a
+        newer generation's owner wrote), every other state with :meth:`put`."""
+        if status.state in (State.FAILED, State.UNASSIGNED):
+            self.put_safe(status)
+        else:
+            self.put(status)
+
     def _entry(self, status: ConnectorStatus | TaskStatus) -> CacheEntry[Any]:
         if isinstance(status, TaskStatus):
             return self._tasks.setdefault(status.task_id.connector, {}).setdefault(

@@ -63,6 +63,15 @@ Contract:
   commits (the producer fence is the guard). A failed commit fails the task; a failed task abandons its
   open transaction. ``commit_record`` hooks of sent records and ``task.commit()`` run after the
   transaction commits.
+- Raw record batches (:mod:`pyconnect.api.source`): a task that accepts them is told after
+  ``initialize`` whether it may return :class:`~pyconnect.api.source.RawRecordBatch` items
+  (:func:`~pyconnect.worker.raw_batches.raw_batch_target`). Each item is handed to the producer as one
+  batch (:class:`~pyconnect.kafka.raw_batches_io.RawBatch`; under exactly-once inside the open
+  transaction, its offset written with the transaction's), in poll order with the records around it,
+  submitted as one entry of ``record_count`` records, acknowledged as one; then
+  ``commit_raw_batch(item, base_offset)`` (after the transaction commits, under exactly-once). A
+  failed batch fails the task, or under ``errors.tolerance=all`` is counted as ``record_count``
+  skipped records (no per-record error log: the records were never decoded). Metrics count records.
 - ``open_offsets()`` (the connector's own offsets topic, when it has one: created if missing and read
   to the end) runs first in the loop, before any offset is read; its failure fails the task.
 - The plugin's ``start``/``poll``/``commit``/``commit_record``/``stop`` go through
@@ -88,13 +97,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
+import itertools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, cast
 
 from pyconnect.api.source import (
+    RawRecordBatch,
     RecordMetadata,
     SourceRecord,
     SourceTask,
@@ -105,8 +117,10 @@ from pyconnect.concurrency import TaskSet, cancel_and_wait
 from pyconnect.errors import RetriableError
 from pyconnect.kafka.access import access_error
 from pyconnect.kafka.batch_sender import BatchSender, OutgoingRecord, SentBatch
+from pyconnect.kafka.raw_batches_io import RawBatch
 from pyconnect.kafka.task_transactions import TaskTransactions
 from pyconnect.log_context import enter_task
+from pyconnect.log_guard import is_retriable
 from pyconnect.metrics.client_metrics import ProducerMetrics
 from pyconnect.metrics.connect import SourceTaskMetrics, TaskMetrics
 from pyconnect.protocol.internal_records import State, TargetState
@@ -114,6 +128,7 @@ from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.transforms.chain import TransformationChain
 from pyconnect.worker.failure_trace import failure_trace
 from pyconnect.worker.plugin_calls import PluginCalls, is_coroutine_method
+from pyconnect.worker.raw_batches import raw_batch_target
 from pyconnect.worker.retry_with_tolerance import (
     HEADER_CONVERTER,
     KAFKA_PRODUCE,
@@ -125,7 +140,11 @@ from pyconnect.worker.retry_with_tolerance import (
     RetryWithTolerance,
 )
 from pyconnect.worker.status import StatusReporter
-from pyconnect.worker.submitted_records import SubmittedRecord, SubmittedRecords, partition_key
+from pyconnect.worker.submitted_records import (
+    DispatchedRuns,
+    SubmittedRecord,
+    SubmittedRecords,
+)
 from pyconnect.worker.task_lifecycle import TaskLifecycle
 from pyconnect.worker.worker_connector import java_class_name
 
@@ -144,6 +163,14 @@ OffsetEncoder = Callable[
     [list[tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]]], list[tuple[bytes, bytes | None]]
 ]
 """Serializes ``(source partition, source offset)`` pairs into offsets-topic records (key, value)."""
+
+
+def _picked(records: list[SourceRecord], indices: list[int]) -> list[SourceRecord]:
+    """``records`` at these ascending ``indices``: one slice when they are consecutive (a batch of one
+    partition's run, the usual case)."""
+    if indices and indices[-1] - indices[0] == len(indices) - 1:
+        return records[indices[0] : indices[-1] + 1]
+    return [records[i] for i in indices]
 
 
 class WorkerSourceTask(TaskLifecycle):
@@ -194,7 +221,13 @@ class WorkerSourceTask(TaskLifecycle):
         self._commit_plugin = self._calls.bind(owner, "commit", task.commit)
         self._commit_record_async = is_coroutine_method(task.commit_record)
         self._config = dict(task_config)
-        self._context = context
+        self._context = (
+            context
+            if context.problem is not None
+            else dataclasses.replace(context, problem=self._report_problem)
+        )
+        self._problem: str | None = None
+        self._running = False
         self._producer = producer
         self._sender = BatchSender(producer, metrics=producer_metrics)
         self._key_converter = key_converter
@@ -241,6 +274,11 @@ class WorkerSourceTask(TaskLifecycle):
         self._hooks = TaskSet(log)
         self._hooks_commit_batch = type(task).commit_record_batch is not SourceTask.commit_record_batch
         self._hooks_commit_record = type(task).commit_record is not SourceTask.commit_record
+        self._hooks_commit_raw = type(task).commit_raw_batch is not SourceTask.commit_raw_batch
+        self._raw_target = raw_batch_target(
+            task, producer, (key_converter, value_converter, header_converter), self._transformations
+        )
+        self.raw_batches_written = 0
         self.records_polled = 0
         self.records_written = 0
         self.records_skipped = 0
@@ -283,10 +321,13 @@ class WorkerSourceTask(TaskLifecycle):
                     await self._finish(started, failed)
                     return
             self.task.initialize(self._context)
+            if type(self.task).accept_raw_batches is not SourceTask.accept_raw_batches:
+                if not self.task.accept_raw_batches(self._raw_target):
+                    self._raw_target = None  # the record path as it always was
             self._plugin_started = True
             await self._start_plugin(self._config)
             started = True
-            self._reporter.report(self.id, State.RUNNING, version=self._version())
+            self._report_running()
             if self._transactions is None:
                 committer = asyncio.create_task(
                     self._commit_loop(), name=f"offset-commit-{self.id.connector}-{self.id.task}"
@@ -298,7 +339,7 @@ class WorkerSourceTask(TaskLifecycle):
                         await self._commit_transaction()  # no transaction hangs open while paused
                     if await self._wait_while_paused():
                         break
-                    self._reporter.report(self.id, State.RUNNING, version=self._version())
+                    self._report_running()
                 if self._send_error is not None:
                     raise self._send_error
                 self._state_changed.clear()
@@ -322,9 +363,18 @@ class WorkerSourceTask(TaskLifecycle):
             exc = refusal or access_error(raised, self._cluster) or raised
             if exc is not raised:
                 exc.__cause__ = raised
-            log.error("Task %s failed: %s", self.id, exc)
+            if self._transactions is not None and self._transactions.fenced(raised):
+                log.warning(  # a zombie's end by design: its task goes on where it was reassigned
+                    "Task %s failed: %s (a newer instance of this task fenced this one: it runs elsewhere)",
+                    self.id,
+                    exc,
+                )
+            else:
+                log.error("Task %s failed: %s", self.id, exc)
+            self._running = False
             self._reporter.report(self.id, State.FAILED, failure_trace(exc), self._version())
         finally:
+            self._running = False
             await cancel_and_wait(committer, log=log)
         await self._finish(started, failed)
 
@@ -355,6 +405,18 @@ class WorkerSourceTask(TaskLifecycle):
         if closer is not None:
             await closer()
 
+    def _report_running(self) -> None:
+        self._running = True
+        self._reporter.report(self.id, State.RUNNING, self._problem, self._version())
+
+    def _report_problem(self, text: str | None) -> None:
+        """The task's ``context.problem``: RUNNING again, with ``text`` as its trace (``None``: without)."""
+        if text == self._problem:
+            return
+        self._problem = text
+        if self._running and self._target == TargetState.STARTED and not self._stopping.is_set():
+            self._reporter.report(self.id, State.RUNNING, text, self._version())
+
     def _version(self) -> str | None:
         """The task's version, asked once on a plugin thread when it began (never on the loop)."""
         return self._version_text
@@ -363,6 +425,7 @@ class WorkerSourceTask(TaskLifecycle):
         """Report PAUSED and wait until STARTED again; True when stopping instead."""
         if self._target == TargetState.STARTED:
             return self._stopping.is_set()
+        self._running = False
         self._reporter.report(self.id, State.PAUSED, version=self._version())
         while self._target != TargetState.STARTED and not self._stopping.is_set():
             self._state_changed.clear()
@@ -403,7 +466,7 @@ class WorkerSourceTask(TaskLifecycle):
         await cancel_and_wait(stopped, log=None)
         work.result()
 
-    async def _poll(self) -> list[SourceRecord] | None:
+    async def _poll(self) -> list[Any] | None:
         started = time.monotonic()
         poll = asyncio.ensure_future(self._poll_plugin())
         stopped = asyncio.ensure_future(self._state_changed.wait())
@@ -424,14 +487,88 @@ class WorkerSourceTask(TaskLifecycle):
             log.info("Task %s: poll() raised a retriable error, polling again: %s", self.id, exc)
             return None
         if records is not None:
-            self.records_polled += len(records)
+            count = len(records)
+            if self._raw_target is not None:
+                count += sum(r.record_count - 1 for r in records if type(r) is RawRecordBatch)
+            self.records_polled += count
             if self._metrics is not None:
-                self._metrics.record_poll(len(records), (time.monotonic() - started) * 1000)
+                self._metrics.record_poll(count, (time.monotonic() - started) * 1000)
             if self._task_metrics is not None:
-                self._task_metrics.record_batch(len(records))
-        return records
+                self._task_metrics.record_batch(count)
+        return list(records) if records is not None and type(records) is not list else records
 
-    async def _dispatch(self, records: list[SourceRecord]) -> None:
+    async def _dispatch(self, records: list[Any]) -> None:
+        """Records and raw batches in poll order: runs of records through :meth:`_dispatch_records`,
+        raw batches through :meth:`_send_raw`."""
+        if self._raw_target is None or not any(type(r) is RawRecordBatch for r in records):
+            await self._dispatch_records(records)
+            return
+        for raw, run in itertools.groupby(records, key=lambda r: type(r) is RawRecordBatch):
+            if raw:
+                await self._send_raw(list(run))
+            else:
+                await self._dispatch_records(list(run))
+
+    async def _send_raw(self, items: list[RawRecordBatch]) -> None:
+        """Each raw batch to the producer as one batch, one submitted entry each (see the module
+        docstring)."""
+        submit = self._submitted.submit
+        transactions = self._transactions
+        for item in items:
+            builder = RawBatch.of_batch(self._producer, item.data)
+            entry = submit(item.source_partition, item.source_offset, item.record_count)
+            if transactions is not None:
+                future = await transactions.send_raw(item.topic, item.kafka_partition, builder)
+                self._txn_offsets[entry.key] = (entry.partition, entry.offset)
+            else:
+                future = await self._sender.send_raw(item.topic, item.kafka_partition, builder)
+            future.add_done_callback(functools.partial(self._on_raw_done, item=item, entry=entry))
+
+    def _on_raw_done(self, fut: asyncio.Future[Any], *, item: RawRecordBatch, entry: SubmittedRecord) -> None:
+        count = item.record_count
+        if fut.cancelled() or fut.exception() is not None:
+            if not self._errors.tolerate_all:
+                self._send_error = fut.exception() or asyncio.CancelledError()
+                self._state_changed.set()
+                return
+            log.warning(
+                "Task %s: skipping a batch of %d records for %s-%d that failed to send (errors.tolerance=all): %s",
+                self.id,
+                count,
+                item.topic,
+                item.kafka_partition,
+                fut.exception() or "cancelled",
+            )
+            self.records_skipped += count
+            entry.ack()
+            if self._metrics is not None:
+                self._metrics.record_write(count, count)
+            return
+        meta = fut.result()
+        self.records_written += count
+        self.raw_batches_written += 1
+        if self._metrics is not None:
+            self._metrics.record_write(count, 0)
+        entry.ack()
+        if self._on_topic is not None:
+            try:
+                self._on_topic(self.id, item.topic)
+            except Exception:
+                log.exception("Task %s: recording active topic %s failed", self.id, item.topic)
+        if not self._hooks_commit_raw:
+            return
+        if self._transactions is not None:  # hooks run once the transaction has committed
+            self._after_commit.append(functools.partial(self._raw_hook, item, meta.offset))
+        else:
+            self._raw_hook(item, meta.offset)
+
+    def _raw_hook(self, item: RawRecordBatch, base_offset: int) -> None:
+        try:
+            self.task.commit_raw_batch(item, base_offset)
+        except Exception:
+            log.exception("Task %s: commit_raw_batch() failed", self.id)
+
+    async def _dispatch_records(self, records: list[SourceRecord]) -> None:
         """Transform and convert ``records`` (each failure through the retry-with-tolerance core), then
         submit every one in poll order (those dropped by the chain or skipped after an error are
         acknowledged at once) and send the rest. A stop while an operation waits to be retried drops
@@ -445,9 +582,7 @@ class WorkerSourceTask(TaskLifecycle):
                     outgoing = await self._convert_one_by_one(records, records)
                     results: list[SourceRecord | None] = list(records)
                 else:  # the fast path: nothing dropped, nothing skipped
-                    submit = self._submitted.submit
-                    entries = [submit(r.source_partition, r.source_offset) for r in records]
-                    await self._send(converted, records, entries)
+                    await self._send(converted, records, DispatchedRuns(self._submitted, records))
                     return
             else:
                 results = await self._transform_all(records, chain)
@@ -477,7 +612,7 @@ class WorkerSourceTask(TaskLifecycle):
                 self._metrics.record_write(len(dropped), len(dropped))
             if self._hooks_commit_record:
                 await self._records_dropped(dropped)
-        await self._send(sent, kept, tracked)
+        await self._send(sent, kept, DispatchedRuns.one_per_record(tracked))
 
     async def _transform_all(
         self, records: list[SourceRecord], chain: TransformationChain
@@ -632,15 +767,15 @@ class WorkerSourceTask(TaskLifecycle):
                 log.exception("Task %s: commit_record() failed", self.id)
 
     async def _send(
-        self, outgoing: list[OutgoingRecord], kept: list[SourceRecord], tracked: list[SubmittedRecord]
+        self, outgoing: list[OutgoingRecord], kept: list[SourceRecord], tracked: DispatchedRuns
     ) -> None:
         if not outgoing:
             return
         if self._transactions is not None:
             batches = await self._transactions.send(outgoing)
             offsets = self._txn_offsets
-            for entry in tracked:  # offsets of records the producer accepted (Java's recordDispatched)
-                offsets[partition_key(entry.partition)] = (entry.partition, entry.offset)
+            for entry in tracked.entries:  # offsets of records the producer accepted (recordDispatched)
+                offsets[entry.key] = (entry.partition, entry.offset)
         else:
             batches = await self._sender.send(outgoing)
         for batch in batches:
@@ -704,10 +839,12 @@ class WorkerSourceTask(TaskLifecycle):
         *,
         batch: SentBatch,
         kept: list[SourceRecord],
-        tracked: list[SubmittedRecord],
+        tracked: DispatchedRuns,
     ) -> None:
         if fut.cancelled() or fut.exception() is not None:
-            error: BaseException = fut.exception() or asyncio.CancelledError()
+            error: BaseException = (  # a cancelled future raises from exception(): a producer stopped
+                asyncio.CancelledError() if fut.cancelled() else fut.exception() or asyncio.CancelledError()
+            )
             if not self._errors.tolerate_all:
                 self._send_error = error
                 self._state_changed.set()
@@ -716,8 +853,7 @@ class WorkerSourceTask(TaskLifecycle):
             for i in batch.indices:  # counted and logged (errors.log.enable) as Java's executeFailed
                 self._errors.execute_failed(kept[i], KAFKA_PRODUCE, WORKER_SOURCE_TASK_CLASS, error, now)
             self.records_skipped += len(batch.indices)
-            for i in batch.indices:
-                tracked[i].ack()
+            tracked.ack(batch.indices)
             if self._metrics is not None:
                 self._metrics.record_write(len(batch.indices), len(batch.indices))
             if self._hooks_commit_record:  # Java's producerSendFailed: commitTaskRecord(record, null)
@@ -728,8 +864,7 @@ class WorkerSourceTask(TaskLifecycle):
         self.records_written += len(batch.indices)
         if self._metrics is not None:
             self._metrics.record_write(len(batch.indices), 0)
-        for i in batch.indices:
-            tracked[i].ack()
+        tracked.ack(batch.indices)
         if self._on_topic is not None:
             try:
                 self._on_topic(self.id, batch.topic)
@@ -746,7 +881,7 @@ class WorkerSourceTask(TaskLifecycle):
         if self._hooks_commit_batch:
             try:
                 self.task.commit_record_batch(
-                    [kept[i] for i in batch.indices], batch.topic, batch.partition, meta.offset
+                    _picked(kept, batch.indices), batch.topic, batch.partition, meta.offset
                 )
             except Exception:
                 log.exception("Task %s: commit_record_batch() failed", self.id)
@@ -895,8 +1030,10 @@ class WorkerSourceTask(TaskLifecycle):
                 raise
             except Exception as exc:
                 self.last_commit_error = exc
-                log.error(
-                    "Task %s: offset commit of %d partition(s) failed after %.1f s: %s",
+                log.log(  # a timeout or a retriable error (a broker restarting) heals at the next commit
+                    logging.WARNING if isinstance(exc, TimeoutError) or is_retriable(exc) else logging.ERROR,
+                    "Task %s: offset commit of %d partition(s) failed after %.1f s: %s; the offsets are "
+                    "committed again at the next commit",
                     self.id,
                     len(pending),
                     time.monotonic() - started,

@@ -6,6 +6,15 @@ the source offset of the last record of the longest prefix (in dispatch order) o
 records that are all acknowledged (or dropped). So an offset is never committed past a record Kafka
 has not acknowledged, whatever the acknowledgement order (Connect's SubmittedRecords, spec §5.2).
 
+Entries, not records: one entry may stand for a run of ``count`` consecutive records of one source
+partition (its offset is the run's last), acknowledged once all of them are. :class:`DispatchedRuns`
+makes those runs for a dispatched batch and turns the producer's per-batch acknowledgements into
+entry acknowledgements, so that neither submitting nor acknowledging does work per record when a
+producer batch holds records of one source partition (a mirror's case). A run's records become
+committable together, once the whole run and everything before it in that partition is
+acknowledged: never past an unacknowledged record, and at most one run behind one entry per record.
+``in_flight`` counts records, acknowledged one by one.
+
 Memory: an acknowledged prefix is released when it becomes one (at ``ack``), not at the next offset
 commit, so what is held is bounded by the records in flight rather than by everything sent in one
 ``offset.flush.interval.ms``; ``committable()`` hands out the newest released record per partition.
@@ -17,9 +26,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+from bisect import bisect_right
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import groupby
 from typing import Any
 
 
@@ -29,9 +40,10 @@ def partition_key(partition: Mapping[str, Any] | None) -> str:
 
 
 class SubmittedRecord:
-    """One dispatched record; ``ack()`` once Kafka acknowledged it (or it was dropped)."""
+    """One dispatched record, or a run of ``count`` of one partition whose last has ``offset``;
+    ``ack()`` once Kafka acknowledged it all (or it was dropped)."""
 
-    __slots__ = ("_key", "_owner", "acked", "offset", "partition")
+    __slots__ = ("_key", "_left", "_owner", "acked", "count", "offset", "partition")
 
     def __init__(
         self,
@@ -39,15 +51,33 @@ class SubmittedRecord:
         offset: Mapping[str, Any] | None,
         owner: SubmittedRecords | None = None,
         key: str = "",
+        count: int = 1,
     ) -> None:
         self.partition = partition
         self.offset = offset
         self.acked = False
         self._owner = owner
         self._key = key
+        self.count = self._left = count
+
+    @property
+    def key(self) -> str:
+        """The partition's identity (:func:`partition_key`)."""
+        return self._key
 
     def ack(self) -> None:
-        if not self.acked:
+        """Every record of it acknowledged (a second call changes nothing)."""
+        self.ack_part(self._left)
+
+    def ack_part(self, count: int) -> None:
+        """``count`` more of its records acknowledged; the entry is once all of them are."""
+        if self.acked or count <= 0:
+            return
+        count = min(count, self._left)
+        self._left -= count
+        if self._owner is not None:
+            self._owner._in_flight -= count
+        if self._left == 0:
             self.acked = True
             if self._owner is not None:
                 self._owner._acked(self)
@@ -89,8 +119,9 @@ class SubmittedRecords:
         return self._in_flight
 
     def submit(
-        self, partition: Mapping[str, Any] | None, offset: Mapping[str, Any] | None
+        self, partition: Mapping[str, Any] | None, offset: Mapping[str, Any] | None, count: int = 1
     ) -> SubmittedRecord:
+        """Submit ``count`` records of ``partition`` (next in dispatch order), the last at ``offset``."""
         cached = self._keys.get(id(partition))
         if cached is not None and cached[0] is partition:
             key = cached[1]
@@ -99,17 +130,16 @@ class SubmittedRecords:
             if len(self._keys) >= self.KEY_CACHE_SIZE:
                 self._keys.clear()
             self._keys[id(partition)] = (partition, key)
-        record = SubmittedRecord(partition, offset, self, key)
+        record = SubmittedRecord(partition, offset, self, key, count)
         queue = self._queues.get(key)
         if queue is None:
             queue = self._queues[key] = deque()
         queue.append(record)
-        self._in_flight += 1
+        self._in_flight += count
         self._drained.clear()
         return record
 
     def _acked(self, record: SubmittedRecord) -> None:
-        self._in_flight -= 1
         if self._in_flight == 0:
             self._drained.set()
         key = record._key
@@ -117,10 +147,10 @@ class SubmittedRecords:
         if queue is None or not queue[0].acked:
             return
         last = queue.popleft()
-        popped = 1
+        popped = last.count
         while queue and queue[0].acked:
             last = queue.popleft()
-            popped += 1
+            popped += last.count
         self._released[key] = last
         self._released_count += popped
         if not queue:
@@ -133,8 +163,8 @@ class SubmittedRecords:
             if last.offset is not None:
                 offsets[key] = (last.partition, last.offset)
         committable, self._released, self._released_count = self._released_count, {}, 0
-        lengths = [len(queue) for queue in self._queues.values()]
-        return CommittableOffsets(offsets, committable, sum(lengths), max(lengths, default=0))
+        held = [sum(entry.count for entry in queue) for queue in self._queues.values()]
+        return CommittableOffsets(offsets, committable, sum(held), max(held, default=0))
 
     async def wait_all_acked(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for every submitted record to be acknowledged."""
@@ -145,3 +175,64 @@ class SubmittedRecords:
             return True
         except TimeoutError:
             return False
+
+
+class DispatchedRuns:
+    """The entries of one dispatched batch of records, by record index (see the module docstring).
+
+    ``DispatchedRuns(submitted, records)`` submits, in order, one entry per run of consecutive records
+    with equal source partitions (``record.source_partition``; the entry's offset is the run's last
+    record's ``source_offset``). ``ack(indices)`` acknowledges the records at these ascending indices
+    (``in_flight`` drops at once; an entry is acknowledged once every record of its run is). Each
+    record must be acknowledged once. O(log runs) for indices within one run, else O(len(indices))."""
+
+    __slots__ = ("_ends", "_single", "_starts", "entries")
+
+    def __init__(self, submitted: SubmittedRecords | None, records: Sequence[Any]) -> None:
+        self._single = False
+        if submitted is None:  # see one_per_record
+            return
+        starts: list[int] = []
+        ends: list[int] = []
+        entries: list[SubmittedRecord] = []
+        submit = submitted.submit
+        end = 0
+        for partition, run in groupby([r.source_partition for r in records]):
+            start, end = end, end + len(list(run))
+            starts.append(start)
+            ends.append(end)
+            entries.append(submit(partition, records[end - 1].source_offset, end - start))
+        self._starts = starts
+        self._ends = ends
+        self.entries = entries
+
+    @classmethod
+    def one_per_record(cls, entries: Sequence[SubmittedRecord]) -> DispatchedRuns:
+        """Entries already submitted, one per record (index ``i`` is ``entries[i]``)."""
+        runs = cls(None, ())
+        runs._single = True
+        runs.entries = list(entries)
+        return runs
+
+    def ack(self, indices: Sequence[int]) -> None:
+        if self._single:
+            entries = self.entries
+            for i in indices:
+                entries[i].ack()
+            return
+        if not indices:
+            return
+        starts, ends = self._starts, self._ends
+        run = bisect_right(starts, indices[0]) - 1
+        entries = self.entries
+        if indices[-1] < ends[run]:  # the usual case: a producer batch within one run
+            entries[run].ack_part(len(indices))
+            return
+        end, count = ends[run], 0
+        for i in indices:
+            if i >= end:
+                entries[run].ack_part(count)
+                run = bisect_right(starts, i) - 1
+                end, count = ends[run], 0
+            count += 1
+        entries[run].ack_part(count)

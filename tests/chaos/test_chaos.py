@@ -38,10 +38,13 @@ def assert_promises(report: dict[str, Any]) -> None:
     print(
         f"\nchaos: {len(report['faults'])} faults; totals {verdict['totals']}; recovery {verdict['recovery_s']}; "
         f"REST {verdict['rest_calls']} calls, p99 {verdict['rest_p99_ms']} ms; checkpoints "
-        f"{verdict['checkpoints']['checked']} checked, {verdict['checkpoints']['ahead']} ahead"
+        f"{verdict['checkpoints']['checked']} checked, {verdict['checkpoints']['ahead']} ahead; source offsets "
+        f"committed {verdict['offset_commits']['commits']}, went back {verdict['offset_commits']['rewinds']}"
     )
     assert not [f for f in report["faults"] if f["error"]], report["faults"]
     assert verdict["totals"]["produced"] > 0 and verdict["checkpoints"]["checked"] > 0
+    assert verdict["offset_commits"]["commits"] > 0, "the source offsets history was read"
+    assert all(mb > 20 for mb in report["memory"]["peak_rss_mb"]), report["memory"]  # the workers' own RSS
     assert verdict["broken_promises"] == []
 
 

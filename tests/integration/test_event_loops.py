@@ -71,6 +71,7 @@ def sasl_ssl(secured_cluster: Callable[[str], KafkaCluster]) -> KafkaCluster:
     return secured_cluster("sasl_ssl")
 
 
+@pytest.mark.long  # make chaos; make test keeps a fleet on each loop and SASL_SSL flows on the default loop
 @pytest.mark.parametrize("loop", LOOPS)
 def test_clients_round_trip_over_sasl_ssl_on_each_loop(
     loop: str, sasl_ssl: KafkaCluster, unique: Callable[[str], str]

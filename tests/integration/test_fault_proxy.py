@@ -8,6 +8,8 @@ and two pyconnect workers of one group, one per route, one of which is cut off p
 from __future__ import annotations
 
 import asyncio
+import itertools
+import json
 import signal
 import socket
 import statistics
@@ -470,3 +472,130 @@ def test_a_closed_proxy_starts_again_on_its_port_with_its_faults(echo_port: int)
             assert echoed(s, b"back") == b"back"
     finally:
         proxy.close()
+
+
+def test_a_mirror_cut_off_its_source_says_so_in_its_status_and_recovers_after_heal(
+    routed: KafkaCluster, tmp_path: Path
+) -> None:
+    """A MirrorSource task whose source cluster stops answering (its consumer's route dropped) stays
+    RUNNING and retrying, as Java's does, but its REST status carries a trace naming the cluster, the
+    client and the partitions once no fetch was answered for ``pyconnect.mirror.unreachable.after.ms``,
+    and the worker logs it once at WARN; after heal the trace is gone and new records are copied."""
+    source = routed.route("w1")
+    topic, remote = "unreachable-src", "A.unreachable-src"
+
+    async def produce(first: int, count: int) -> None:
+        async with producer(routed.bootstrap_servers) as p:
+            for i in range(first, first + count):
+                await p.send_and_wait(topic, f"v{i}".encode(), partition=0)
+
+    asyncio.run(produce(0, 10))
+    config = {
+        "connector.class": "org.apache.kafka.connect.mirror.MirrorSourceConnector",
+        "tasks.max": "1",
+        "source.cluster.alias": "A",
+        "target.cluster.alias": "B",
+        "source.cluster.bootstrap.servers": source.bootstrap_servers,
+        "target.cluster.bootstrap.servers": routed.bootstrap_servers,
+        "topics": topic,
+        "replication.factor": "1",
+        "offset-syncs.topic.location": "target",
+        "offset-syncs.topic.replication.factor": "1",
+        "sync.topic.acls.enabled": "false",
+        "key.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
+        "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
+        "pyconnect.mirror.unreachable.after.ms": "2000",
+    }
+    (worker,) = python_workers(routed.bootstrap_servers, tmp_path, "unreachable-fleet", 1)
+
+    def copied(count: int) -> bool:
+        return len(asyncio.run(read_topic(routed.bootstrap_servers, remote, max_s=5, idle_reads=1))) >= count
+
+    def task_zero() -> dict[str, Any] | None:
+        code, body = worker.rest("GET", "/connectors/mirror/status")
+        tasks = body.get("tasks", []) if code == 200 and isinstance(body, dict) else []
+        return tasks[0] if tasks else None
+
+    with fleet([worker]):
+        code, body = worker.rest("POST", "/connectors", {"name": "mirror", "config": config})
+        assert code == 201, body
+        wait_for("10 records copied", lambda: copied(10), 60)
+        assert "trace" not in (task_zero() or {})
+
+        source.drop()
+        cut_at = time.monotonic()
+        told = wait_for(
+            "the task's status to name the unreachable source",
+            lambda: (t := task_zero()) and "trace" in t and t,
+            30,
+        )
+        print(f"\nsource cut off to the status saying so: {time.monotonic() - cut_at:.1f} s")
+        assert told["state"] == "RUNNING"
+        first_line = told["trace"].splitlines()[0]
+        assert first_line.startswith("Unreachable: source cluster A (127.0.0.1:"), first_line
+        assert "replication-consumer' for 2 s or more (partitions unreachable-src-0)" in first_line
+        log = worker.log_file.read_text(errors="replace")
+        warned = [line for line in log.splitlines() if "Unreachable: source cluster A" in line]
+        assert len(warned) == 1 and " WARNING [mirror|task-0] mirror-0: " in warned[0], warned
+
+        source.heal()
+        asyncio.run(produce(10, 5))
+        wait_for("the trace cleared", lambda: (t := task_zero()) and "trace" not in t and t, 60)
+        wait_for("the records written during the cut copied", lambda: copied(15), 60)
+        assert task_zero()["state"] == "RUNNING"  # type: ignore[index]
+
+
+def test_a_worker_cut_off_mid_commit_never_rewinds_the_committed_offsets(
+    routed: KafkaCluster, tmp_path: Path
+) -> None:
+    """Issue 16 point 7 through the network: w1 is cut off (blackhole) while its tasks keep committing
+    every 200 ms, so the commits it starts before its session ends are stuck in its client; w2 takes the
+    tasks and commits past them. After heal those stuck writes must not land over w2's (the offsets
+    producer gives up on a write after offset.flush.timeout.ms, as the task already did): every task's
+    committed seqno in the offsets topic only moves forward."""
+    w1, w2 = routed.route("w1"), routed.route("w2")
+    group, topic = "rewind-fleet", "rewind-fleet-out"
+    extra = {
+        "session.timeout.ms": SESSION_TIMEOUT_MS,
+        "scheduled.rebalance.max.delay.ms": 0,
+        "offset.flush.interval.ms": 200,
+        "offset.flush.timeout.ms": 2000,
+        "offset.storage.topic": "rewind-fleet-offsets",
+    }
+    (cut,) = python_workers(w1.bootstrap_servers, tmp_path / "w1", group, 1, **extra)
+    (kept,) = python_workers(w2.bootstrap_servers, tmp_path / "w2", group, 1, **extra)
+    with fleet([cut, kept]):
+        code, body = kept.rest("POST", "/connectors", {"name": "verif", "config": verifiable(topic, 2, 50)})
+        assert code == 201, body
+        wait_for(
+            "2 tasks RUNNING, one on each worker",
+            lambda: (o := running_tasks(kept, "verif", 2)) and len(owners_by_worker(o)) == 2 and o,
+            60,
+        )
+        time.sleep(2)
+        w1.blackhole()
+        wait_for(
+            "both tasks RUNNING on the w2 worker",
+            lambda: (o := running_tasks(kept, "verif", 2)) and set(o.values()) == {kept.worker_id} and o,
+            SESSION_TIMEOUT_MS / 1000 + 30,
+        )
+        time.sleep(3)  # w2 commits past what w1 held
+        w1.heal()
+        wait_for(
+            "the w1 worker to own a task again",
+            lambda: (o := running_tasks(kept, "verif", 2)) and len(owners_by_worker(o)) == 2 and o,
+            60,
+        )
+        time.sleep(3)  # anything w1's client still held has had its chance to land
+    rows = asyncio.run(read_topic(w2.bootstrap_servers, "rewind-fleet-offsets", max_s=15, idle_reads=1))
+    history: dict[bytes, list[int]] = {}
+    for row in sorted(rows, key=lambda r: (r[0], r[1])):
+        key, value = row[2], row[3]
+        if key is not None and value is not None and b'"verif"' in key:
+            history.setdefault(key, []).append(json.loads(value)["seqno"])
+    assert len(history) == 2 and all(len(seqnos) > 10 for seqnos in history.values()), history
+    rewinds = {
+        key.decode(): [(a, b) for a, b in itertools.pairwise(seqnos) if b < a]
+        for key, seqnos in history.items()
+    }
+    assert not any(rewinds.values()), rewinds

@@ -88,6 +88,7 @@ async def produce_raw(bootstrap: str, topic: str, key: bytes, value: bytes) -> N
         await producer.stop()
 
 
+@pytest.mark.long  # make chaos; make test keeps test_spark_audit_sources.py and test_spark_audit_cluster.py
 def test_audits_pass_on_a_faithful_mirror_and_catch_perturbations(
     cluster_a: ClusterHandle,
     cluster_b: ClusterHandle,

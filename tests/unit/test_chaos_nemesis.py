@@ -9,6 +9,8 @@ import pytest
 from pyconnect.testing.chaos.nemesis import (
     BROKER_KILL,
     KINDS,
+    NETWORK_MODES,
+    PARTITION,
     SLOW_TARGET,
     WORKER_KILL,
     WORKER_PAUSE,
@@ -62,3 +64,12 @@ def test_a_fixed_schedule_is_checked_for_overlap() -> None:
     assert [f.heal_s for f in ok] == [8, 15]
     with pytest.raises(ValueError, match="before"):
         fixed([(WORKER_KILL, 5, 10, {"worker": 0}), (WORKER_KILL, 10, 5, {"worker": 1})])
+
+
+@pytest.mark.parametrize("seed", [1616, 1617, 2611, 2612, 7])
+def test_every_network_mode_is_drawn_once_per_round_of_partitions(seed: int) -> None:
+    faults = schedule(seed, 3_000, [PARTITION])
+    modes = [f.target["mode"] for f in faults]
+    assert len(modes) >= 6
+    for start in range(0, len(modes) - 2, 3):
+        assert sorted(modes[start : start + 3]) == sorted(NETWORK_MODES), modes

@@ -96,3 +96,32 @@ def test_the_cli_refuses_unknown_fault_kinds_before_starting_anything(
     assert exit_info.value.code == 2
     assert "--kinds: expected some of" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())
+
+
+def test_worker_log_levels_count_first_lines_only_and_sample_errors(tmp_path: Path) -> None:
+    from pyconnect.testing.chaos.report import log_levels
+
+    w0 = tmp_path / "w0" / "worker.log"
+    w0.parent.mkdir()
+    w0.write_text(
+        "[2026-11-26 08:00:00,000] INFO started (pyconnect.runtime)\n"
+        "[2026-11-26 08:00:01,000] WARNING [c|task-0] retrying (x)\n"
+        "[2026-11-26 08:00:02,000] ERROR [c|task-0] Task c-0 failed: boom (pyconnect.worker.source_task)\n"
+        "Traceback (most recent call last):\n"
+        "ERROR not a record's first line\n"
+    )
+    got = log_levels([w0, tmp_path / "missing" / "worker.log"])
+    assert (got["ERROR"], got["WARNING"]) == (1, 1)
+    assert got["error_sample"] == [
+        "w0: [2026-11-26 08:00:02,000] ERROR [c|task-0] Task c-0 failed: boom (pyconnect.worker.source_task)"
+    ]
+
+
+def test_resident_memory_is_read_from_proc_and_a_gone_process_reads_none() -> None:
+    import os
+
+    from pyconnect.testing.chaos.observer import rss_kb
+
+    mine = rss_kb(os.getpid())
+    assert mine is not None and mine > 10_000  # this Python process, in KiB
+    assert rss_kb(2**22 + 12345) is None

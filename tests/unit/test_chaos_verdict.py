@@ -112,3 +112,38 @@ def test_percentile_is_nearest_rank() -> None:
     assert percentile([], 0.99) is None
     assert percentile(list(range(1, 101)), 0.99) == 99
     assert percentile([5.0], 0.99) == 5.0
+
+
+def test_a_committed_source_offset_that_goes_back_is_a_broken_promise() -> None:
+    from pyconnect.testing.chaos.verdict import judge_offset_commits
+
+    t0, t1 = ("t", 0), ("t", 1)
+    steady = judge_offset_commits([(t0, 5), (t1, 3), (t0, 9), (t0, 9), (t1, 8)])
+    assert (steady.commits, steady.partitions, steady.rewinds) == (5, 2, 0)
+    assert broken_promises(verdict_of([1], [1], offset_commits=steady)) == []
+    # a zombie commits the position it held before its pause; a tombstone (a REST reset) starts over
+    zombie = judge_offset_commits(
+        [(t0, 100), (t0, 4_000), (t0, 250), (t0, 4_100), (t1, 7), (t1, None), (t1, 2)]
+    )
+    assert (zombie.commits, zombie.rewinds, zombie.max_rewind) == (6, 1, 3_750)
+    assert zombie.rewind_sample == [{"topic": "t", "partition": 0, "committed": 250, "after": 4_000}]
+    broken = broken_promises(verdict_of([1], [1], offset_commits=zombie))
+    assert len(broken) == 1 and broken[0].startswith(
+        "rewinds: 1 of 6 committed source offsets went back (by up to 3750"
+    )
+
+
+def test_the_report_shows_the_commits_and_rewinds_and_reads_reports_without_them() -> None:
+    from pyconnect.testing.chaos.report import markdown
+    from pyconnect.testing.chaos.verdict import judge_offset_commits
+
+    v = verdict_of([1, 2], [1, 2], offset_commits=judge_offset_commits([(("t", 0), 1), (("t", 0), 0)]))
+    report = {
+        "run": {"seed": 1, "duration_s": 10, "kinds": ["worker-kill"], "exactly_once": False},
+        "faults": [],
+        "verdict": v.to_json(),
+    }
+    text = markdown(report)
+    assert "| source offsets committed (offsets topic) / went back | 2 / 1 (by up to 1) |" in text
+    del report["verdict"]["offset_commits"]  # a report from before this was measured
+    assert "source offsets committed" not in markdown(report)

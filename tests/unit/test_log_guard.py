@@ -63,6 +63,8 @@ def test_retriable_errors_are_demoted_to_warn_and_others_stay_error() -> None:
     assert guard.filter(down) and (down.levelno, down.levelname) == (logging.WARNING, "WARNING")
     client = record('Unable connect to "%s": %s', "127.0.0.1:9092", OSError(111), name="aiokafka")
     assert guard.filter(client) and client.levelno == logging.WARNING
+    missing = record("Topic %s not found in cluster metadata", "connect-status", name="aiokafka.cluster")
+    assert guard.filter(missing) and missing.levelno == logging.WARNING
     arg = record("Failed to write status update %s: %s", "status-task-c-0", NotLeaderForPartitionError())
     assert guard.filter(arg) and arg.levelno == logging.WARNING
     human = record("Connector %s failed: %s", "c", AuthenticationError("SASL authentication failed"))

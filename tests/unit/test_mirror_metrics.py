@@ -85,6 +85,8 @@ def test_source_metrics_registered_at_start_with_java_names_and_tags() -> None:
         ),
         "truncated-record-count",
         "truncation-count",
+        "raw-batch-count",
+        "decoded-batch-count",
     }
     assert {n.name for n in names} == expected
     assert len(names) == 2 * len(expected)
@@ -163,18 +165,22 @@ def test_checkpoint_metrics_per_group_and_partition() -> None:
 
 
 class FakeConsumer:
-    def __init__(
-        self, batch: dict[TopicPartition, list[Any]], value_bytes: dict[TopicPartition, int] | None = None
-    ) -> None:
+    def __init__(self, batch: dict[TopicPartition, list[Any]]) -> None:
         self.batch = batch
-        self.value_bytes = value_bytes or {}  # as SourceConsumer's measured poll leaves them
 
     async def poll(self, timeout_ms: int) -> dict[TopicPartition, list[Any]]:
         return self.batch
 
 
 def message(offset: int, timestamp: int, value: bytes | None) -> SimpleNamespace:
-    return SimpleNamespace(offset=offset, timestamp=timestamp, key=None, value=value, headers=())
+    return SimpleNamespace(
+        offset=offset,
+        timestamp=timestamp,
+        key=None,
+        value=value,
+        headers=(),
+        serialized_value_size=-1 if value is None else len(value),
+    )
 
 
 async def test_source_task_records_per_polled_and_acknowledged_batch() -> None:
@@ -189,7 +195,6 @@ async def test_source_task_records_per_polled_and_acknowledged_batch() -> None:
             TopicPartition("t", 0): [message(5, 49_000, b"abc"), message(6, 49_500, None)],
             TopicPartition("t", 1): [message(0, 48_000, b"hello")],
         },
-        {TopicPartition("t", 0): 3},  # partition 1 unmeasured: the task sums its values itself
     )
     records = await task.poll()
     assert records is not None and len(records) == 3

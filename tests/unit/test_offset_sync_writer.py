@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import itertools
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from connectors.mirror.offsets.sync_writer import (
     MAX_OUTSTANDING_OFFSET_SYNCS,
+    MAX_PENDING_PER_PARTITION,
     OffsetSyncWriter,
     PartitionState,
     SendDone,
@@ -37,9 +38,16 @@ class FakeSender:
             self.callbacks.append(done)
 
 
-def writer(max_lag: int, max_outstanding: int = MAX_OUTSTANDING_OFFSET_SYNCS, auto: bool = False):
+def writer(
+    max_lag: int,
+    max_outstanding: int = MAX_OUTSTANDING_OFFSET_SYNCS,
+    auto: bool = False,
+    max_pending_per_partition: int = MAX_PENDING_PER_PARTITION,
+):
     sender = FakeSender(auto)
-    return OffsetSyncWriter(sender, max_lag, max_outstanding=max_outstanding), sender
+    return OffsetSyncWriter(
+        sender, max_lag, max_outstanding=max_outstanding, max_pending_per_partition=max_pending_per_partition
+    ), sender
 
 
 def test_first_record_is_pending_and_the_next_in_lag_is_delayed() -> None:
@@ -324,3 +332,45 @@ def test_queue_batch_matches_record_by_record(batches: list[tuple[list[int], int
         assert many.delayed == one.delayed
         assert many.partition_states == one.partition_states
     assert many_sender.sent == one_sender.sent
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 3), st.integers(0, 400), st.integers(0, 3), st.booleans(), st.integers(0, 3)
+        ),
+        max_size=25,
+    ),
+    st.integers(0, 120),
+    st.integers(1, 12),
+)
+def test_queue_run_matches_queue_batch(
+    runs: list[tuple[int, int, int, bool, int]], lag: int, max_pending: int
+) -> None:
+    """``queue_run`` over consecutive upstream offsets leaves the writer exactly as ``queue_batch``
+    would: same syncs queued, sent and replaced (also at the per-partition bound), same delayed sync and
+    state. Runs start after an upstream gap or none, and downstream jumps back or not."""
+    by_run, run_sender = writer(lag, max_outstanding=2, max_pending_per_partition=max_pending)
+    by_batch, batch_sender = writer(lag, max_outstanding=2, max_pending_per_partition=max_pending)
+    up, down = -1, -1
+    for gap, count, down_jump, commit, acks in runs:
+        first = up + 1 + gap
+        base = max(0, down + 1 - down_jump)
+        by_run.queue_run(TP, first, count, base)
+        by_batch.queue_batch(TP, list(range(first, first + count)), base)
+        if count:
+            up, down = first + count - 1, base + count - 1
+        if commit:
+            by_run.promote_delayed_offset_syncs()
+            by_batch.promote_delayed_offset_syncs()
+        for w, sender in ((by_run, run_sender), (by_batch, batch_sender)):
+            w.fire_pending_offset_syncs()
+            for done in sender.callbacks[:acks]:
+                done(None)
+            del sender.callbacks[:acks]
+        assert by_run.pending_syncs() == by_batch.pending_syncs()
+        assert by_run.delayed == by_batch.delayed
+        assert by_run.partition_states == by_batch.partition_states
+        assert by_run.syncs_dropped == by_batch.syncs_dropped
+    assert run_sender.sent == batch_sender.sent

@@ -555,4 +555,27 @@ def test_stores_from_a_worker_config_use_javas_topics_client_ids_and_producer_se
     assert config.producer_config["enable.idempotence"] == "false"
     assert status.consumer_config["client.id"] == "G-w1-statuses"
     assert "delivery.timeout.ms" not in status.producer_config
+    # a source-offsets write the worker gave up on (offset.flush.timeout.ms, 5 s by default) is not
+    # retried later by the client, where it could land after a newer owner's commit (beyond Java)
+    assert offsets.producer_config["delivery.timeout.ms"] == "5000"
+    assert config.producer_config["delivery.timeout.ms"] == str(2**31 - 1)  # Java's, for the configs
     assert config.client_config["bootstrap.servers"] == "127.0.0.1:9092"
+
+
+async def test_a_zombies_failure_report_never_overwrites_the_new_owners_running_status() -> None:
+    """Reports are written as Java's AbstractHerder writes them: FAILED and UNASSIGNED safely, the rest
+    plainly (a RUNNING of any worker is written)."""
+    topic = MemoryTopic("status", 5)
+    store = await status_store(topic)
+    store.report(task_status(State.RUNNING, "w2:8083", 9))  # the new owner, generation 9
+    await store.flush()
+    await store.read_to_end()
+    store.report(task_status(State.FAILED, "w1:8083", 8))  # the zombie of generation 8 fails
+    store.report(task_status(State.UNASSIGNED, "w1:8083", 8))
+    await store.flush()
+    await store.read_to_end()
+    assert store.get_task(ConnectorTaskId("c", 0)) == task_status(State.RUNNING, "w2:8083", 9)
+    store.report(task_status(State.FAILED, "w2:8083", 9))  # the owner itself fails: written
+    await store.flush()
+    await store.read_to_end()
+    assert store.get_task(ConnectorTaskId("c", 0)) == task_status(State.FAILED, "w2:8083", 9)

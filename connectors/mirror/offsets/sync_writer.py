@@ -204,6 +204,35 @@ class OffsetSyncWriter:
         if previous_delayed:
             self.delayed[topic_partition] = OffsetSync(topic, partition, prev_up, prev_down)
 
+    def queue_run(self, topic_partition: TopicPartition, first_upstream: int, count: int, base: int) -> None:
+        """:meth:`queue_batch` for ``count`` records of consecutive upstream offsets from
+        ``first_upstream``, written at ``base``, ``base + 1``, ...: the same outcome, in time linear in
+        the syncs it queues rather than in the records. Inside such a run only the lag rule can trigger
+        (no upstream gap, no downstream step back), so the triggered records are found by arithmetic."""
+        if count <= 0:
+            return
+        self.queue_batch(topic_partition, (first_upstream,), base)  # the first record: every rule
+        if count == 1:
+            return
+        state = self.partition_states[topic_partition]
+        topic, partition = topic_partition.topic, topic_partition.partition
+        last_down = base + count - 1
+        last_sync = state.last_sync_downstream_offset
+        previous_delayed = self.delayed.pop(topic_partition, None) is not None
+        down = max(base + 1, last_sync + 1 + self.max_offset_lag)
+        while down <= last_down:
+            sync = OffsetSync(topic, partition, first_upstream + (down - base), down)
+            self._enqueue(topic_partition, sync, kept=True, keep_previous=False)
+            last_sync = down
+            down += 1 + self.max_offset_lag
+        previous_delayed = last_sync != last_down
+        last_up = first_upstream + count - 1
+        state.last_sync_downstream_offset = last_sync
+        state.previous_upstream_offset, state.previous_downstream_offset = last_up, last_down
+        state.should_sync_offsets = False
+        if previous_delayed:
+            self.delayed[topic_partition] = OffsetSync(topic, partition, last_up, last_down)
+
     def promote_delayed_offset_syncs(self) -> None:
         for topic_partition, sync in self.delayed.items():
             self._enqueue(topic_partition, sync, kept=False)

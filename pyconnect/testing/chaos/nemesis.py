@@ -95,17 +95,22 @@ def _heal_after(kind: str, rng: random.Random, timing: Timing) -> float:
     return rng.uniform(*timing.partition_s)
 
 
-def _target(kind: str, rng: random.Random, workers: int) -> dict[str, Any]:
+def _target(kind: str, rng: random.Random, workers: int, modes: list[str]) -> dict[str, Any]:
+    """Where ``kind`` strikes; network modes are drawn like kinds, each once per shuffled round of
+    ``modes`` (refilled here), so that a run with enough partitions tries every mode."""
     if kind in (WORKER_KILL, WORKER_RESTART, WORKER_PAUSE):
         return {"worker": rng.randrange(workers)}
     if kind == BROKER_KILL:
         return {"cluster": rng.choice(("A", "B")), "role": rng.choice(BROKER_ROLES)}
     if kind == SLOW_TARGET:
         return {"cluster": "B", "producer_byte_rate": rng.choice((512, 1024, 4096))}
+    if not modes:
+        modes.extend(NETWORK_MODES)
+        rng.shuffle(modes)
     return {
         "worker": rng.randrange(workers),
         "cluster": rng.choice(("A", "B")),
-        "mode": rng.choice(NETWORK_MODES),
+        "mode": modes.pop(),
     }
 
 
@@ -127,6 +132,7 @@ def schedule(
     rng = random.Random(seed)
     faults: list[Fault] = []
     order: list[str] = []
+    modes: list[str] = []
     at = timing.warm_up_s
     while len(faults) < max_faults:
         if not order:
@@ -136,7 +142,7 @@ def schedule(
         heal_after = round(_heal_after(kind, rng, timing), 1)
         if at + heal_after > duration_s:
             break
-        faults.append(Fault(kind, round(at, 1), heal_after, _target(kind, rng, workers)))
+        faults.append(Fault(kind, round(at, 1), heal_after, _target(kind, rng, workers, modes)))
         at += heal_after + rng.uniform(*timing.gap_s)
     return faults
 

@@ -5,7 +5,9 @@ next available worker (round robin over those the fault injector has not killed 
 and records a :class:`~pyconnect.testing.chaos.verdict.Sample` (lag from the workload, whether every
 expected connector and each of its tasks is RUNNING). A call counts toward the REST promise only when
 its worker stayed available and untouched by a fault from before the call to after it: a worker frozen
-mid-call is the fault, not the API failing. Bounded: at most ``max_samples`` ticks.
+mid-call is the fault, not the API failing. Each tick also reads every live worker process's resident
+memory (``VmRSS``); ``peak_rss_kb`` keeps each worker's peak over the run, restarts included. Bounded:
+at most ``max_samples`` ticks.
 """
 
 from __future__ import annotations
@@ -20,6 +22,18 @@ from pyconnect.testing.chaos.verdict import Sample
 from pyconnect.testing.connect_worker import ConnectWorkerProcess
 
 REST_TIMEOUT_S = 10.0
+
+
+def rss_kb(pid: int) -> int | None:
+    """The resident set of process ``pid`` in KiB (``None`` when it is gone or unreadable)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
 
 
 def all_running(body: Any, connectors: Sequence[str]) -> bool:
@@ -57,6 +71,7 @@ class Observer:
         self.samples: list[Sample] = []
         self.latencies_ms: list[float] = []
         self.failures: list[str] = []
+        self.peak_rss_kb: list[int] = [0] * len(workers)
         self.t0 = time.monotonic()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -84,6 +99,11 @@ class Observer:
             self._stop.wait(max(0.0, self.interval_s - (time.monotonic() - tick)))
 
     def tick(self) -> None:
+        for i, worker in enumerate(self.workers):
+            pid = worker.pid
+            rss = rss_kb(pid) if pid else None
+            if rss is not None and rss > self.peak_rss_kb[i]:
+                self.peak_rss_kb[i] = rss
         available = self.states.available()
         running = False
         if available:

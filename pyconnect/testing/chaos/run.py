@@ -29,12 +29,13 @@ from pyconnect.testing.chaos import nemesis
 from pyconnect.testing.chaos.faults import AppliedFault, FaultInjector, route_name
 from pyconnect.testing.chaos.nemesis import Fault, Timing
 from pyconnect.testing.chaos.observer import Observer, all_running
-from pyconnect.testing.chaos.readers import read_checkpoints
-from pyconnect.testing.chaos.report import write_report
+from pyconnect.testing.chaos.readers import read_checkpoints, read_offset_commits
+from pyconnect.testing.chaos.report import log_levels, write_report
 from pyconnect.testing.chaos.verdict import (
     CheckpointRecord,
     Verdict,
     judge_checkpoints,
+    judge_offset_commits,
     judge_partition,
     percentile,
     recovery_times,
@@ -327,6 +328,9 @@ def judge(
         final_lag=final_lag,
         final_all_running=final_running,
         exactly_once=config.exactly_once,
+        offset_commits=judge_offset_commits(
+            asyncio.run(read_offset_commits(b, f"{CONNECT_GROUP}-offsets", SOURCE))
+        ),
     )
 
 
@@ -517,6 +521,8 @@ def run(config: RunConfig) -> dict[str, Any]:
             "rest_failures": observer.failures[:50],
             "timeline": [[s.t_s, s.lag, s.all_running] for s in observer.samples],
             "audits": audits,
+            "memory": {"peak_rss_mb": [round(kb / 1024, 1) for kb in observer.peak_rss_kb]},
+            "logs": log_levels(sorted((out / "workers").glob("*/worker.log"))),
             "workload": {
                 "acked": sum(acked.values()),
                 "consumed": workload.consumed,

@@ -14,12 +14,16 @@ order, and the checkpoints of the workload's consumer group. Outputs:
   consumer resuming at ``d`` then misses nothing it had not consumed on the source;
 - recovery: for each healed fault, seconds from its heal to the first sample where every task ran and
   the lag was within the bound (``None``: not within the next fault's start or the end of the run);
-- REST: p99 latency of ``GET /connectors?expand=status`` and the failed calls.
+- REST: p99 latency of ``GET /connectors?expand=status`` and the failed calls;
+- committed source offsets: every commit of the mirror's source offsets in the worker's offsets topic,
+  in topic order per source partition; a **rewind** is a commit below the highest one before it (a
+  zombie that woke up and committed the positions it held: issue 16 point 7). A tombstone (an offset
+  reset through REST) starts the partition's history over.
 
 ``broken_promises`` turns a :class:`Verdict` into the list of promises broken (empty: kept):
 at-least-once (nothing lost), exactly-once (also no duplicate, judged under read_committed), order,
 checkpoints never ahead, every task RUNNING and the lag back to zero at the end, recovery within the
-bound after each fault, REST answering throughout.
+bound after each fault, REST answering throughout, no committed source offset going back.
 """
 
 from __future__ import annotations
@@ -67,6 +71,42 @@ class CheckpointVerdict:
     ahead_sample: list[dict[str, Any]] = field(default_factory=list)
 
 
+@dataclass
+class OffsetCommitVerdict:
+    commits: int = 0
+    partitions: int = 0
+    rewinds: int = 0
+    max_rewind: int = 0
+    """The largest step back, in source offsets."""
+    rewind_sample: list[dict[str, Any]] = field(default_factory=list)
+
+
+def judge_offset_commits(history: Sequence[tuple[PartitionKey, int | None]]) -> OffsetCommitVerdict:
+    """``history``: ``((topic, partition), offset)`` commits in topic order per partition (``None``: a
+    tombstone). See the module docstring."""
+    verdict = OffsetCommitVerdict()
+    highest: dict[PartitionKey, int] = {}
+    seen: set[PartitionKey] = set()
+    for key, offset in history:
+        if offset is None:
+            highest.pop(key, None)
+            continue
+        verdict.commits += 1
+        seen.add(key)
+        top = highest.get(key)
+        if top is not None and offset < top:
+            verdict.rewinds += 1
+            verdict.max_rewind = max(verdict.max_rewind, top - offset)
+            if len(verdict.rewind_sample) < 10:
+                verdict.rewind_sample.append(
+                    {"topic": key[0], "partition": key[1], "committed": offset, "after": top}
+                )
+        else:
+            highest[key] = offset
+    verdict.partitions = len(seen)
+    return verdict
+
+
 @dataclass(frozen=True)
 class Sample:
     """One observation of the fleet during the run: ``t_s`` from the run's start, the total lag in
@@ -92,6 +132,7 @@ class Verdict:
     final_lag: int
     final_all_running: bool
     exactly_once: bool
+    offset_commits: OffsetCommitVerdict = field(default_factory=OffsetCommitVerdict)
 
     @property
     def totals(self) -> dict[str, int]:
@@ -239,6 +280,12 @@ def broken_promises(v: Verdict) -> list[str]:
     }
     if slow:
         broken.append(f"recovery: beyond {v.recovery_bound_s:.0f} s (lag <= {v.lag_bound}) after {slow}")
+    if v.offset_commits.rewinds:
+        c = v.offset_commits
+        broken.append(
+            f"rewinds: {c.rewinds} of {c.commits} committed source offsets went back (by up to "
+            f"{c.max_rewind}; first {c.rewind_sample[:3]})"
+        )
     if v.rest_calls == 0 or v.rest_failures:
         broken.append(f"REST: {v.rest_failures} of {v.rest_calls} GET /connectors?expand=status calls failed")
     return broken

@@ -1,0 +1,214 @@
+"""Record batches in and out of aiokafka as bytes: fetch a partition's raw records, produce a fetched batch.
+
+The IO half of the raw mirror path; the batch arithmetic is :mod:`pyconnect.kafka.record_batches`.
+
+Where aiokafka (0.14) holds the bytes, and the seams used here:
+
+- Fetching. ``Fetcher._proc_fetch_request`` (aiokafka/consumer/fetcher.py) sends a ``FetchRequest``
+  and reads each partition's ``(partition, error_code, highwater, *part_data)``:
+  ``part_data[-1]`` is the raw records bytes, the aborted transactions ``(producer_id,
+  first_offset)`` are ``part_data[2]`` from v11 (``part_data[-2]`` for v4-v10), the last stable
+  offset ``part_data[0]``. It wraps the bytes at once in a C ``MemoryRecords`` (which does not
+  give them back) inside ``PartitionRecords``, whose ``_unpack_records`` does read_committed
+  (``_consume_aborted_up_to``, ``_contains_abort_marker``) and decodes every record into a
+  ``ConsumerRecord``. No public hook sits between. So :func:`fetch_raw` sends the same request
+  through the consumer's own client (``AIOKafkaClient.send(node_id, FetchRequest(...))``): same
+  connections, same negotiated version, nothing decoded; the caller then owns positions (aiokafka's
+  ``SubscriptionState`` is not advanced) and applies read_committed with
+  :func:`~pyconnect.kafka.record_batches.aborted_batches`.
+- Producing. ``AIOKafkaProducer.send_batch(builder, topic, partition=...)`` queues any builder
+  object in ``MessageAccumulator.add_batch`` as a ``MessageBatch``. The accumulator and sender use
+  only ``record_count()``, ``closed()``, ``close()``, ``append(...)`` (``add_message`` tries the
+  partition's last queued batch; ``None`` means full), ``size()``,
+  ``_set_producer_state(producer_id, producer_epoch, base_sequence)`` (called by
+  ``MessageAccumulator._pop_batch`` on the first drain of an idempotent or transactional producer,
+  with the sequence from ``TransactionManager.sequence_number`` then advanced by
+  ``record_count``) and ``_build()`` (``MessageBatch.get_data_buffer``, called by
+  ``Sender``'s ``SendProduceReqHandler.create_request`` for every attempt). :class:`RawBatch`
+  implements that interface over a fetched batch: its ``_build`` rewrites producer state, the
+  transactional bit and the CRC once, so retries resend the same bytes and sequence, as for
+  aiokafka's own batches. The future ``send_batch`` returns resolves to the batch's
+  ``RecordMetadata``: ``offset`` is the downstream base offset, record ``i`` is at ``offset + i``.
+
+Contract of :class:`RawBatch`: built from one v2 batch that
+:func:`~pyconnect.kafka.record_batches.refusal` accepts at its own offset and codec (else
+``ValueError``; the caller checks position and the producer's codec), for one producer, sent once
+through that producer's ``send_batch``. The bytes are copied at construction, so the fetch buffer
+can go.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from aiokafka import AIOKafkaProducer
+from aiokafka.client import AIOKafkaClient
+from aiokafka.protocol.fetch import FetchRequest
+from aiokafka.record.memory_records import MemoryRecords
+from aiokafka.structs import TopicPartition
+
+from pyconnect.kafka.record_batches import (
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    NO_SEQUENCE,
+    BatchHeader,
+    refusal,
+    rewrite_in_place,
+    split,
+)
+
+READ_UNCOMMITTED = 0
+READ_COMMITTED = 1
+
+
+@dataclass(frozen=True, slots=True)
+class RawFetch:
+    """One partition's answer to a fetch, its records left as the broker sent them."""
+
+    error_code: int
+    high_watermark: int
+    last_stable_offset: int
+    aborted_transactions: list[tuple[int, int]]
+    records: bytes
+
+
+async def fetch_raw(
+    client: AIOKafkaClient,
+    node_id: int,
+    positions: Iterable[tuple[TopicPartition, int]],
+    *,
+    max_wait_ms: int = 500,
+    min_bytes: int = 1,
+    max_bytes: int = 52_428_800,
+    partition_max_bytes: int = 1_048_576,
+    isolation_level: int = READ_UNCOMMITTED,
+) -> dict[TopicPartition, RawFetch]:
+    """Fetch from ``node_id`` (the partitions' leader) at the given offsets; see the module docstring."""
+    by_topic: dict[str, list[tuple[int, int, int]]] = {}
+    for tp, offset in positions:
+        by_topic.setdefault(tp.topic, []).append((tp.partition, offset, partition_max_bytes))
+    request = FetchRequest(max_wait_ms, min_bytes, max_bytes, isolation_level, list(by_topic.items()))
+    response = await client.send(node_id, request)
+    version = response.API_VERSION
+    fetched: dict[TopicPartition, RawFetch] = {}
+    for topic, partitions in response.topics:
+        for partition, error_code, high_watermark, *part_data in partitions:
+            if version >= 11:
+                aborted = part_data[2]
+            elif version >= 4:
+                aborted = part_data[-2]
+            else:
+                aborted = None
+            fetched[TopicPartition(topic, partition)] = RawFetch(
+                error_code,
+                high_watermark,
+                part_data[0] if version >= 4 else -1,
+                [(int(pid), int(first)) for pid, first in aborted or ()],
+                bytes(part_data[-1] or b""),
+            )
+    return fetched
+
+
+def decode_records(data: bytes | bytearray | memoryview, position: int) -> list[Any]:
+    """The records at offsets ``>= position`` of the batches in ``data`` (any format; control batches
+    left out), decoded by aiokafka's record reader as its consumer does: objects with ``offset``,
+    ``timestamp`` (a LogAppendTime batch's max timestamp for each of its records), ``key``,
+    ``value`` and ``headers`` (``(str, bytes)`` pairs; a legacy record has none)."""
+    records = MemoryRecords(bytes(data))
+    decoded: list[Any] = []
+    for _ in range(len(data)):  # bounded: every batch is at least one byte
+        batch: Any = records.next_batch()
+        if batch is None:
+            break
+        if getattr(batch, "is_control_batch", False):
+            continue
+        if getattr(batch, "magic", 0) >= 2 and batch.base_offset >= position:  # no record before it
+            decoded.extend(batch)
+        else:
+            decoded.extend(record for record in batch if record.offset >= position)
+    return decoded
+
+
+class RawBatch:
+    """A fetched batch that aiokafka's producer queues and numbers as one of its own batches."""
+
+    __slots__ = ("_batch", "_built", "_count", "_producer_state", "_transactional")
+
+    def __init__(
+        self, data: bytes | bytearray | memoryview, header: BatchHeader, *, transactional: bool
+    ) -> None:
+        refused = refusal(header, position=header.base_offset, codec=header.codec)
+        if refused is not None:
+            raise ValueError(
+                f"batch at offset {header.base_offset} cannot be produced as it is: {refused.value}"
+            )
+        self._batch = bytearray(data[header.start : header.end])
+        self._count = header.record_count
+        self._transactional = transactional
+        self._producer_state = (NO_PRODUCER_ID, NO_PRODUCER_EPOCH, NO_SEQUENCE)
+        self._built: bytearray | None = None
+
+    @classmethod
+    def for_producer(
+        cls, producer: AIOKafkaProducer, data: bytes | bytearray | memoryview, header: BatchHeader
+    ) -> RawBatch:
+        """A batch for ``producer``, transactional if the producer is."""
+        manager = producer._txn_manager
+        return cls(data, header, transactional=manager is not None and manager.transactional_id is not None)
+
+    @classmethod
+    def of_batch(cls, producer: AIOKafkaProducer, data: bytes | bytearray | memoryview) -> RawBatch:
+        """A batch for ``producer`` from ``data`` holding exactly one v2 batch (else ``ValueError``)."""
+        found = split(data)
+        if len(found.batches) != 1 or found.truncated_bytes:
+            raise ValueError(
+                f"expected exactly one record batch, got {len(found.batches)} and "
+                f"{found.truncated_bytes} bytes more"
+            )
+        return cls.for_producer(producer, data, found.batches[0])
+
+    # The builder interface aiokafka's MessageAccumulator, MessageBatch and Sender use.
+
+    def record_count(self) -> int:
+        return self._count
+
+    def closed(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        return None
+
+    def append(self, **_record: Any) -> None:
+        """Never takes a record (a full batch to ``add_message``)."""
+        return None
+
+    def size(self) -> int:
+        return len(self._batch)
+
+    def _set_producer_state(self, producer_id: int, producer_epoch: int, base_sequence: int) -> None:
+        self._producer_state = (producer_id, producer_epoch, base_sequence)
+
+    def _build(self) -> bytearray:
+        if self._built is None:
+            producer_id, producer_epoch, base_sequence = self._producer_state
+            rewrite_in_place(
+                self._batch,
+                producer_id=producer_id,
+                producer_epoch=producer_epoch,
+                base_sequence=base_sequence,
+                transactional=self._transactional,
+            )
+            self._built = self._batch
+        return self._built
+
+
+__all__ = [
+    "READ_COMMITTED",
+    "READ_UNCOMMITTED",
+    "RawBatch",
+    "RawFetch",
+    "decode_records",
+    "fetch_raw",
+]

@@ -1,0 +1,225 @@
+"""A mirror's source consumer fetching record batches as bytes: the fetch half of the raw mirror path.
+
+:class:`RawSourceFetch` drives a :class:`~pyconnect.kafka.mirror_admin.SourceConsumer` whose
+partitions it fetches itself with :func:`~pyconnect.kafka.raw_batches_io.fetch_raw`. The consumer
+keeps everything but the fetching: assignment, metadata, positions (read from it, moved with its
+``seek``), offset resets by ``auto.offset.reset`` (aiokafka resets paused partitions too) and the
+log bounds of refused positions. Its partitions are paused so that aiokafka's own fetcher never
+fetches them (and never decodes a record).
+
+Contract of :meth:`RawSourceFetch.fetch`:
+
+- One ``FetchRequest`` per leader for the assigned partitions that have a position, sent together,
+  with the consumer's ``fetch.max.wait.ms`` (at most the poll timeout), ``fetch.min.bytes``,
+  ``fetch.max.bytes``, ``max.partition.fetch.bytes`` and ``isolation.level``. It returns, per
+  partition that answered without error, the position it was fetched from and the partition's
+  :class:`~pyconnect.kafka.raw_batches_io.RawFetch` (records left as bytes); it moves no position:
+  the caller seeks past what it takes (:meth:`advance`), so a cancelled fetch loses nothing.
+- The high watermark and last stable offset of each answer are stored on the consumer's partition
+  state (``records-lag`` and the mirror's end-offset gauges read them); the records bytes are
+  counted as fetched bytes in the consumer's client metrics, the records taken as consumed.
+- Errors, as the record path's ``SourceConsumer.poll``: an ``OFFSET_OUT_OF_RANGE`` partition raises
+  :class:`~pyconnect.kafka.mirror_admin.PositionOutOfRange` with its log bounds, carrying the
+  other partitions' answers in ``raw``; a partition refused READ raises the access error; a leader
+  change or missing metadata (``NOT_LEADER_OR_FOLLOWER``, ``UNKNOWN_TOPIC_OR_PARTITION``, fenced
+  epochs ...) refreshes the metadata and the partition is fetched again next time; a failed request
+  is logged at a bounded rate, followed by a short pause. Partitions without a position are placed
+  by the consumer's reset (``none``: logged, as the record path's poll does).
+- :meth:`prefetch` starts the next fetch at once from the current positions (one fetch in flight at
+  most, so the memory held is bounded by two fetches' ``fetch.max.bytes``) while the caller hands
+  the previous one on; the next :meth:`fetch` takes its answer, dropping the partitions moved since
+  (a seek, a truncation) as stale. :meth:`close` cancels it; a cancelled :meth:`fetch` cancels it too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from aiokafka import TopicPartition
+from aiokafka.errors import KafkaError, OffsetOutOfRangeError, for_code
+
+from pyconnect.kafka.access import access_error
+from pyconnect.kafka.mirror_admin import POLL_ERROR_BACKOFF_S, PositionOutOfRange, SourceConsumer
+from pyconnect.kafka.raw_batches_io import READ_COMMITTED, READ_UNCOMMITTED, RawFetch, fetch_raw
+
+
+@dataclass(frozen=True, slots=True)
+class FetchedPartition:
+    """One partition's answer and the position it was fetched from."""
+
+    topic: str
+    partition: int
+    position: int
+    fetch: RawFetch
+
+
+class RawSourceFetch:
+    """Fetches the assigned partitions of ``consumer`` as bytes; see the module docstring."""
+
+    def __init__(self, consumer: SourceConsumer) -> None:
+        self._source = consumer
+        self._client: Any = consumer._consumer
+        fetcher = self._client._fetcher
+        self.read_committed = fetcher._isolation_level == READ_COMMITTED
+        self._max_wait_ms = int(fetcher._fetch_max_wait_ms)
+        self._min_bytes = int(fetcher._fetch_min_bytes)
+        self._max_bytes = int(fetcher._fetch_max_bytes)
+        self._partition_max_bytes = int(fetcher._max_partition_fetch_bytes)
+
+        self._ahead: asyncio.Task[list[FetchedPartition]] | None = None
+
+    def prefetch(self, timeout_ms: int) -> None:
+        """Start the next fetch now (see the module docstring)."""
+        if self._ahead is None:
+            self._ahead = asyncio.create_task(self._fetch(timeout_ms), name="raw-source-prefetch")
+
+    async def close(self) -> None:
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            ahead.cancel()
+            with contextlib.suppress(BaseException):
+                await ahead
+
+    def _current(self, fetched: list[FetchedPartition]) -> list[FetchedPartition]:
+        """The answers whose partition is still at the position they were fetched from."""
+        states = self._client._subscription.subscription
+        if states is None:
+            return []
+        assignment = states.assignment
+        current = []
+        for answer in fetched:
+            state = assignment.state_value(TopicPartition(answer.topic, answer.partition))
+            if state is not None and state.has_valid_position and state.position == answer.position:
+                current.append(answer)
+        return current
+
+    async def fetch(self, timeout_ms: int) -> list[FetchedPartition]:
+        ahead, self._ahead = self._ahead, None
+        if ahead is None:
+            return await self._fetch(timeout_ms)
+        try:
+            return self._current(await ahead)
+        except PositionOutOfRange as refused:
+            refused.raw = self._current(refused.raw)
+            raise
+
+    def pause(self, partitions: Iterable[tuple[str, int]]) -> None:
+        """Keep aiokafka's fetcher off these (assigned) partitions."""
+        self._client.pause(*(TopicPartition(t, p) for t, p in partitions))
+
+    def advance(self, topic: str, partition: int, position: int, records: int) -> None:
+        """The partition's records before ``position`` are taken, ``records`` of them copied or
+        decoded (a seek, and the consumed-records metric)."""
+        self._source.seek(topic, partition, position)
+        metrics = self._source._metrics
+        if metrics is not None:
+            metrics.consumed(records)
+
+    async def _fetch(self, timeout_ms: int) -> list[FetchedPartition]:
+        client = self._client
+        assignment = client._subscription.subscription
+        if assignment is None:
+            await asyncio.sleep(min(POLL_ERROR_BACKOFF_S, timeout_ms / 1000))
+            return []
+        states = assignment.assignment
+        cluster = client._client.cluster
+        by_leader: dict[int, list[tuple[TopicPartition, int]]] = {}
+        unplaced: list[TopicPartition] = []
+        waiting: list[asyncio.Future[Any]] = []
+        stale_metadata = False
+        for tp in states.tps:
+            state = states.state_value(tp)
+            if not state.has_valid_position:
+                if state.awaiting_reset:
+                    waiting.append(state.wait_for_position())
+                else:
+                    unplaced.append(tp)
+                continue
+            leader = cluster.leader_for_partition(tp)
+            if leader is None or leader < 0:
+                stale_metadata = True
+                continue
+            by_leader.setdefault(leader, []).append((tp, state.position))
+        if stale_metadata:
+            client._client.force_metadata_update()
+        if unplaced:
+            self._source._unplaced(unplaced)
+        if not by_leader:
+            pause = min(POLL_ERROR_BACKOFF_S, timeout_ms / 1000)
+            if waiting:
+                await asyncio.wait(waiting, timeout=pause, return_when=asyncio.FIRST_COMPLETED)
+            else:
+                await asyncio.sleep(pause)
+            return []
+        isolation = READ_COMMITTED if self.read_committed else READ_UNCOMMITTED
+        max_wait_ms = max(0, min(self._max_wait_ms, timeout_ms))
+        leaders = list(by_leader)
+        answers = await asyncio.gather(
+            *(
+                fetch_raw(
+                    client._client,
+                    leader,
+                    by_leader[leader],
+                    max_wait_ms=max_wait_ms,
+                    min_bytes=self._min_bytes,
+                    max_bytes=self._max_bytes,
+                    partition_max_bytes=self._partition_max_bytes,
+                    isolation_level=isolation,
+                )
+                for leader in leaders
+            ),
+            return_exceptions=True,
+        )
+        fetched: list[FetchedPartition] = []
+        refused: dict[TopicPartition, int] = {}
+        failure: BaseException | None = None
+        metrics = self._source._metrics
+        answered_ms = int(time.time() * 1000)
+        for leader, answer in zip(leaders, answers, strict=True):
+            if isinstance(answer, BaseException):
+                if not isinstance(answer, Exception):
+                    raise answer  # cancelled
+                failure = answer
+                continue
+            positions = dict(by_leader[leader])
+            for tp, result in answer.items():
+                position = positions.get(tp)
+                if position is None:
+                    continue
+                if result.error_code:
+                    error = for_code(result.error_code)
+                    if error is OffsetOutOfRangeError:
+                        refused[tp] = position
+                        continue
+                    refusal = access_error(error(tp.topic), self._source.cluster)  # Java names the topic
+                    if refusal is not None:
+                        raise refusal
+                    client._client.force_metadata_update()
+                    failure = error(f"{tp.topic}-{tp.partition}")
+                    continue
+                state = states.state_value(tp) if tp in states.tps else None
+                if state is None or not state.has_valid_position or state.position != position:
+                    continue  # moved while the fetch was out (a seek): that answer is stale
+                state.highwater = result.high_watermark
+                state.timestamp = (
+                    answered_ms  # the client's "last fetch answered" (SourceConsumer.unanswered)
+                )
+                if result.last_stable_offset >= 0:
+                    state.lso = result.last_stable_offset
+                if metrics is not None and result.records:
+                    metrics.fetched(len(result.records))
+                fetched.append(FetchedPartition(tp.topic, tp.partition, position, result))
+        if failure is not None:
+            self._source._warn(failure if isinstance(failure, KafkaError) else KafkaError(repr(failure)))
+            if not fetched and not refused:
+                await asyncio.sleep(min(POLL_ERROR_BACKOFF_S, timeout_ms / 1000))
+        if refused:
+            known = await self._source._out_of_range(refused, timeout_ms)
+            if known:
+                raise PositionOutOfRange(known, raw=fetched)
+        return fetched
