@@ -159,8 +159,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--backlog-timestamps",
         choices=["LogAppendTime", "CreateTime"],
-        default="LogAppendTime",
-        help="message.timestamp.type of the backlog source topics (CreateTime: batches a mirror can copy as bytes)",
+        default=None,
+        help="message.timestamp.type of the backlog source topics (default CreateTime, Kafka's: batches a "
+        "mirror can copy as bytes; LogAppendTime batches must be decoded)",
     )
     args = parser.parse_args(argv)
     for setting in args.pyconnect_mirror_setting:
@@ -176,7 +177,8 @@ def main(argv: list[str] | None = None) -> int:
     bench_settings = settings.quick() if args.quick else settings.full()
     if args.audit_sizes:
         bench_settings = dataclasses.replace(bench_settings, audit_sizes=args.audit_sizes)
-    bench_settings = dataclasses.replace(bench_settings, backlog_timestamps=args.backlog_timestamps)
+    if args.backlog_timestamps:
+        bench_settings = dataclasses.replace(bench_settings, backlog_timestamps=args.backlog_timestamps)
     started = dt.datetime.now(dt.UTC)
     out = args.out or Path(__file__).parent / "results" / (
         started.strftime("%Y-%m-%d") + ("-quick" if args.quick else "")
@@ -237,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
             + (
                 ""
                 if bench_settings.backlog_timestamps == "LogAppendTime"
-                else f", but the backlog sources use {bench_settings.backlog_timestamps}"
+                else f", but the backlog sources (throughput and compressed) use {bench_settings.backlog_timestamps}"
             ),
         },
         systems={

@@ -109,9 +109,11 @@ def produce(
     throughput: int = -1,
     timeout: float = 600.0,
     payload_file: Path | None = None,
+    producer_props: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """``records`` records of ``record_size`` bytes with ProducerPerformance; with ``payload_file`` the
-    values are lines of that file (drawn at random by the tool) instead of one repeated payload."""
+    values are lines of that file (drawn at random by the tool) instead of one repeated payload;
+    ``producer_props`` add to or replace ``PRODUCER_PROPS`` (e.g. ``compression.type``)."""
     payload = ["--payload-file", str(payload_file)] if payload_file else ["--record-size", str(record_size)]
     args = [
         "--topic",
@@ -123,7 +125,7 @@ def produce(
         str(throughput),
         "--producer-props",
         f"bootstrap.servers={bootstrap}",
-        *(f"{k}={v}" for k, v in PRODUCER_PROPS.items()),
+        *(f"{k}={v}" for k, v in {**PRODUCER_PROPS, **(producer_props or {})}.items()),
     ]
     return parse_producer_output(run_tool(dist, PRODUCER_PERFORMANCE, args, log_file, timeout))
 

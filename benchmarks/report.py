@@ -9,6 +9,7 @@ The results document (``SCHEMA``)::
                 "control_create", "control_status", "uvloop_vs_asyncio_100b", "uvloop_vs_asyncio_1kb",
                 "uvloop_vs_asyncio_cpu_100b", "uvloop_vs_asyncio_cpu_1kb", "eos_throughput_poll",
                 "eos_throughput_interval", "eos_p99_latency", "wan_throughput_1kb",
+                "compressed_{lz4,zstd}", "compressed_cpu_{lz4,zstd}",
                 "metrics_on_vs_off_{100b,1kb,cpu_100b,cpu_1kb,p99,rss}": float | null},
      "ratio_directions": {...}, "ratio_notes": {name: why the ratio is null, or what it compares},
      "goals": {name: {"goal", "met", "factor"}}, "notes": [str]}
@@ -25,10 +26,11 @@ each ratio with its goal (``stats.GOALS``). Raw profiles (``artifacts``) are wri
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from benchmarks.compressed import CODECS as COMPRESSED_CODECS
 from benchmarks.metrics_cost import CONTROL_RATIOS as METRICS_CONTROL_RATIOS
 from benchmarks.metrics_cost import RATIOS as METRICS_COST_RATIOS
 from benchmarks.metrics_cost import metrics_cost_ratio, round_spread
@@ -169,6 +171,11 @@ def _event_loop_ratio(scenarios: Mapping[str, Any], name: str) -> tuple[float | 
     return value, f"{what}: pyconnect on uvloop / pyconnect on asyncio"
 
 
+def _compressed(codec: str, figure: str, what: str) -> Callable[[Mapping[str, Any]], tuple[Any, str]]:
+    """The pick of one compressed-source figure for :func:`compute_ratios`."""
+    return lambda m: ((m.get(codec) or {}).get(figure), f"{codec}-compressed 1 KB backlog drained ({what})")
+
+
 EOS_BOUNDARIES = ("poll", "interval")
 
 
@@ -202,6 +209,17 @@ def compute_ratios(scenarios: Mapping[str, Any]) -> tuple[dict[str, float | None
                 f"1 KB drain with the source {2 * int(m.get('one_way_delay_ms') or 0)} ms away (records/s)",
             ),
         ),
+        **{
+            f"compressed_{codec}": ("compressed", _compressed(codec, "records_per_s", "records/s"))
+            for codec in COMPRESSED_CODECS
+        },
+        **{
+            f"compressed_cpu_{codec}": (
+                "compressed",
+                _compressed(codec, "cpu_s_per_million", "CPU-seconds per million records"),
+            )
+            for codec in COMPRESSED_CODECS
+        },
         "eos_throughput_poll": (
             "exactly_once",
             lambda m: (eos_summary(m)["poll_records_per_s"], "exactly-once drain, poll boundary (records/s)"),
@@ -484,6 +502,19 @@ def render_markdown(results: Mapping[str, Any], chart_name: str | None = "chart.
                 "p99 latency ms",
                 lambda m: (((m.get("latency") or {}).get("rates") or [{}])[0]).get("p99_ms"),
             ),
+        ],
+    )
+    out += _section(
+        scenarios.get("compressed"),
+        "Compressed source (1 KB records, the target producer asked for the source's codec)",
+        [
+            row
+            for codec in COMPRESSED_CODECS
+            for row in (
+                (f"{codec}: records/s", lambda m, c=codec: (m.get(c) or {}).get("records_per_s")),
+                (f"{codec}: MB/s", lambda m, c=codec: (m.get(c) or {}).get("mb_per_s")),
+                (f"{codec}: CPU-s / M records", lambda m, c=codec: (m.get(c) or {}).get("cpu_s_per_million")),
+            )
         ],
     )
     out += _control_plane_section(scenarios.get("control_plane"))

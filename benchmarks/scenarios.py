@@ -38,6 +38,7 @@ from typing import Any
 from benchmarks import (
     audit_scale,
     checkpoint_lag,
+    compressed,
     control_plane,
     exactly_once,
     metrics_cost,
@@ -63,6 +64,10 @@ DESCRIPTIONS = {
     "round trip of twice that), as across regions: one fresh worker per Connect system drains the 1 KB "
     "throughput backlog again under an alias of its own, measured as in the throughput scenario, then "
     "latency at the first fixed rate over the same link. The target and the workers' own cluster stay local.",
+    "compressed": "Backlogs compressed by their producer (lz4, zstd; 1 KB text-like records of a payload file, "
+    "the 1 KB backlog's count, CreateTime): one fresh worker per Connect system (Java Connect, pyconnect) "
+    "drains each with the throughput scenario's connector JSON plus producer.override.compression.type set "
+    "to the source's codec, the same on both, measured as in the throughput scenario.",
     "exactly_once": "One fresh worker per Connect system with exactly.once.source.support=enabled drains a "
     "backlog of sequence-numbered 1 KB records with MirrorSourceConnector at each transaction boundary (poll; "
     "interval, every transaction.boundary.interval.ms), the same JSON on both systems plus "
@@ -249,6 +254,8 @@ class Bench:
                     self.s.record_size[size],
                     self.work_dir / "tools" / f"backlog-{size}.log",
                 )
+        if self.wants("compressed"):
+            self._prepare_compressed()
         if self.wants("control_plane"):
             workload.create_topics(self.b, [control_plane.CONTROL_TOPIC], 1, {})
         if self.wants("exactly_once"):
@@ -269,6 +276,39 @@ class Bench:
                 self.s.startup_backlog,
                 100,
                 self.work_dir / "tools" / "startup.log",
+            )
+
+    def _prepare_compressed(self) -> None:
+        """The compressed scenario's source topics, their backlogs and the target topics."""
+        p, size = self.s.partitions, "1kb"
+        sources = [compressed.topic(codec) for codec in compressed.CODECS]
+        workload.create_topics(self.a, sources, p, {"message.timestamp.type": self.s.backlog_timestamps})
+        workload.create_topics(
+            self.b,
+            [
+                f"{alias}.{t}"
+                for s, alias in compressed.ALIASES.items()
+                if s in self.system_names
+                for t in sources
+            ],
+            p,
+        )
+        payload = compressed.write_payload_file(
+            self.work_dir / "tools" / "compressed-payload.txt",
+            compressed.PAYLOAD_LINES,
+            self.s.record_size[size],
+        )
+        for codec in compressed.CODECS:
+            log.info("writing the %s backlog: %d records", codec, self.s.backlog[size])
+            perftools.produce(
+                self.dist,
+                self.a,
+                compressed.topic(codec),
+                self.s.backlog[size],
+                self.s.record_size[size],
+                self.work_dir / "tools" / f"backlog-{codec}.log",
+                payload_file=payload,
+                producer_props={"compression.type": codec},
             )
 
     def _limit(self) -> None:
@@ -338,6 +378,8 @@ class Bench:
             self._exactly_once(system)
         if self.wants("wan"):
             self._wan(system)
+        if self.wants("compressed"):
+            self._compressed(system)
         if system == "pyconnect" and self.wants("audit_scale"):
             self._audit_scale(system)
         self._control_plane(system)
@@ -543,6 +585,52 @@ class Bench:
             log.exception("%s high-latency-link scenario failed", system)
             self.put(
                 "wan", system, "failed", metrics, f"{_short(exc)}; worker log tail: {worker.log_tail(8)}"
+            )
+        finally:
+            worker.stop(20)
+
+    def _compressed(self, system: str) -> None:
+        """The compressed-source scenario (:mod:`benchmarks.compressed`) on one fresh worker of ``system``."""
+        if system not in compressed.ALIASES:
+            return
+        alias = compressed.ALIASES[system]
+        worker = runners.make_workers(system, self.b, self.work_dir / "compressed-workers", 1)[0]
+        metrics: dict[str, Any] = {}
+        try:
+            worker.start()
+            worker.wait_ready(READY_TIMEOUT_S)
+            for codec in compressed.CODECS:
+                topic = compressed.topic(codec)
+                name = f"bench-{topic}"
+                config = {
+                    **runners.connector_config(
+                        system, self.a, self.b, [topic], self.s.tasks_max, alias=alias
+                    ),
+                    **compressed.overrides(codec),
+                }
+                t_create = time.monotonic()
+                runners.create_connector(worker, name, config)
+                metrics[codec] = _drain(
+                    lambda: [worker.pid] if worker.pid else [],
+                    self.b,
+                    f"{alias}.{topic}",
+                    self.s.backlog["1kb"],
+                    self.s.record_size["1kb"],
+                    t_create,
+                    self.s.drain_timeout_s,
+                    worker.check_alive,
+                )
+                log.info("%s drain of the %s backlog: %s", system, codec, metrics[codec])
+                runners.delete_connector(worker, name)
+            self.put("compressed", system, "ok", metrics)
+        except Exception as exc:
+            log.exception("%s compressed-source scenario failed", system)
+            self.put(
+                "compressed",
+                system,
+                "failed",
+                metrics or None,
+                f"{_short(exc)}; worker log tail: {worker.log_tail(8)}",
             )
         finally:
             worker.stop(20)

@@ -37,6 +37,7 @@ SCENARIOS = (
     "control_plane",
     "exactly_once",
     "wan",
+    "compressed",
     "metrics_cost",
     "audit_scale",
 )
@@ -85,9 +86,10 @@ class BenchSettings:
     audit_record_size: int = 100
     audit_driver_memory: str = "1g"
     audit_executor_memory: str = "1g"
-    backlog_timestamps: str = "LogAppendTime"
-    """``message.timestamp.type`` of the backlog source topics (``bench-tp-*``); ``CreateTime`` lets a
-    mirror copy their batches as they are (a LogAppendTime batch must be decoded to be re-stamped)."""
+    backlog_timestamps: str = "CreateTime"
+    """``message.timestamp.type`` of the backlog source topics (``bench-tp-*`` and the compressed
+    scenario's): Kafka's default, ``CreateTime``, which lets a mirror copy batches as they are;
+    ``LogAppendTime`` batches must be decoded to be re-stamped (pyconnect's record path)."""
     audit_timeout_s: float = 3600.0
 
     def to_json(self) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """The benchmark's Kafka side: topics, sequence-numbered traffic at a fixed rate, and reading it back.
 
 Timestamps: every topic the benchmark creates, source and target, has
-``message.timestamp.type=LogAppendTime``. MirrorMaker 2 copies the source record's timestamp into the
+``message.timestamp.type=LogAppendTime``, but the backlog sources of the throughput-like scenarios
+(``BenchSettings.backlog_timestamps``, Kafka's default CreateTime unless asked otherwise). MirrorMaker 2 copies the source record's timestamp into the
 record it produces, so with CreateTime on the target the target timestamp would be the *source's*
 and latency would read as zero; with LogAppendTime the target broker stamps its own append time. The
 benchmark therefore pre-creates each target topic (``<alias>.<topic>``, same partition count) before

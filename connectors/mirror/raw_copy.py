@@ -31,15 +31,14 @@ from pyconnect.kafka.raw_batches_io import RawFetch, decode_records
 from pyconnect.kafka.record_batches import Action, plan
 
 RAW_BATCHES_CONFIG = "pyconnect.mirror.raw.batches.enable"
-"""MirrorSourceConnector key of ours: ``true`` copies record batches as they are where the worker allows
-it; ``false`` (the default for now: two tests fail on this path inside the full suite only, see the
-README) keeps the record path."""
+"""MirrorSourceConnector key of ours: ``true`` (the default) copies record batches as they are where the
+worker allows it; ``false`` keeps the record path."""
 
 
 def enabled(value: str | None) -> bool:
-    """The key's value (``None``: the default, false); anything but true/false raises ``ValueError``."""
+    """The key's value (``None``: the default, true); anything but true/false raises ``ValueError``."""
     if value is None:
-        return False
+        return True
     text = str(value).strip().lower()
     if text not in ("true", "false"):
         raise ValueError(

@@ -241,7 +241,6 @@ def _config(
             "target.cluster.alias": target_alias,
             "consumer.isolation.level": "read_committed",
             "offset.lag.max": "0",
-            "pyconnect.mirror.raw.batches.enable": "true",  # opt-in for now
             **extra,
         },
     )

@@ -166,7 +166,14 @@ def test_mirror_status_in_sync_stale_lagging_and_failed(
     asyncio.run(create_topics(a, live, stale))
     asyncio.run(produce(a, stale, 50))  # before the mirror starts, and never again
     time.sleep(1.0)
-    config = mirror_config(cluster_a, cluster_b, f"{live},{stale}", **{"consumer.max.poll.records": "20"})
+    # The flood below must outrun a mirror held to 20 records a poll: the record path counts them one by
+    # one, while the raw path counts whole batches (a flood batch holds about a thousand records).
+    config = mirror_config(
+        cluster_a,
+        cluster_b,
+        f"{live},{stale}",
+        **{"consumer.max.poll.records": "20", "pyconnect.mirror.raw.batches.enable": "false"},
+    )
     with fleet(python_workers(b, tmp_path, unique("mst-group"), 2)) as workers, Trickle(a, live):
         first, second = workers
         code, body = first.rest("POST", "/connectors", {"name": "mirror", "config": config})

@@ -39,6 +39,10 @@ REQUIRED_RATIOS = {
     "eos_throughput_interval",
     "eos_p99_latency",
     "wan_throughput_1kb",
+    "compressed_lz4",
+    "compressed_zstd",
+    "compressed_cpu_lz4",
+    "compressed_cpu_zstd",
     "metrics_on_vs_off_100b",
     "metrics_on_vs_off_1kb",
     "metrics_on_vs_off_cpu_100b",
@@ -169,6 +173,16 @@ def _scenarios(py: bool) -> dict[str, Any]:
             {"one_way_delay_ms": 20, "1kb": {"records_per_s": 5000.0}},
             {"one_way_delay_ms": 20, "1kb": {"records_per_s": 12500.0}},
         ),
+        "compressed": scenario(
+            {
+                "lz4": {"records_per_s": 20000.0, "cpu_s_per_million": 40.0},
+                "zstd": {"records_per_s": 10000.0, "cpu_s_per_million": 80.0},
+            },
+            {
+                "lz4": {"records_per_s": 60000.0, "cpu_s_per_million": 8.0},
+                "zstd": {"records_per_s": 30000.0, "cpu_s_per_million": 24.0},
+            },
+        ),
         "exactly_once": scenario(
             _eos(poll=8000.0, interval=10000.0, p99=40.0), _eos(poll=12000.0, interval=12000.0, p99=20.0)
         ),
@@ -266,12 +280,21 @@ def test_ratios_when_both_sides_ran() -> None:
         "eos_throughput_interval": 1.2,
         "eos_p99_latency": 0.5,
         "wan_throughput_1kb": 2.5,
+        "compressed_lz4": 3.0,
+        "compressed_zstd": 3.0,
+        "compressed_cpu_lz4": 0.2,
+        "compressed_cpu_zstd": 0.3,
         **dict.fromkeys(METRICS_COST_RATIOS),  # the metrics_cost scenario is not in these scenarios
     }
     assert results["ratio_notes"]["wan_throughput_1kb"] == (
         "1 KB drain with the source 40 ms away (records/s): pyconnect / java-connect"
     )
     assert results["goals"]["wan_throughput_1kb"] == {"goal": 2.0, "met": True, "factor": 0.8}
+    assert results["ratio_notes"]["compressed_cpu_zstd"] == (
+        "zstd-compressed 1 KB backlog drained (CPU-seconds per million records): pyconnect / java-connect"
+    )
+    assert results["goals"]["compressed_cpu_zstd"] == {"goal": 0.25, "met": False, "factor": 1.2}
+    assert "Compressed source" in report.render_markdown(results, chart_name=None)
     assert results["ratio_notes"]["eos_throughput_interval"] == (
         "exactly-once drain, interval boundary (records/s): pyconnect / java-connect"
     )
@@ -564,3 +587,18 @@ def test_drains_combine_over_their_summed_windows_and_records() -> None:
     assert combine_drains([first, {**second, "cpu_s_per_million": None}], 100)["cpu_s_per_million"] is None
     with pytest.raises(ValueError):
         combine_drains([], 100)
+
+
+def test_compressed_payload_lines_are_distinct_sized_and_compress_like_text(tmp_path: Path) -> None:
+    import zlib
+
+    from benchmarks import compressed
+
+    path = compressed.write_payload_file(tmp_path / "p.txt", 200, 1024)
+    lines = path.read_text().splitlines()
+    assert len(lines) == 200 and len(set(lines)) == 200
+    assert {len(line.encode()) for line in lines} == {1024}
+    assert path.read_text() == compressed.write_payload_file(tmp_path / "q.txt", 200, 1024).read_text()
+    joined = "\n".join(lines).encode()
+    assert 2 < len(joined) / len(zlib.compress(joined)) < 10  # text-like, not a repeated payload
+    assert compressed.overrides("zstd") == {"producer.override.compression.type": "zstd"}

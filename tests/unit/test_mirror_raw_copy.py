@@ -75,8 +75,8 @@ def test_another_codec_or_a_batch_too_large_for_the_producer_is_decoded() -> Non
     assert take(plain, 0, limit=len(plain)).copied_batches == 1
 
 
-def test_the_connector_key_is_false_by_default_and_validated() -> None:
-    assert not raw_copy.enabled(None) and raw_copy.enabled(" TRUE ") and not raw_copy.enabled("false")
+def test_the_connector_key_is_true_by_default_and_validated() -> None:
+    assert raw_copy.enabled(None) and raw_copy.enabled(" TRUE ") and not raw_copy.enabled("false")
     assert raw_copy.enabled_error("yes") is not None and raw_copy.enabled_error("false") is None
     with pytest.raises(ValueError, match=raw_copy.RAW_BATCHES_CONFIG):
         raw_copy.enabled("1")
@@ -105,7 +105,7 @@ def test_the_worker_allows_raw_batches_only_with_byte_array_converters_and_no_tr
 def test_the_mirror_task_takes_raw_batches_only_when_its_connector_key_turns_them_on() -> None:
     target = RawBatchTarget(0, 1_048_576)
     for config, wanted in (
-        ({}, False),
+        ({}, True),
         ({raw_copy.RAW_BATCHES_CONFIG: "true"}, True),
         ({raw_copy.RAW_BATCHES_CONFIG: "false"}, False),
     ):
