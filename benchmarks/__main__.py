@@ -150,6 +150,14 @@ def main(argv: list[str] | None = None) -> int:
         help="records per audit_scale run instead of the mode's (e.g. 1000000)",
     )
     parser.add_argument(
+        "--backlog",
+        action="append",
+        default=[],
+        metavar="SIZE=N",
+        help="records in the SIZE (100b or 1kb) throughput backlog instead of the mode's (repeatable; "
+        "e.g. 100b=2000000 makes the quick metrics_cost drains long enough to rise above noise)",
+    )
+    parser.add_argument(
         "--pyconnect-mirror-setting",
         action="append",
         default=[],
@@ -177,6 +185,13 @@ def main(argv: list[str] | None = None) -> int:
     bench_settings = settings.quick() if args.quick else settings.full()
     if args.audit_sizes:
         bench_settings = dataclasses.replace(bench_settings, audit_sizes=args.audit_sizes)
+    backlog = dict(bench_settings.backlog)
+    for item in args.backlog:
+        size, sep, count = item.partition("=")
+        if not sep or size.strip() not in backlog or not count.strip().isdigit() or int(count) <= 0:
+            parser.error(f"--backlog wants SIZE=N with SIZE one of {sorted(backlog)} and N > 0, got {item!r}")
+        backlog[size.strip()] = int(count)
+    bench_settings = dataclasses.replace(bench_settings, backlog=backlog)
     if args.backlog_timestamps:
         bench_settings = dataclasses.replace(bench_settings, backlog_timestamps=args.backlog_timestamps)
     started = dt.datetime.now(dt.UTC)
