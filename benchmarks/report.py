@@ -936,7 +936,10 @@ def _many_partitions_section(scenario: Mapping[str, Any] | None) -> list[str]:
     )
     title = "Many partitions: one connector over many small topics, one worker"
     if shape:
-        title += f" ({_partitions_text(shape)}, {_fmt((shape.get('reconfigure') or {}).get('topics'))} added)"
+        title += (
+            f" ({_fmt(shape.get('topics'))} topics x {_fmt(shape.get('partitions_per_topic'))} partitions, "
+            f"{_fmt((shape.get('reconfigure') or {}).get('topics'))} topics added)"
+        )
     lines = _section(
         scenario,
         title,

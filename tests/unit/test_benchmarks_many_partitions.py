@@ -78,6 +78,7 @@ def _metrics(copied: float, cpu: float, rss: float, reconfigure: float) -> dict[
     return {
         "topics": 1000,
         "partitions": 8000,
+        "partitions_per_topic": 8,
         "tasks_max": 4,
         "refresh_topics_interval_s": 5,
         "topics_regex": "bench-mp-(base|mj)-.*",
@@ -139,7 +140,10 @@ def test_ratios_are_null_with_the_reason_when_pyconnect_failed() -> None:
 def test_section_shows_each_system_and_says_the_refresh_interval_is_included() -> None:
     py = _entry(**_metrics(copied=25.0, cpu=0.06, rss=160.0, reconfigure=12.0))
     text = "\n".join(report._many_partitions_section(_scenario(py)["many_partitions"]))
-    assert "## Many partitions: one connector over many small topics, one worker (8,000 partitions" in text
+    assert (
+        "## Many partitions: one connector over many small topics, one worker "
+        "(1,000 topics x 8 partitions, 100 topics added)"
+    ) in text
     assert "one connector over many topics" in text
     assert "| Java MirrorSourceConnector on Java Connect | 4.2 | 6.1 | 50.0 | 4.0 | 800.0 | 1,200 |" in text
     assert "| pyconnect MirrorSourceConnector | 4.2 | 6.1 | 25.0 | 6.0 | 160.0 | 240.0 |" in text
