@@ -2,7 +2,8 @@
 
 CPU is ``utime + stime`` of the process (children not included: every process measured here is one
 JVM or one Python interpreter). RSS is ``VmRSS`` from ``/proc/<pid>/status``. A PID that has exited
-reads as ``None``: callers never get a made-up zero.
+reads as ``None``: callers never get a made-up zero. ``process_tree`` lists a process and its
+descendants (from the parent PIDs in ``/proc/<pid>/stat``), for figures "of the worker's process tree".
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +37,46 @@ def rss_mb(pid: int) -> float | None:
     except OSError:
         return None
     return None
+
+
+def tree_of(parents: Mapping[int, int], root: int) -> list[int]:
+    """``root`` and every descendant of it, given each process's parent (``parents``: PID -> parent PID),
+    root first, then breadth first in PID order; ``[root]`` even when ``root`` is not in ``parents``."""
+    children: dict[int, list[int]] = {}
+    for pid, parent in parents.items():
+        if pid != parent:
+            children.setdefault(parent, []).append(pid)
+    tree, queue, seen = [], [root], {root}
+    while queue:
+        current = queue.pop(0)
+        tree.append(current)
+        for child in sorted(children.get(current, [])):
+            if child not in seen:
+                seen.add(child)
+                queue.append(child)
+    return tree
+
+
+def parent_pids() -> dict[int, int]:
+    """PID -> parent PID of every process readable in ``/proc`` (those that exit meanwhile are left out)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # fields after the command name: state, then the parent PID
+        parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    return parents
+
+
+def process_tree(root: int | None) -> list[int]:
+    """``root`` and its descendants now (``[]`` for no root or a root that has exited)."""
+    if root is None or not Path(f"/proc/{root}").exists():
+        return []
+    return tree_of(parent_pids(), root)
 
 
 def total_cpu_seconds(pids: Iterable[int]) -> float | None:

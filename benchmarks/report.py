@@ -10,7 +10,8 @@ The results document (``SCHEMA``)::
                 "uvloop_vs_asyncio_cpu_100b", "uvloop_vs_asyncio_cpu_1kb", "eos_throughput_poll",
                 "eos_throughput_interval", "eos_p99_latency", "wan_throughput_1kb",
                 "compressed_{lz4,zstd}", "compressed_cpu_{lz4,zstd}",
-                "metrics_on_vs_off_{100b,1kb,cpu_100b,cpu_1kb,p99,rss}": float | null},
+                "metrics_on_vs_off_{100b,1kb,cpu_100b,cpu_1kb,p99,rss}",
+                "many_partitions_{copy,idle_cpu,rss,reconfigure}": float | null},
      "ratio_directions": {...}, "ratio_notes": {name: why the ratio is null, or what it compares},
      "goals": {name: {"goal", "met", "factor"}}, "notes": [str]}
 
@@ -189,6 +190,34 @@ def eos_summary(metrics: Mapping[str, Any]) -> dict[str, float | None]:
     }
 
 
+def _partitions_text(m: Mapping[str, Any], phase: str | None = None) -> str:
+    """``"8,000 partitions (1,000 topics)"`` of the whole run, or of ``phase`` (``reconfigure``)."""
+    figures = (m.get(phase) or {}) if phase else m
+    return f"{_fmt(figures.get('partitions'))} partitions ({_fmt(figures.get('topics'))} topics)"
+
+
+MANY_PARTITIONS_FIGURES: dict[str, Any] = {
+    "many_partitions_copy": lambda m: (
+        (m.get("copy") or {}).get("copied_s"),
+        f"connector creation to {_partitions_text(m)} copied, one record each (s)",
+    ),
+    "many_partitions_idle_cpu": lambda m: (
+        (m.get("idle") or {}).get("cpu_s_per_s"),
+        f"idle CPU-seconds per second of the worker's process tree with {_partitions_text(m)} mirrored",
+    ),
+    "many_partitions_rss": lambda m: (
+        (m.get("idle") or {}).get("rss_mb"),
+        f"idle RSS of the worker's process tree with {_partitions_text(m)} mirrored (MB)",
+    ),
+    "many_partitions_reconfigure": lambda m: (
+        (m.get("reconfigure") or {}).get("copied_s"),
+        f"{_partitions_text(m, 'reconfigure')} added on the source to all copied, including up to "
+        f"refresh.topics.interval.seconds={_fmt(m.get('refresh_topics_interval_s'))} (s)",
+    ),
+}
+"""The many-partitions ratios: how to read each figure, and what it is, from one system's metrics."""
+
+
 def compute_ratios(scenarios: Mapping[str, Any]) -> tuple[dict[str, float | None], dict[str, str]]:
     """The ``ratios`` object (pyconnect / Java, and uvloop / asyncio) and a note per ratio: what it
     compares or why it is null."""
@@ -235,6 +264,7 @@ def compute_ratios(scenarios: Mapping[str, Any]) -> tuple[dict[str, float | None
             "exactly_once",
             lambda m: (eos_summary(m)["p99_ms"], "exactly-once p99 latency at the first fixed rate (ms)"),
         ),
+        **{name: ("many_partitions", pick) for name, pick in MANY_PARTITIONS_FIGURES.items()},
     }
     for name in RATIO_DIRECTIONS:
         if name in EVENT_LOOP_RATIOS:
@@ -517,6 +547,7 @@ def render_markdown(results: Mapping[str, Any], chart_name: str | None = "chart.
             )
         ],
     )
+    out += _many_partitions_section(scenarios.get("many_partitions"))
     out += _control_plane_section(scenarios.get("control_plane"))
     out += _audit_scale_section(scenarios.get("audit_scale"))
     out += _profile_section(results)
@@ -923,6 +954,49 @@ def _audit_scale_section(scenario: Mapping[str, Any] | None) -> list[str]:
     for failure in metrics.get("failures") or []:
         lines.append(f"- failed: {failure}")
     return [*lines, ""]
+
+
+def _many_partitions_section(scenario: Mapping[str, Any] | None) -> list[str]:
+    """Per system: the copy timeline, the idle figures and the reconfiguration, then what the
+    reconfiguration time includes."""
+    if scenario is None:
+        return []
+    shape = (
+        next((e.get("metrics") for e in (scenario.get("systems") or {}).values() if e.get("metrics")), None)
+        or {}
+    )
+    title = "Many partitions: one connector over many small topics, one worker"
+    if shape:
+        title += (
+            f" ({_fmt(shape.get('topics'))} topics x {_fmt(shape.get('partitions_per_topic'))} partitions, "
+            f"{_fmt((shape.get('reconfigure') or {}).get('topics'))} topics added)"
+        )
+    lines = _section(
+        scenario,
+        title,
+        [
+            ("tasks RUNNING s", lambda m: (m.get("copy") or {}).get("tasks_running_s")),
+            ("first record s", lambda m: (m.get("copy") or {}).get("first_record_s")),
+            ("all copied s", lambda m: (m.get("copy") or {}).get("copied_s")),
+            ("idle CPU % of one core", lambda m: (m.get("idle") or {}).get("cpu_percent")),
+            ("idle RSS MB", lambda m: (m.get("idle") or {}).get("rss_mb")),
+            ("peak RSS MB", lambda m: m.get("peak_rss_mb")),
+            ("added: source ready s", lambda m: (m.get("reconfigure") or {}).get("source_ready_s")),
+            ("added: all copied s", lambda m: (m.get("reconfigure") or {}).get("copied_s")),
+            ("records copied twice", lambda m: (m.get("reconfigure") or {}).get("recopied_records")),
+        ],
+    )
+    if shape:
+        interval = _fmt(shape.get("refresh_topics_interval_s"))
+        lines += [
+            f'The added topics\' time runs from the start of their creation on the source ("source ready": '
+            f"created and written) to all their records on the target, so it includes up to "
+            f"refresh.topics.interval.seconds ({interval} s) before the connector notices them, then the task "
+            f"reconfiguration and the copy. `topics` = `{shape.get('topics_regex')}` (the alias differs per "
+            f"system), tasks.max={_fmt(shape.get('tasks_max'))}.",
+            "",
+        ]
+    return lines
 
 
 def _control_plane_section(scenario: Mapping[str, Any] | None) -> list[str]:

@@ -9,6 +9,9 @@ physical limit is measured on separate topics; then each system in turn runs
 - a *fleet session*: three fresh workers with one connector (idle CPU and RSS, then failover);
 - a *checkpoint session*: one fresh worker with a source and a checkpoint connector
   (``benchmarks.checkpoint_lag``);
+- a *many-partitions session*: one fresh worker with one connector over thousands of one-record
+  topics (``benchmarks.many_partitions``; Connect systems only), after which that system's added
+  source topics and its target topics are deleted;
 - a *control-plane session* per connector count: three fresh workers, many connectors created,
   listed, restarted and deleted through REST (``benchmarks.control_plane``; Connect systems only,
   and pyconnect's runs even when its MirrorSourceConnector is unavailable: it uses
@@ -41,6 +44,7 @@ from benchmarks import (
     compressed,
     control_plane,
     exactly_once,
+    many_partitions,
     metrics_cost,
     perftools,
     profiler,
@@ -60,6 +64,17 @@ log = logging.getLogger("benchmarks")
 READY_TIMEOUT_S = 120.0
 RUNNING_TIMEOUT_S = 120.0
 DESCRIPTIONS = {
+    "many_partitions": "One fresh worker per Connect system runs one MirrorSourceConnector (tasks.max as in the "
+    "other scenarios, refresh.topics.interval.seconds=5, topics = a regex matching the shared topics and the "
+    "system's own added ones; the same JSON on both systems but for the source alias) over many_partitions_topics "
+    "source topics of 8 partitions holding one record per partition, every target topic created beforehand. "
+    "Copy = connector creation to the summed end offset of all the target topics equalling the records produced "
+    "(one ListOffsets call for every partition per poll, every 0.5 s). Idle = CPU-seconds per second of the "
+    "worker's process tree over idle_window_s, 5 s after the copy, with nothing arriving, and its RSS at the end "
+    "of that window. Reconfigure = many_partitions_added more topics of 8 partitions (one record each) created "
+    "and written on the source, from the start of their creation to all their records on the target: it "
+    "includes up to refresh.topics.interval.seconds (5 s) before the connector notices them, then the task "
+    "reconfiguration and the copy.",
     "wan": "The source cluster reached through proxies that delay every byte by wan_delay_ms each way (a "
     "round trip of twice that), as across regions: one fresh worker per Connect system drains the 1 KB "
     "throughput backlog again under an alias of its own, measured as in the throughput scenario, then "
@@ -258,6 +273,9 @@ class Bench:
             self._prepare_compressed()
         if self.wants("control_plane"):
             workload.create_topics(self.b, [control_plane.CONTROL_TOPIC], 1, {})
+        if self.wants("many_partitions"):
+            log.info("writing the many-partitions topics: %d x %d", self.s.many_partitions_topics, p)
+            many_partitions.prepare_source(self.a, self.s.many_partitions_topics, p)
         if self.wants("exactly_once"):
             eos_sources = [f"bench-eos-{b}" for b in exactly_once.BOUNDARIES]
             workload.create_topics(self.a, eos_sources, p)
@@ -344,7 +362,7 @@ class Bench:
         self.systems[system] = {"available": available, "reason": reason}
         scenario_names = ["throughput", "startup", "resources"]
         if system != "java-dedicated":
-            scenario_names += ["latency", "failover", "checkpoint_lag"]
+            scenario_names += ["latency", "failover", "checkpoint_lag", "many_partitions"]
         if system == "pyconnect":
             scenario_names += ["profile", "scale_out", "event_loop", "metrics_cost", "audit_scale"]
         if not available:
@@ -380,6 +398,8 @@ class Bench:
             self._wan(system)
         if self.wants("compressed"):
             self._compressed(system)
+        if self.wants("many_partitions"):
+            self._many_partitions(system)
         if system == "pyconnect" and self.wants("audit_scale"):
             self._audit_scale(system)
         self._control_plane(system)
@@ -634,6 +654,28 @@ class Bench:
             )
         finally:
             worker.stop(20)
+
+    def _many_partitions(self, system: str) -> None:
+        """The many-partitions scenario (:mod:`benchmarks.many_partitions`) on one fresh worker of ``system``."""
+        if system not in many_partitions.MP_ALIASES:
+            return
+        worker = runners.make_workers(system, self.b, self.work_dir / "many-partitions", 1)[0]
+        try:
+            worker.start()
+            worker.wait_ready(READY_TIMEOUT_S)
+            metrics = many_partitions.measure(system, worker, self.a, self.b, self.s)
+            self.put("many_partitions", system, "ok", metrics)
+        except Exception as exc:
+            log.exception("%s many-partitions scenario failed", system)
+            self.put(
+                "many_partitions",
+                system,
+                "failed",
+                reason=f"{_short(exc)}; worker log tail: {worker.log_tail(8)}",
+            )
+        finally:
+            worker.stop(20)
+            many_partitions.cleanup(system, self.a, self.b, self.s)
 
     def _exactly_once(self, system: str) -> None:
         """The exactly-once scenario (:mod:`benchmarks.exactly_once`) on one fresh worker of ``system``."""

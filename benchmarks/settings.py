@@ -16,6 +16,9 @@ Profile: py-spy's sampling rate. Event loop: how many times each loop's worker d
 ``control_plane_sizes`` (connectors), ``control_plane_concurrency`` REST writes in flight, each
 listing GET repeated ``control_plane_repeats`` times, every phase bounded by
 ``control_plane_phase_timeout_s``.
+Many partitions: ``many_partitions_topics`` topics of ``partitions`` partitions (one record each) copied
+by one worker, then ``many_partitions_added`` more topics added on the source; every wait bounded by
+``drain_timeout_s``, idle figures over ``idle_window_s``.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ SCENARIOS = (
     "compressed",
     "metrics_cost",
     "audit_scale",
+    "many_partitions",
 )
 
 
@@ -91,6 +95,8 @@ class BenchSettings:
     scenario's): Kafka's default, ``CreateTime``, which lets a mirror copy batches as they are;
     ``LogAppendTime`` batches must be decoded to be re-stamped (pyconnect's record path)."""
     audit_timeout_s: float = 3600.0
+    many_partitions_topics: int = 1000
+    many_partitions_added: int = 100
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -116,6 +122,8 @@ def quick() -> BenchSettings:
         metrics_cost_rounds=6,
         audit_sizes=(100_000,),
         audit_timeout_s=900.0,
+        many_partitions_topics=100,
+        many_partitions_added=20,
     )
 
 

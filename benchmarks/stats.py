@@ -40,6 +40,10 @@ RATIO_DIRECTIONS: dict[str, str] = {
     "metrics_on_vs_off_cpu_1kb": LOWER_IS_BETTER,
     "metrics_on_vs_off_p99": LOWER_IS_BETTER,
     "metrics_on_vs_off_rss": LOWER_IS_BETTER,
+    "many_partitions_copy": LOWER_IS_BETTER,
+    "many_partitions_idle_cpu": LOWER_IS_BETTER,
+    "many_partitions_rss": LOWER_IS_BETTER,
+    "many_partitions_reconfigure": LOWER_IS_BETTER,
 }
 
 # The goals set for each ratio: pyconnect / Java at least this (higher is better) or at most this
@@ -72,6 +76,10 @@ GOALS: dict[str, float] = {
     "metrics_on_vs_off_cpu_1kb": 1.05,
     "metrics_on_vs_off_p99": 1.1,
     "metrics_on_vs_off_rss": 1.05,
+    "many_partitions_copy": 1.0,
+    "many_partitions_idle_cpu": 1.0,
+    "many_partitions_rss": 0.25,
+    "many_partitions_reconfigure": 1.0,
 }
 
 

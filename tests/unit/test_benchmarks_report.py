@@ -49,6 +49,10 @@ REQUIRED_RATIOS = {
     "metrics_on_vs_off_cpu_1kb",
     "metrics_on_vs_off_p99",
     "metrics_on_vs_off_rss",
+    "many_partitions_copy",
+    "many_partitions_idle_cpu",
+    "many_partitions_rss",
+    "many_partitions_reconfigure",
 }
 
 
@@ -186,6 +190,25 @@ def _scenarios(py: bool) -> dict[str, Any]:
         "exactly_once": scenario(
             _eos(poll=8000.0, interval=10000.0, p99=40.0), _eos(poll=12000.0, interval=12000.0, p99=20.0)
         ),
+        "many_partitions": scenario(
+            _many(copied=40.0, cpu=0.02, rss=600.0, reconfigure=12.0),
+            _many(copied=30.0, cpu=0.03, rss=120.0, reconfigure=9.0),
+        ),
+    }
+
+
+def _many(copied: float, cpu: float, rss: float, reconfigure: float) -> dict[str, Any]:
+    """Many-partitions metrics: 100 topics of 8 partitions, 20 added."""
+    return {
+        "topics": 100,
+        "partitions": 800,
+        "refresh_topics_interval_s": 5,
+        "tasks_max": 4,
+        "topics_regex": "bench-mp-(base|mp)-.*",
+        "copy": {"tasks_running_s": 2.0, "first_record_s": 3.0, "copied_s": copied},
+        "idle": {"cpu_s_per_s": cpu, "cpu_percent": cpu * 100, "rss_mb": rss},
+        "reconfigure": {"topics": 20, "partitions": 160, "source_ready_s": 1.5, "copied_s": reconfigure},
+        "peak_rss_mb": rss + 10,
     }
 
 
@@ -284,6 +307,10 @@ def test_ratios_when_both_sides_ran() -> None:
         "compressed_zstd": 3.0,
         "compressed_cpu_lz4": 0.2,
         "compressed_cpu_zstd": 0.3,
+        "many_partitions_copy": 0.75,
+        "many_partitions_idle_cpu": 1.5,
+        "many_partitions_rss": 0.2,
+        "many_partitions_reconfigure": 0.75,
         **dict.fromkeys(METRICS_COST_RATIOS),  # the metrics_cost scenario is not in these scenarios
     }
     assert results["ratio_notes"]["wan_throughput_1kb"] == (
