@@ -314,6 +314,9 @@ def measure(
     sampler = RssSampler(tree, interval=0.5, max_seconds=2 * s.drain_timeout_s + 600).start()
     watcher = EndOffsets(target, remote_topics(alias, base), partitions)
     try:
+        # Fresh partitions answer NOT_LEADER_OR_FOLLOWER until the broker has loaded them (seconds for
+        # thousands): the clock starts once every target partition has a leader, as in production.
+        watcher.total()
         t_create = time.monotonic()
         runners.create_connector(worker, CONNECTOR, connector_config(system, source, target, s.tasks_max))
         metrics["copy"] = wait_copied(

@@ -827,10 +827,16 @@ class SourceConsumer:
         if not wanted:
             return {}
         try:
-            cluster = await self._consumer._client.fetch_all_metadata()  # answers unassigned topics too
+            client = self._consumer._client
+            cluster = await client.fetch_all_metadata()  # answers unassigned topics too
             tps = [TopicPartition(t, p) for t, p in wanted if p in (cluster.partitions_for_topic(t) or ())]
             if not tps:
                 return {}
+            # The client asks offsets only of topics its own metadata tracks, and learns an untracked
+            # one per retry (100 ms each: 10 s for 100 topics); one metadata update tracks them all.
+            untracked = {tp.topic for tp in tps}.difference(client._topics)
+            if untracked:
+                await client.set_topics(client._topics | untracked)
             starts = await self._consumer.beginning_offsets(tps)
             ends = await self._consumer.end_offsets(tps)
         except KafkaError as exc:

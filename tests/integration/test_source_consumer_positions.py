@@ -7,7 +7,8 @@ Its client never moves a position by itself, so these are checked against a real
   raised until every partition is given a position, as Java's consumer), on the first polls, as before;
 * positions refused as out of range on many partitions at once surface together in ONE poll (the
   client reports them one partition per call), with each partition's log bounds, while the records of
-  healthy partitions polled by the same call are handed over, not dropped.
+  healthy partitions polled by the same call are handed over, not dropped;
+* the log bounds of many topics the consumer does not track cost one metadata update, not one per topic.
 """
 
 from __future__ import annotations
@@ -170,5 +171,50 @@ def test_out_of_range_positions_of_all_partitions_surface_in_one_poll(
             assert healthy == list(range(1, 10)), "partition 0 read once, in order, nothing dropped"
         finally:
             await source.close()
+
+    asyncio.run(run())
+
+
+def test_log_bounds_of_many_topics_nobody_assigned_take_one_metadata_update(
+    cluster_a: ClusterHandle, unique: Any
+) -> None:
+    """A task's start checks the log bounds of every resumed partition on the target (a probe consumer
+    that tracks no topic): the client used to learn the topics one retry (100 ms) at a time, which held
+    the copy of a 1,000-topic mirror back for the whole check's bound after each reconfiguration."""
+    bootstrap = cluster_a.bootstrap_servers
+    topics = [unique("bounds") for _ in range(30)]
+
+    async def run() -> None:
+        admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+        await admin.start()
+        try:
+            await admin.create_topics([NewTopic(t, 1, 1) for t in topics])
+        finally:
+            await admin.close()
+        producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
+        await producer.start()
+        try:
+            for t in topics:
+                await producer.send_and_wait(t, b"x", partition=0)
+        finally:
+            await producer.stop()
+
+        probe = consumer(bootstrap)
+        await probe.start()
+        try:
+            client = probe._consumer._client
+            original, updates = client._metadata_update, []
+
+            async def counted(*args: Any, **kwargs: Any) -> Any:
+                updates.append(args[1] if len(args) > 1 else None)
+                return await original(*args, **kwargs)
+
+            client._metadata_update = counted
+            wanted = [(t, 0) for t in topics] + [(topics[0], 5), ("no-such-topic-" + topics[0], 0)]
+            bounds = await probe.log_bounds(wanted)
+            assert bounds == {(t, 0): (0, 1) for t in topics}, "absent partitions are left out"
+            assert len(updates) <= 3, f"{len(updates)} metadata updates for {len(topics)} topics"
+        finally:
+            await probe.close()
 
     asyncio.run(run())
