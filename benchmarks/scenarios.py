@@ -214,7 +214,7 @@ class Bench:
         log.info("starting clusters A and B")
         routes = (wan.ROUTE,) if self.wants("wan") else ()
         self.clusters = start_clusters(
-            ["A", "B"], self.work_dir / "kafka", die_with_parent=True, routes=routes
+            ["A", "B"], self.work_dir / "kafka", die_with_parent=True, routes=routes, heap=self.s.broker_heap
         )
         try:
             if routes:
@@ -466,21 +466,13 @@ class Bench:
                 for size, n in self.s.backlog.items():
                     topic = f"bench-tp-{size}"
                     name = f"bench-tp-{size}"
-                    t_create = time.monotonic()
-                    runners.create_connector(
+                    tp[size] = self._connector_drain(
                         worker,
                         name,
                         runners.connector_config(system, self.a, self.b, [topic], self.s.tasks_max),
-                    )
-                    tp[size] = _drain(
-                        lambda: [worker.pid] if worker.pid else [],
-                        self.b,
                         runners.remote_topic(system, topic),
                         n,
                         self.s.record_size[size],
-                        t_create,
-                        self.s.drain_timeout_s,
-                        worker.check_alive,
                     )
                     log.info("%s throughput %s: %s", system, size, tp[size])
                     runners.delete_connector(worker, name)
@@ -579,17 +571,8 @@ class Bench:
                 **runners.connector_config(system, self.a, self.b, [topic], self.s.tasks_max, alias=alias),
                 **wan.source_overrides(route),
             }
-            t_create = time.monotonic()
-            runners.create_connector(worker, name, config)
-            metrics["1kb"] = _drain(
-                lambda: [worker.pid] if worker.pid else [],
-                self.b,
-                f"{alias}.{topic}",
-                self.s.backlog["1kb"],
-                self.s.record_size["1kb"],
-                t_create,
-                self.s.drain_timeout_s,
-                worker.check_alive,
+            metrics["1kb"] = self._connector_drain(
+                worker, name, config, f"{alias}.{topic}", self.s.backlog["1kb"], self.s.record_size["1kb"]
             )
             log.info("%s drain over the delayed link: %s", system, metrics["1kb"])
             runners.delete_connector(worker, name)
@@ -608,6 +591,32 @@ class Bench:
             )
         finally:
             worker.stop(20)
+
+    def _connector_drain(
+        self,
+        worker: ConnectWorkerProcess,
+        name: str,
+        config: Mapping[str, str],
+        target_topic: str,
+        records: int,
+        record_size: int,
+        *,
+        drain: Callable[..., dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        """Create connector ``name`` on ``worker`` and measure the drain of ``records`` into
+        ``target_topic`` from its creation (``drain``: :func:`_drain`, or a variant of that signature)."""
+        t_create = time.monotonic()
+        runners.create_connector(worker, name, config)
+        return (drain or _drain)(
+            lambda: [worker.pid] if worker.pid else [],
+            self.b,
+            target_topic,
+            records,
+            record_size,
+            t_create,
+            self.s.drain_timeout_s,
+            worker.check_alive,
+        )
 
     def _compressed(self, system: str) -> None:
         """The compressed-source scenario (:mod:`benchmarks.compressed`) on one fresh worker of ``system``."""
@@ -628,17 +637,8 @@ class Bench:
                     ),
                     **compressed.overrides(codec),
                 }
-                t_create = time.monotonic()
-                runners.create_connector(worker, name, config)
-                metrics[codec] = _drain(
-                    lambda: [worker.pid] if worker.pid else [],
-                    self.b,
-                    f"{alias}.{topic}",
-                    self.s.backlog["1kb"],
-                    self.s.record_size["1kb"],
-                    t_create,
-                    self.s.drain_timeout_s,
-                    worker.check_alive,
+                metrics[codec] = self._connector_drain(
+                    worker, name, config, f"{alias}.{topic}", self.s.backlog["1kb"], self.s.record_size["1kb"]
                 )
                 log.info("%s drain of the %s backlog: %s", system, codec, metrics[codec])
                 runners.delete_connector(worker, name)
@@ -692,17 +692,14 @@ class Bench:
                 config = exactly_once.connector_config(
                     system, self.a, self.b, topic, self.s.tasks_max, boundary, self.s.eos_interval_ms
                 )
-                t_create = time.monotonic()
-                runners.create_connector(worker, topic, config)
-                metrics[boundary] = exactly_once.drain_committed(
-                    lambda: [worker.pid] if worker.pid else [],
-                    self.b,
+                metrics[boundary] = self._connector_drain(
+                    worker,
+                    topic,
+                    config,
                     runners.remote_topic(system, topic),
                     self.s.eos_backlog,
                     self.s.eos_record_size,
-                    t_create,
-                    self.s.drain_timeout_s,
-                    worker.check_alive,
+                    drain=exactly_once.drain_committed,
                 )
                 log.info("%s exactly-once drain, %s boundary: %s", system, boundary, metrics[boundary])
                 runners.delete_connector(worker, topic)
@@ -760,23 +757,15 @@ class Bench:
                 log.info("%s profile: draining the %s backlog under py-spy", system, size)
                 recorder.start()
                 try:
-                    t_create = time.monotonic()
-                    runners.create_connector(
+                    drained = self._connector_drain(
                         worker,
                         name,
                         runners.connector_config(
                             system, self.a, self.b, [topic], self.s.tasks_max, alias=runners.PROFILE_ALIAS
                         ),
-                    )
-                    drained = _drain(
-                        lambda: [worker.pid] if worker.pid else [],
-                        self.b,
                         f"{runners.PROFILE_ALIAS}.{topic}",
                         self.s.backlog[size],
                         self.s.record_size[size],
-                        t_create,
-                        self.s.drain_timeout_s,
-                        worker.check_alive,
                     )
                 finally:
                     raw = recorder.stop()
@@ -864,23 +853,15 @@ class Bench:
                     alias = f"{aliases[side]}{round_}"
                     target, name = f"{alias}.{topic}", f"{name_prefix}-{alias}-{size}"
                     workload.create_topics(self.b, [target], self.s.partitions)
-                    t_create = time.monotonic()
-                    runners.create_connector(
+                    drained = self._connector_drain(
                         worker,
                         name,
                         runners.connector_config(
                             system, self.a, self.b, [topic], self.s.tasks_max, alias=alias
                         ),
-                    )
-                    drained = _drain(
-                        _pids_of(worker),
-                        self.b,
                         target,
                         n,
                         self.s.record_size[size],
-                        t_create,
-                        self.s.drain_timeout_s,
-                        worker.check_alive,
                     )
                     drained["first_of_pair"] = side == order[0]
                     drains[side].setdefault(size, []).append(drained)

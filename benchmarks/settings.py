@@ -95,6 +95,9 @@ class BenchSettings:
     scenario's): Kafka's default, ``CreateTime``, which lets a mirror copy batches as they are;
     ``LogAppendTime`` batches must be decoded to be re-stamped (pyconnect's record path)."""
     audit_timeout_s: float = 3600.0
+    broker_heap: str = "2g"
+    """Max heap of each benchmark broker: the many-partitions scenario puts about 9,000 partitions on
+    each cluster, which a 512 MB broker (the test clusters' default) does not survive."""
     many_partitions_topics: int = 1000
     many_partitions_added: int = 100
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import subprocess
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
@@ -32,6 +33,20 @@ async def _create(bootstrap: str, topic: str) -> None:
         await admin.create_topics([NewTopic(topic, 1, 1)])
     finally:
         await admin.close()
+
+
+@contextlib.asynccontextmanager
+async def _leader_of(bootstrap: str, topic: str) -> AsyncIterator[tuple[AIOKafkaClient, int]]:
+    """A client of the cluster at ``bootstrap`` tracking ``topic``, and the leader of its partition 0."""
+    client = AIOKafkaClient(bootstrap_servers=bootstrap)
+    await client.bootstrap()
+    try:
+        await client.add_topic(topic)
+        leader = client.cluster.leader_for_partition(TopicPartition(topic, 0))
+        assert leader is not None and leader >= 0
+        yield client, leader
+    finally:
+        await client.close()
 
 
 async def _read_all(
@@ -82,13 +97,8 @@ async def test_fetched_batches_reach_the_target_byte_for_byte(
     finally:
         await writer.stop()
 
-    client = AIOKafkaClient(bootstrap_servers=cluster_a.bootstrap_servers)
-    await client.bootstrap()
     tp = TopicPartition(source, 0)
-    try:
-        await client.add_topic(source)
-        leader = client.cluster.leader_for_partition(tp)
-        assert leader is not None and leader >= 0
+    async with _leader_of(cluster_a.bootstrap_servers, source) as (client, leader):
         whole = (await fetch_raw(client, leader, [(tp, 0)], max_wait_ms=100))[tp]
         assert whole.error_code == 0 and whole.high_watermark == BATCHES * PER_BATCH
         # A fetch from the middle of a batch gets that whole batch: it starts before the position.
@@ -98,8 +108,6 @@ async def test_fetched_batches_reach_the_target_byte_for_byte(
         cut = (
             await fetch_raw(client, leader, [(tp, 0)], max_wait_ms=100, partition_max_bytes=first_size + 30)
         )[tp]
-    finally:
-        await client.close()
 
     fetched = rb.split(whole.records)
     assert fetched.truncated_bytes == 0
@@ -137,16 +145,9 @@ async def test_fetched_batches_reach_the_target_byte_for_byte(
     assert len(original) == BATCHES * PER_BATCH
     assert copied == original
 
-    client = AIOKafkaClient(bootstrap_servers=cluster_b.bootstrap_servers)
-    await client.bootstrap()
     out = TopicPartition(target, 0)
-    try:
-        await client.add_topic(target)
-        leader = client.cluster.leader_for_partition(out)
-        assert leader is not None
+    async with _leader_of(cluster_b.bootstrap_servers, target) as (client, leader):
         stored = rb.split((await fetch_raw(client, leader, [(out, 0)], max_wait_ms=100))[out].records)
-    finally:
-        await client.close()
     assert [h.codec for h in stored.batches] == [codec] * BATCHES
     producer_ids = {h.producer_id for h in stored.batches}
     assert len(producer_ids) == 1 and producer_ids.pop() >= 0, "the target producer's own identity"
@@ -188,16 +189,9 @@ async def test_a_batch_of_javas_producer_is_copied_byte_for_byte(
     )
     assert done.returncode == 0, done.stderr.decode()[-2000:]
 
-    client = AIOKafkaClient(bootstrap_servers=cluster_a.bootstrap_servers)
-    await client.bootstrap()
     tp = TopicPartition(source, 0)
-    try:
-        await client.add_topic(source)
-        leader = client.cluster.leader_for_partition(tp)
-        assert leader is not None
+    async with _leader_of(cluster_a.bootstrap_servers, source) as (client, leader):
         whole = (await fetch_raw(client, leader, [(tp, 0)], max_wait_ms=100))[tp]
-    finally:
-        await client.close()
     fetched = rb.split(whole.records)
     assert sum(h.record_count for h in fetched.batches) == 60
     java_header = fetched.batches[0]
@@ -247,18 +241,11 @@ async def test_read_committed_by_batch_and_a_transactional_target(
     finally:
         await writer.stop()
 
-    client = AIOKafkaClient(bootstrap_servers=cluster_a.bootstrap_servers)
-    await client.bootstrap()
     tp = TopicPartition(source, 0)
-    try:
-        await client.add_topic(source)
-        leader = client.cluster.leader_for_partition(tp)
-        assert leader is not None
+    async with _leader_of(cluster_a.bootstrap_servers, source) as (client, leader):
         raw = (await fetch_raw(client, leader, [(tp, 0)], max_wait_ms=100, isolation_level=READ_COMMITTED))[
             tp
         ]
-    finally:
-        await client.close()
     batches = rb.split(raw.records).batches
     assert [h.control for h in batches] == [False, True] * 5
     assert sorted(pid for pid, _ in raw.aborted_transactions) == [batches[0].producer_id] * 2
