@@ -22,6 +22,10 @@ Contract:
 - ``send_raw(topic, partition, builder)`` hands over one ready-made batch (a fetched record batch,
   :class:`~pyconnect.kafka.raw_batches_io.RawBatch`) the same way, after checking its size against
   ``max_request_size`` (aiokafka never splits a batch); counted in ``metrics`` as any batch.
+- Topics the producer's metadata does not track yet are learnt together, in one metadata update per
+  call (:meth:`BatchSender.learn_topics`, done by ``send`` and by the callers of ``send_raw``): the
+  client would learn them one ``send_batch`` at a time, a metadata round trip each, and a first poll
+  over a thousand new topics took minutes.
 - As in Java, a record larger than the batch size travels in a batch of its own; a batch larger
   than the producer's ``max_request_size`` raises ``RecordTooLargeError`` before anything of that
   call is sent.
@@ -30,8 +34,9 @@ Contract:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -126,6 +131,17 @@ class BatchSender:
             await asyncio.sleep(min(pause, remaining))
             pause = min(2 * pause, LONGEST_PAUSE_S)
 
+    async def learn_topics(self, topics: Iterable[str]) -> None:
+        """Track the topics of ``topics`` the producer's metadata does not track yet, in one metadata
+        update (waited for at most ``max.block.ms``; a batch for a topic still unknown then waits in
+        :meth:`_hand_over` as before)."""
+        client = self._producer.client
+        tracked = client._topics
+        unknown = {topic for topic in topics if topic not in tracked}
+        if unknown:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(client.set_topics(tracked | unknown), self._max_block_s)
+
     async def send_raw(self, topic: str, partition: int, builder: Any) -> asyncio.Future[Any]:
         """One ready-made batch to ``topic``/``partition``; see the module docstring."""
         size = builder.size()
@@ -163,6 +179,7 @@ class BatchSender:
                     partition = sticky.setdefault(record.topic, self._rng.randrange(count))
             groups.setdefault((record.topic, partition), []).append(index)
 
+        await self.learn_topics({topic for topic, _ in groups})
         ready: list[tuple[str, int, Any, list[int]]] = []
         for (topic, partition), indices in groups.items():
             builder = self._producer.create_batch()

@@ -514,6 +514,8 @@ class WorkerSourceTask(TaskLifecycle):
         docstring)."""
         submit = self._submitted.submit
         transactions = self._transactions
+        sender = self._sender if transactions is None else transactions.sender
+        await sender.learn_topics({item.topic for item in items})
         for item in items:
             builder = RawBatch.of_batch(self._producer, item.data)
             entry = submit(item.source_partition, item.source_offset, item.record_count)

@@ -41,6 +41,12 @@ class FakeClient:
         self.cluster = cluster
         self.refreshes = 0
         self._grow_after = grow_after
+        self._topics: set[str] = set()
+        self.topic_updates: list[set[str]] = []
+
+    async def set_topics(self, topics: set[str]) -> None:
+        self._topics = set(topics)
+        self.topic_updates.append(set(topics))
 
     def force_metadata_update(self) -> None:
         self.refreshes += 1
@@ -99,3 +105,15 @@ async def test_past_max_block_the_cause_is_raised_as_a_timeout(
     with pytest.raises(KafkaTimeoutError, match=r"Partition 3 of topic t with partition count 1 .* 50 ms"):
         await BatchSender(producer).send([record(3)])  # type: ignore[arg-type]
     assert producer.sent == [] and producer.client.refreshes > 1
+
+
+async def test_new_topics_are_learnt_in_one_metadata_update_per_call() -> None:
+    producer = FakeProducer()
+    sender = BatchSender(producer)  # type: ignore[arg-type]
+    producer.client.cluster.partitions.update({f"n{i}": {0} for i in range(50)})
+    await sender.send([OutgoingRecord(f"n{i}", None, b"v", 0) for i in range(50)] + [record(0)])
+    assert producer.client.topic_updates == [{"t", *(f"n{i}" for i in range(50))}]
+    await sender.learn_topics(["t", "n3"])  # all tracked: no update
+    await sender.learn_topics(["t", "late"])
+    assert producer.client.topic_updates[1:] == [{"t", "late", *(f"n{i}" for i in range(50))}]
+    assert len(producer.sent) == 51

@@ -36,6 +36,12 @@ class _Cluster:
 class _Client:
     cluster = _Cluster()
 
+    def __init__(self) -> None:
+        self._topics: set[str] = set()
+
+    async def set_topics(self, topics: set[str]) -> None:
+        self._topics = set(topics)
+
 
 class FakeProducer:
     """What BatchSender and RawBatch use of an AIOKafkaProducer; every batch handed over is kept with

@@ -53,7 +53,12 @@ class FakeProducer:
         self.client = SimpleNamespace(
             cluster=SimpleNamespace(partitions_for_topic=lambda _topic: None),
             force_metadata_update=lambda: None,
+            _topics=set(),
+            set_topics=self._set_topics,
         )
+
+    async def _set_topics(self, topics: set[str]) -> None:
+        self.client._topics = set(topics)
 
     async def start(self) -> None:
         pass
