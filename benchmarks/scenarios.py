@@ -489,9 +489,7 @@ class Bench:
             log.exception("%s single-worker session failed in %s", system, current)
             order = ["startup", "throughput", "latency"]
             for name in order[order.index(current) :]:
-                self.put(
-                    name, system, "failed", reason=f"{_short(exc)}; worker log tail: {worker.log_tail(8)}"
-                )
+                self._failed(name, system, exc, worker)
             self._resources(system, failed=_short(exc))
         finally:
             sampler.stop()
@@ -586,11 +584,27 @@ class Bench:
             self.put("wan", system, "ok", metrics)
         except Exception as exc:
             log.exception("%s high-latency-link scenario failed", system)
-            self.put(
-                "wan", system, "failed", metrics, f"{_short(exc)}; worker log tail: {worker.log_tail(8)}"
-            )
+            self._failed("wan", system, exc, worker, metrics)
         finally:
             worker.stop(20)
+
+    def _failed(
+        self,
+        scenario: str,
+        system: str,
+        exc: BaseException,
+        worker: ConnectWorkerProcess,
+        metrics: Any = None,
+    ) -> None:
+        """Record ``scenario`` as failed on ``system``: the error, the tail of the worker's log, and the
+        figures taken before it (if any)."""
+        self.put(
+            scenario,
+            system,
+            "failed",
+            metrics or None,
+            f"{_short(exc)}; worker log tail: {worker.log_tail(8)}",
+        )
 
     def _connector_drain(
         self,
@@ -645,13 +659,7 @@ class Bench:
             self.put("compressed", system, "ok", metrics)
         except Exception as exc:
             log.exception("%s compressed-source scenario failed", system)
-            self.put(
-                "compressed",
-                system,
-                "failed",
-                metrics or None,
-                f"{_short(exc)}; worker log tail: {worker.log_tail(8)}",
-            )
+            self._failed("compressed", system, exc, worker, metrics)
         finally:
             worker.stop(20)
 
@@ -667,12 +675,7 @@ class Bench:
             self.put("many_partitions", system, "ok", metrics)
         except Exception as exc:
             log.exception("%s many-partitions scenario failed", system)
-            self.put(
-                "many_partitions",
-                system,
-                "failed",
-                reason=f"{_short(exc)}; worker log tail: {worker.log_tail(8)}",
-            )
+            self._failed("many_partitions", system, exc, worker)
         finally:
             worker.stop(20)
             many_partitions.cleanup(system, self.a, self.b, self.s)
@@ -710,13 +713,7 @@ class Bench:
             self.put("exactly_once", system, "ok", metrics)
         except Exception as exc:
             log.exception("%s exactly-once scenario failed", system)
-            self.put(
-                "exactly_once",
-                system,
-                "failed",
-                metrics or None,
-                f"{_short(exc)}; worker log tail: {worker.log_tail(8)}",
-            )
+            self._failed("exactly_once", system, exc, worker, metrics)
         finally:
             worker.stop(20)
 
@@ -976,12 +973,7 @@ class Bench:
             self.put("checkpoint_lag", system, "ok", metrics)
         except Exception as exc:
             log.exception("%s checkpoint session failed", system)
-            self.put(
-                "checkpoint_lag",
-                system,
-                "failed",
-                reason=f"{_short(exc)}; worker log tail: {worker.log_tail(8)}",
-            )
+            self._failed("checkpoint_lag", system, exc, worker)
         finally:
             worker.stop(20)
 
@@ -1097,12 +1089,7 @@ class Bench:
             self.put("scale_out", system, "ok", metrics)
         except Exception as exc:
             log.exception("%s scale-out failed", system)
-            self.put(
-                "scale_out",
-                system,
-                "failed",
-                reason=f"{_short(exc)}; worker log tail: {workers[0].log_tail(8)}",
-            )
+            self._failed("scale_out", system, exc, workers[0])
         finally:
             sampler.stop()
             for w in workers:
