@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from aiokafka import AIOKafkaConsumer
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from pyconnect.testing.connect_worker import ConnectWorkerProcess
 from pyconnect.testing.kafka import KafkaCluster, start_clusters, stop_clusters
@@ -23,6 +24,19 @@ T = TypeVar("T")
 # retention.ms (7 days by default), so records stamped in the distant past vanish mid-test.
 RECENT_MS = (int(time.time()) - 3600) * 1000
 Worker = ConnectWorkerProcess
+
+
+async def create_topic(
+    bootstrap: str, topic: str, partitions: int = 1, configs: dict[str, str] | None = None
+) -> None:
+    """Create ``topic`` (replication factor 1) on the cluster at ``bootstrap``."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        await admin.create_topics([NewTopic(topic, partitions, 1, topic_configs=configs or {})])
+    finally:
+        await admin.close()
+
 
 FAST_GROUP = {
     "session.timeout.ms": 6000,

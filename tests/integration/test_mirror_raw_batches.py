@@ -30,10 +30,9 @@ from typing import Any
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from pyconnect.testing.backends import ClusterHandle
-from tests.integration.fleet import RECENT_MS, fleet, python_workers, running_tasks, wait_for
+from tests.integration.fleet import RECENT_MS, create_topic, fleet, python_workers, running_tasks, wait_for
 from tests.integration.test_metrics_endpoint import matching, parse, scrape
 from tests.integration.test_mirror_source import mirror_config, read_offset_syncs
 
@@ -42,15 +41,6 @@ pytestmark = pytest.mark.kafka
 PREFIX = "kafka_connect_mirror_mirrorsourceconnector_"
 COMPACT_KEYS, COMPACT_ROUNDS = 10, 3
 Row = tuple[int, int, bytes | None, bytes | None, tuple[tuple[str, bytes], ...], int]
-
-
-async def _create(bootstrap: str, topic: str, partitions: int, configs: dict[str, str] | None = None) -> None:
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        await admin.create_topics([NewTopic(topic, partitions, 1, topic_configs=configs or {})])
-    finally:
-        await admin.close()
 
 
 async def _fill(
@@ -85,7 +75,7 @@ async def _fill(
 
 async def _fill_transactions(bootstrap: str, topic: str) -> None:
     """Committed c0-c9, aborted a10-a19, a plain record, committed c20-c29 (several batches each)."""
-    await _create(bootstrap, topic, 1)
+    await create_topic(bootstrap, topic, 1)
     producer = AIOKafkaProducer(
         bootstrap_servers=bootstrap, transactional_id=f"{topic}-producer", linger_ms=5
     )
@@ -120,7 +110,7 @@ async def _fill_compacted(bootstrap: str, topic: str) -> None:
         "min.cleanable.dirty.ratio": "0.01",
         "min.compaction.lag.ms": "0",
     }
-    await _create(bootstrap, topic, 1, configs)
+    await create_topic(bootstrap, topic, 1, configs)
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=5)
     await producer.start()
     try:
@@ -204,13 +194,13 @@ def sources(cluster_a: ClusterHandle, cluster_b: ClusterHandle) -> Sources:
 
     async def fill() -> None:
         await _fill_compacted(a, s.topic("compact"))  # first: the cleaner works while the rest fills
-        await _create(a, s.topic("plain"), 2)
+        await create_topic(a, s.topic("plain"), 2)
         await _fill(a, s.topic("plain"), 300, partitions=2)
         for codec in ("lz4", "zstd"):
-            await _create(a, s.topic(codec), 1)
+            await create_topic(a, s.topic(codec), 1)
             await _fill(a, s.topic(codec), 200, compression=codec)
         await _fill_transactions(a, s.topic("txn"))
-        await _create(a, s.topic("logappend"), 1, {"message.timestamp.type": "LogAppendTime"})
+        await create_topic(a, s.topic("logappend"), 1, {"message.timestamp.type": "LogAppendTime"})
         await _fill(a, s.topic("logappend"), 100)
 
     asyncio.run(fill())

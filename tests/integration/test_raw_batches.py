@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.client import AIOKafkaClient
 from aiokafka.structs import TopicPartition
 
@@ -18,21 +17,12 @@ from pyconnect.kafka import record_batches as rb
 from pyconnect.kafka.raw_batches_io import READ_COMMITTED, RawBatch, fetch_raw
 from pyconnect.testing.backends import ClusterHandle
 from pyconnect.testing.distribution import ensure_distribution
-from tests.integration.fleet import RECENT_MS
+from tests.integration.fleet import RECENT_MS, create_topic
 
 pytestmark = pytest.mark.kafka
 
 PER_BATCH = 40
 BATCHES = 3
-
-
-async def _create(bootstrap: str, topic: str) -> None:
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        await admin.create_topics([NewTopic(topic, 1, 1)])
-    finally:
-        await admin.close()
 
 
 @contextlib.asynccontextmanager
@@ -75,8 +65,8 @@ async def test_fetched_batches_reach_the_target_byte_for_byte(
     cluster_a: ClusterHandle, cluster_b: ClusterHandle, unique: Callable[[str], str], compression: str
 ) -> None:
     source, target = unique("raw-src"), unique("raw-dst")
-    await _create(cluster_a.bootstrap_servers, source)
-    await _create(cluster_b.bootstrap_servers, target)
+    await create_topic(cluster_a.bootstrap_servers, source)
+    await create_topic(cluster_b.bootstrap_servers, target)
 
     writer = AIOKafkaProducer(
         bootstrap_servers=cluster_a.bootstrap_servers,
@@ -160,8 +150,8 @@ async def test_a_batch_of_javas_producer_is_copied_byte_for_byte(
 ) -> None:
     """Golden: a zstd batch written by Java's producer (ConsoleProducer of the fetched jars)."""
     source, target = unique("raw-java-src"), unique("raw-java-dst")
-    await _create(cluster_a.bootstrap_servers, source)
-    await _create(cluster_b.bootstrap_servers, target)
+    await create_topic(cluster_a.bootstrap_servers, source)
+    await create_topic(cluster_b.bootstrap_servers, target)
     lines = "".join(
         f"trace:{i},empty:\tkey-{i}\tvalue-{i}-{'x' * (i % 30)}\n"
         if i % 3
@@ -223,8 +213,8 @@ async def test_read_committed_by_batch_and_a_transactional_target(
 ) -> None:
     """Aborted batches found from the fetch's aborted list and markers; the rest copied in a transaction."""
     source, target = unique("raw-txn-src"), unique("raw-txn-dst")
-    await _create(cluster_a.bootstrap_servers, source)
-    await _create(cluster_b.bootstrap_servers, target)
+    await create_topic(cluster_a.bootstrap_servers, source)
+    await create_topic(cluster_b.bootstrap_servers, target)
     writer = AIOKafkaProducer(
         bootstrap_servers=cluster_a.bootstrap_servers, transactional_id=unique("raw-txn-w")
     )
