@@ -529,8 +529,11 @@ class WorkerSourceTask(TaskLifecycle):
     def _on_raw_done(self, fut: asyncio.Future[Any], *, item: RawRecordBatch, entry: SubmittedRecord) -> None:
         count = item.record_count
         if fut.cancelled() or fut.exception() is not None:
+            error: BaseException = (  # a cancelled future raises from exception(): a producer stopped
+                asyncio.CancelledError() if fut.cancelled() else fut.exception() or asyncio.CancelledError()
+            )
             if not self._errors.tolerate_all:
-                self._send_error = fut.exception() or asyncio.CancelledError()
+                self._send_error = error
                 self._state_changed.set()
                 return
             log.warning(
@@ -539,7 +542,7 @@ class WorkerSourceTask(TaskLifecycle):
                 count,
                 item.topic,
                 item.kafka_partition,
-                fut.exception() or "cancelled",
+                "cancelled" if fut.cancelled() else error,
             )
             self.records_skipped += count
             entry.ack()

@@ -164,3 +164,28 @@ async def test_a_failed_raw_batch_fails_the_task_or_is_skipped_whole_under_toler
         else:
             assert isinstance(runner._send_error, RuntimeError) and runner._submitted.in_flight == 4
         assert task.raw_acks == []
+
+
+async def test_a_raw_batch_cancelled_by_a_stopping_producer_fails_or_is_skipped_without_raising() -> None:
+    """A stopping producer cancels the futures of its queued batches: the callback must take that
+    as a failed send (``exception()`` of a cancelled future raises), never raise in the event loop."""
+    for tolerate_all in (False, True):
+        task, producer = RawTask(), FakeProducer()
+        runner = _runner(task, producer, [], tolerate_all=tolerate_all)
+        await runner._dispatch([_raw(0)])
+        raised: list[dict[str, Any]] = []
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(lambda _loop, context, seen=raised: seen.append(context))
+        try:
+            producer.sent[0][3].cancel()
+            await asyncio.sleep(0)
+        finally:
+            loop.set_exception_handler(None)
+        assert raised == []
+        if tolerate_all:
+            assert runner._send_error is None and runner.records_skipped == 4
+            assert runner._submitted.in_flight == 0
+        else:
+            assert isinstance(runner._send_error, asyncio.CancelledError)
+            assert runner._submitted.in_flight == 4
+        assert task.raw_acks == []
