@@ -10,7 +10,12 @@ Writes (spec §2.4):
 - ``flush()`` waits until everything handed to ``put*`` so far was acknowledged or given up.
 Reads: the cache holds what was *read back* from the topic (our own writes included) by the log's tail
 task; an incoming UNASSIGNED task status is ignored when the cached one is RUNNING at a generation >=
-its own. Tombstones remove entries (a connector tombstone also removes its tasks' entries).
+its own (Java). The same holds for connectors when the UNASSIGNED comes from another worker than the
+RUNNING one (beyond Java, whose connector statuses have the same race): a worker cut off from the
+cluster stops its connector and writes UNASSIGNED with its cache still naming itself as the owner, so
+its ``put_safe`` passes; delivered after the heal, behind the new owner's RUNNING, it would leave the
+connector UNASSIGNED for good, since the new owner writes nothing more while it runs it.
+Tombstones remove entries (a connector tombstone also removes its tasks' entries).
 Corrupt records are logged with topic/partition/offset and skipped.
 """
 
@@ -310,14 +315,7 @@ class StatusStore:
                 return
             assert isinstance(status, TaskStatus)
             entry = self._tasks.setdefault(key.connector, {}).setdefault(key.task, CacheEntry())
-            current = entry.value
-            if (
-                status.state is State.UNASSIGNED
-                and current is not None
-                and current.state is State.RUNNING
-                and current.generation >= status.generation
-            ):
-                log.debug("Ignoring stale status %s in favour of more up to date status %s", status, current)
+            if _stale_unassigned(entry.value, status, other_worker_only=False):
                 return
             entry.value = status
             return
@@ -329,7 +327,30 @@ class StatusStore:
                 task_entry.deleted = True
             return
         assert isinstance(status, ConnectorStatus)
-        self._connectors.setdefault(key.connector, CacheEntry()).value = status
+        connector_entry = self._connectors.setdefault(key.connector, CacheEntry())
+        if _stale_unassigned(connector_entry.value, status, other_worker_only=True):
+            return
+        connector_entry.value = status
+
+
+def _stale_unassigned(
+    current: ConnectorStatus | TaskStatus | None,
+    incoming: ConnectorStatus | TaskStatus,
+    *,
+    other_worker_only: bool,
+) -> bool:
+    """Whether ``incoming`` is an UNASSIGNED that lost a race to ``current``, a RUNNING at the same or a
+    newer generation (from another worker, with ``other_worker_only``): see the module docstring."""
+    stale = (
+        incoming.state is State.UNASSIGNED
+        and current is not None
+        and current.state is State.RUNNING
+        and current.generation >= incoming.generation
+        and (not other_worker_only or current.worker_id != incoming.worker_id)
+    )
+    if stale:
+        log.debug("Ignoring stale status %s in favour of more up to date status %s", incoming, current)
+    return stale
 
 
 class MemoryStatusStore(StatusStore):

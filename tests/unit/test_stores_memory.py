@@ -462,6 +462,29 @@ async def test_unassigned_task_status_does_not_replace_a_newer_running_one() -> 
     assert store.get_task(ConnectorTaskId("c", 0)) == task_status(State.UNASSIGNED, "w1:8083", 8)
 
 
+async def test_a_cut_off_workers_late_unassigned_never_hides_the_new_owners_running_connector() -> None:
+    """w1 owned the connector at generation 4, was cut off, and stopped it while w2 took it over at 5;
+    w1's UNASSIGNED (safe by w1's stale cache) lands after w2's RUNNING and must not replace it. The
+    owner's own UNASSIGNED still applies, and so does one from a newer generation."""
+    topic = MemoryTopic("status", 5)
+    store = await status_store(topic)
+    store.put(connector_status(State.RUNNING, "w2:8083", 5))
+    store.put(connector_status(State.UNASSIGNED, "w1:8083", 4))
+    store.put(connector_status(State.UNASSIGNED, "w1:8083", 5))
+    await store.flush()
+    await store.read_to_end()
+    assert store.get_connector("c") == connector_status(State.RUNNING, "w2:8083", 5)
+    store.put(connector_status(State.UNASSIGNED, "w2:8083", 5))  # the owner stopped it
+    await store.flush()
+    await store.read_to_end()
+    assert store.get_connector("c") == connector_status(State.UNASSIGNED, "w2:8083", 5)
+    store.put(connector_status(State.RUNNING, "w2:8083", 6))
+    store.put(connector_status(State.UNASSIGNED, "w1:8083", 7))
+    await store.flush()
+    await store.read_to_end()
+    assert store.get_connector("c") == connector_status(State.UNASSIGNED, "w1:8083", 7)
+
+
 async def test_retriable_send_failures_are_retried_and_others_dropped() -> None:
     topic = MemoryTopic("status", 5)
     store = await status_store(topic)
