@@ -15,7 +15,11 @@ Where aiokafka (0.14) holds the bytes, and the seams used here:
   through the consumer's own client (``AIOKafkaClient.send(node_id, FetchRequest(...))``): same
   connections, same negotiated version, nothing decoded; the caller then owns positions (aiokafka's
   ``SubscriptionState`` is not advanced) and applies read_committed with
-  :func:`~pyconnect.kafka.record_batches.aborted_batches`.
+  :func:`~pyconnect.kafka.record_batches.aborted_batches`. aiokafka's ``FetchRequest`` is always
+  sessionless (session 0, epoch -1); :class:`SessionFetchRequest` also sets, from v7, the fetch
+  session's id, epoch and forgotten partitions (KIP-227, kept by
+  :mod:`pyconnect.kafka.fetch_session`), which :func:`fetch_raw_session` sends and whose answer
+  carries the top-level error code and session id; :func:`fetch_raw` is its sessionless form.
 - Producing. ``AIOKafkaProducer.send_batch(builder, topic, partition=...)`` queues any builder
   object in ``MessageAccumulator.add_batch`` as a ``MessageBatch``. The accumulator and sender use
   only ``record_count()``, ``closed()``, ``close()``, ``append(...)`` (``add_message`` tries the
@@ -39,13 +43,13 @@ can go.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
 from aiokafka.client import AIOKafkaClient
-from aiokafka.protocol.fetch import FetchRequest
+from aiokafka.protocol.fetch import FetchRequest, FetchRequestStruct
 from aiokafka.record.memory_records import MemoryRecords
 from aiokafka.structs import TopicPartition
 
@@ -74,6 +78,47 @@ class RawFetch:
     records: bytes
 
 
+class SessionFetchRequest(FetchRequest):
+    """aiokafka's ``FetchRequest`` carrying fetch-session metadata and forgotten partitions (KIP-227)
+    from v7; below v7 the same request without them (sessionless: the broker answers every partition)."""
+
+    def __init__(
+        self,
+        max_wait_time: int,
+        min_bytes: int,
+        max_bytes: int,
+        isolation_level: int,
+        topics: list[tuple[str, list[tuple[int, int, int]]]],
+        *,
+        session_id: int = 0,
+        session_epoch: int = -1,
+        forgotten: list[tuple[str, list[int]]] | None = None,
+    ) -> None:
+        super().__init__(max_wait_time, min_bytes, max_bytes, isolation_level, topics)
+        self.session_id = session_id
+        self.session_epoch = session_epoch
+        self.forgotten = forgotten or []
+
+    def build(self, request_struct_class: type[FetchRequestStruct]) -> FetchRequestStruct:
+        struct = super().build(request_struct_class)
+        if request_struct_class.API_VERSION >= 7:
+            fields: Any = struct
+            fields.session_id = self.session_id
+            fields.session_epoch = self.session_epoch
+            fields.forgotten_topics_data = self.forgotten
+        return struct
+
+
+@dataclass(frozen=True, slots=True)
+class RawFetchResponse:
+    """A whole fetch response: its top-level error code and session id (both 0 before v7) and each
+    partition's answer."""
+
+    error_code: int
+    session_id: int
+    partitions: dict[TopicPartition, RawFetch]
+
+
 async def fetch_raw(
     client: AIOKafkaClient,
     node_id: int,
@@ -85,16 +130,57 @@ async def fetch_raw(
     partition_max_bytes: int = 1_048_576,
     isolation_level: int = READ_UNCOMMITTED,
 ) -> dict[TopicPartition, RawFetch]:
-    """Fetch from ``node_id`` (the partitions' leader) at the given offsets; see the module docstring."""
+    """Fetch from ``node_id`` (the partitions' leader) at the given offsets, sessionless; see the module
+    docstring."""
+    response = await fetch_raw_session(
+        client,
+        node_id,
+        {tp: (offset, partition_max_bytes) for tp, offset in positions},
+        max_wait_ms=max_wait_ms,
+        min_bytes=min_bytes,
+        max_bytes=max_bytes,
+        isolation_level=isolation_level,
+    )
+    return response.partitions
+
+
+async def fetch_raw_session(
+    client: AIOKafkaClient,
+    node_id: int,
+    partitions: Mapping[TopicPartition, tuple[int, int]],
+    *,
+    session_id: int = 0,
+    session_epoch: int = -1,
+    forgotten: Iterable[TopicPartition] = (),
+    max_wait_ms: int = 500,
+    min_bytes: int = 1,
+    max_bytes: int = 52_428_800,
+    isolation_level: int = READ_UNCOMMITTED,
+) -> RawFetchResponse:
+    """Fetch ``partitions`` (fetch offset, max bytes) from ``node_id`` in fetch session ``session_id``
+    at ``session_epoch`` (:mod:`pyconnect.kafka.fetch_session`; the defaults are sessionless),
+    dropping ``forgotten`` from the session."""
     by_topic: dict[str, list[tuple[int, int, int]]] = {}
-    for tp, offset in positions:
+    for tp, (offset, partition_max_bytes) in partitions.items():
         by_topic.setdefault(tp.topic, []).append((tp.partition, offset, partition_max_bytes))
-    request = FetchRequest(max_wait_ms, min_bytes, max_bytes, isolation_level, list(by_topic.items()))
+    forgotten_by_topic: dict[str, list[int]] = {}
+    for tp in forgotten:
+        forgotten_by_topic.setdefault(tp.topic, []).append(tp.partition)
+    request = SessionFetchRequest(
+        max_wait_ms,
+        min_bytes,
+        max_bytes,
+        isolation_level,
+        list(by_topic.items()),
+        session_id=session_id,
+        session_epoch=session_epoch,
+        forgotten=list(forgotten_by_topic.items()),
+    )
     response = await client.send(node_id, request)
     version = response.API_VERSION
     fetched: dict[TopicPartition, RawFetch] = {}
-    for topic, partitions in response.topics:
-        for partition, error_code, high_watermark, *part_data in partitions:
+    for topic, answered in response.topics:
+        for partition, error_code, high_watermark, *part_data in answered:
             if version >= 11:
                 aborted = part_data[2]
             elif version >= 4:
@@ -108,7 +194,9 @@ async def fetch_raw(
                 [(int(pid), int(first)) for pid, first in aborted or ()],
                 bytes(part_data[-1] or b""),
             )
-    return fetched
+    if version >= 7:
+        return RawFetchResponse(int(response.error_code), int(response.session_id), fetched)
+    return RawFetchResponse(0, 0, fetched)
 
 
 def decode_records(data: bytes | bytearray | memoryview, position: int) -> list[Any]:
@@ -209,6 +297,9 @@ __all__ = [
     "READ_UNCOMMITTED",
     "RawBatch",
     "RawFetch",
+    "RawFetchResponse",
+    "SessionFetchRequest",
     "decode_records",
     "fetch_raw",
+    "fetch_raw_session",
 ]

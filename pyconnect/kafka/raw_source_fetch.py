@@ -1,7 +1,7 @@
 """A mirror's source consumer fetching record batches as bytes: the fetch half of the raw mirror path.
 
 :class:`RawSourceFetch` drives a :class:`~pyconnect.kafka.mirror_admin.SourceConsumer` whose
-partitions it fetches itself with :func:`~pyconnect.kafka.raw_batches_io.fetch_raw`. The consumer
+partitions it fetches itself with :func:`~pyconnect.kafka.raw_batches_io.fetch_raw_session`. The consumer
 keeps everything but the fetching: assignment, metadata, positions (read from it, moved with its
 ``seek``), offset resets by ``auto.offset.reset`` (aiokafka resets paused partitions too) and the
 log bounds of refused positions. Its partitions are paused so that aiokafka's own fetcher never
@@ -15,16 +15,30 @@ Contract of :meth:`RawSourceFetch.fetch`:
   partition that answered without error, the position it was fetched from and the partition's
   :class:`~pyconnect.kafka.raw_batches_io.RawFetch` (records left as bytes); it moves no position:
   the caller seeks past what it takes (:meth:`advance`), so a cancelled fetch loses nothing.
+- Each leader's requests run in an incremental fetch session (KIP-227,
+  :class:`~pyconnect.kafka.fetch_session.FetchSession`, as Java's consumer; ``sessions=False``:
+  every request full and sessionless, as before). The first request to a leader is full; then a
+  request carries only the partitions added to that leader or whose position moved, and forgets
+  those that left it (a leader change, a revocation, a partition waiting for a reset); the broker
+  answers only partitions with records, a changed high watermark or log start offset, or an error.
+  A partition of the session absent from a clean incremental answer was answered with no news (its
+  "answered" mark, read by ``SourceConsumer.unanswered``, is set as for one answered). A failed or
+  cancelled request, a top-level error (``FETCH_SESSION_ID_NOT_FOUND``,
+  ``INVALID_FETCH_SESSION_EPOCH`` after an eviction or a broker restart: not logged, the next
+  request is full) or answers dropped by a raised error make that leader's next request full, so no
+  answer is lost to the session: records are found again at the fetch offset the broker holds.
 - The high watermark and last stable offset of each answer are stored on the consumer's partition
-  state (``records-lag`` and the mirror's end-offset gauges read them); the records bytes are
+  state (``records-lag`` and the mirror's end-offset gauges read them), from stale answers too (a
+  session's broker repeats them only once they change); the records bytes are
   counted as fetched bytes in the consumer's client metrics, the records taken as consumed.
 - Errors, as the record path's ``SourceConsumer.poll``: an ``OFFSET_OUT_OF_RANGE`` partition raises
   :class:`~pyconnect.kafka.mirror_admin.PositionOutOfRange` with its log bounds, carrying the
   other partitions' answers in ``raw``; a partition refused READ raises the access error; a leader
   change or missing metadata (``NOT_LEADER_OR_FOLLOWER``, ``UNKNOWN_TOPIC_OR_PARTITION``, fenced
   epochs ...) refreshes the metadata and the partition is fetched again next time; a failed request
-  is logged at a bounded rate, followed by a short pause. Partitions without a position are placed
-  by the consumer's reset (``none``: logged, as the record path's poll does).
+  (or another top-level error) is logged at a bounded rate, followed by a short pause. Partitions
+  without a position are placed by the consumer's reset (``none``: logged, as the record path's
+  poll does).
 - :meth:`prefetch` starts the next fetch at once from the current positions (one fetch in flight at
   most, so the memory held is bounded by two fetches' ``fetch.max.bytes``) while the caller hands
   the previous one on; the next :meth:`fetch` takes its answer, dropping the partitions moved since
@@ -44,8 +58,24 @@ from aiokafka import TopicPartition
 from aiokafka.errors import KafkaError, OffsetOutOfRangeError, for_code
 
 from pyconnect.kafka.access import access_error
+from pyconnect.kafka.fetch_session import (
+    FETCH_SESSION_ID_NOT_FOUND,
+    INVALID_FETCH_SESSION_EPOCH,
+    FetchSession,
+)
 from pyconnect.kafka.mirror_admin import POLL_ERROR_BACKOFF_S, PositionOutOfRange, SourceConsumer
-from pyconnect.kafka.raw_batches_io import READ_COMMITTED, READ_UNCOMMITTED, RawFetch, fetch_raw
+from pyconnect.kafka.raw_batches_io import (
+    READ_COMMITTED,
+    READ_UNCOMMITTED,
+    RawFetch,
+    RawFetchResponse,
+    fetch_raw_session,
+)
+
+FETCH_SESSIONS = True
+"""Whether :class:`RawSourceFetch` keeps incremental fetch sessions (KIP-227) by default."""
+
+SESSION_ERRORS = frozenset((FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH))
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,8 +91,10 @@ class FetchedPartition:
 class RawSourceFetch:
     """Fetches the assigned partitions of ``consumer`` as bytes; see the module docstring."""
 
-    def __init__(self, consumer: SourceConsumer) -> None:
+    def __init__(self, consumer: SourceConsumer, *, sessions: bool = FETCH_SESSIONS) -> None:
         self._source = consumer
+        self.sessions = sessions
+        self._sessions: dict[int, FetchSession[TopicPartition]] = {}
         self._client: Any = consumer._consumer
         fetcher = self._client._fetcher
         self.read_committed = fetcher._isolation_level == READ_COMMITTED
@@ -128,7 +160,7 @@ class RawSourceFetch:
             return []
         states = assignment.assignment
         cluster = client._client.cluster
-        by_leader: dict[int, list[tuple[TopicPartition, int]]] = {}
+        by_leader: dict[int, dict[TopicPartition, int]] = {}
         unplaced: list[TopicPartition] = []
         waiting: list[asyncio.Future[Any]] = []
         stale_metadata = False
@@ -144,7 +176,7 @@ class RawSourceFetch:
             if leader is None or leader < 0:
                 stale_metadata = True
                 continue
-            by_leader.setdefault(leader, []).append((tp, state.position))
+            by_leader.setdefault(leader, {})[tp] = state.position
         if stale_metadata:
             client._client.force_metadata_update()
         if unplaced:
@@ -161,20 +193,39 @@ class RawSourceFetch:
         leaders = list(by_leader)
         answers = await asyncio.gather(
             *(
-                fetch_raw(
-                    client._client,
-                    leader,
-                    by_leader[leader],
-                    max_wait_ms=max_wait_ms,
-                    min_bytes=self._min_bytes,
-                    max_bytes=self._max_bytes,
-                    partition_max_bytes=self._partition_max_bytes,
-                    isolation_level=isolation,
+                self._fetch_from(
+                    leader, by_leader[leader], max_wait_ms=max_wait_ms, isolation_level=isolation
                 )
                 for leader in leaders
             ),
             return_exceptions=True,
         )
+        try:
+            fetched, refused, failure = self._take(states, by_leader, leaders, answers)
+        except BaseException:
+            for session in self._sessions.values():  # answers dropped: the broker must repeat them
+                session.handle_failure()
+            raise
+        if failure is not None:
+            self._source._warn(failure if isinstance(failure, KafkaError) else KafkaError(repr(failure)))
+            if not fetched and not refused:
+                await asyncio.sleep(min(POLL_ERROR_BACKOFF_S, timeout_ms / 1000))
+        if refused:
+            known = await self._source._out_of_range(refused, timeout_ms)
+            if known:
+                raise PositionOutOfRange(known, raw=fetched)
+        return fetched
+
+    def _take(
+        self,
+        states: Any,
+        by_leader: dict[int, dict[TopicPartition, int]],
+        leaders: list[int],
+        answers: list[tuple[RawFetchResponse, bool] | BaseException],
+    ) -> tuple[list[FetchedPartition], dict[TopicPartition, int], BaseException | None]:
+        """The answers of one fetch per leader: the partitions fetched, those refused as out of range
+        (with the position refused) and the last failure."""
+        client = self._client
         fetched: list[FetchedPartition] = []
         refused: dict[TopicPartition, int] = {}
         failure: BaseException | None = None
@@ -186,8 +237,11 @@ class RawSourceFetch:
                     raise answer  # cancelled
                 failure = answer
                 continue
-            positions = dict(by_leader[leader])
-            for tp, result in answer.items():
+            response, quiet_answered = answer
+            if response.error_code and response.error_code not in SESSION_ERRORS:
+                failure = for_code(response.error_code)(f"fetch from node {leader}")
+            positions = by_leader[leader]
+            for tp, result in response.partitions.items():
                 position = positions.get(tp)
                 if position is None:
                     continue
@@ -202,24 +256,53 @@ class RawSourceFetch:
                     client._client.force_metadata_update()
                     failure = error(f"{tp.topic}-{tp.partition}")
                     continue
-                state = states.state_value(tp) if tp in states.tps else None
-                if state is None or not state.has_valid_position or state.position != position:
-                    continue  # moved while the fetch was out (a seek): that answer is stale
+                state = states.state_value(tp)
+                if state is None:
+                    continue
+                # A session's broker repeats neither, so they are kept even from a stale answer.
                 state.highwater = result.high_watermark
-                state.timestamp = (
-                    answered_ms  # the client's "last fetch answered" (SourceConsumer.unanswered)
-                )
                 if result.last_stable_offset >= 0:
                     state.lso = result.last_stable_offset
+                if not state.has_valid_position or state.position != position:
+                    continue  # moved while the fetch was out (a seek): that answer is stale
+                state.timestamp = answered_ms  # "last fetch answered" (SourceConsumer.unanswered)
                 if metrics is not None and result.records:
                     metrics.fetched(len(result.records))
                 fetched.append(FetchedPartition(tp.topic, tp.partition, position, result))
-        if failure is not None:
-            self._source._warn(failure if isinstance(failure, KafkaError) else KafkaError(repr(failure)))
-            if not fetched and not refused:
-                await asyncio.sleep(min(POLL_ERROR_BACKOFF_S, timeout_ms / 1000))
-        if refused:
-            known = await self._source._out_of_range(refused, timeout_ms)
-            if known:
-                raise PositionOutOfRange(known, raw=fetched)
-        return fetched
+            if quiet_answered and len(response.partitions) < len(positions):
+                answers_of = response.partitions
+                for tp, position in positions.items():
+                    if tp not in answers_of:  # in the session, no news: answered
+                        state = states.state_value(tp)
+                        if state is not None and state.has_valid_position and state.position == position:
+                            state.timestamp = answered_ms
+        return fetched, refused, failure
+
+    async def _fetch_from(
+        self, leader: int, positions: dict[TopicPartition, int], *, max_wait_ms: int, isolation_level: int
+    ) -> tuple[RawFetchResponse, bool]:
+        """One leader's fetch in its session; with whether the session partitions absent from the
+        response were answered (no news)."""
+        session = self._sessions.get(leader)
+        if session is None:
+            session = self._sessions[leader] = FetchSession(leader, enabled=self.sessions)
+        request = session.build(positions, self._partition_max_bytes)
+        try:
+            response = await fetch_raw_session(
+                self._client._client,
+                leader,
+                request.send,
+                session_id=request.session_id,
+                session_epoch=request.epoch,
+                forgotten=request.forget,
+                max_wait_ms=max_wait_ms,
+                min_bytes=self._min_bytes,
+                max_bytes=self._max_bytes,
+                isolation_level=isolation_level,
+            )
+        except BaseException:
+            session.handle_failure()
+            raise
+        return response, session.handle_response(
+            response.error_code, response.session_id, response.partitions
+        )

@@ -1,0 +1,265 @@
+"""Incremental fetch sessions (KIP-227) of the raw mirror fetch (pyconnect.kafka.raw_source_fetch) on real Kafka.
+
+Every FetchRequest the fetch builds is observed on its way to the wire (the struct
+``SessionFetchRequest.build`` returns), so these check what the broker is sent and what it answers:
+
+* the first fetch is full (every partition, epoch 0) and opens a session; from then on an idle fetch
+  carries no partition, is answered with none, and still counts every partition as answered;
+* records produced to 2 of N partitions arrive through incremental requests, answered with those
+  partitions only, and the next request sends only the 2 positions moved;
+* a seek back is sent as that one partition and its records are fetched again;
+* a session the broker no longer recognises (an epoch out of step, an unknown session id) or a
+  request cancelled in flight is followed by a full request, with no record lost or repeated;
+* with sessions off, every request is full and sessionless.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from aiokafka import AIOKafkaProducer, TopicPartition
+
+from pyconnect.kafka.mirror_admin import SourceConsumer
+from pyconnect.kafka.raw_batches_io import SessionFetchRequest, decode_records
+from pyconnect.kafka.raw_source_fetch import RawSourceFetch
+from pyconnect.testing.backends import ClusterHandle
+from tests.integration.fleet import create_topic
+
+pytestmark = pytest.mark.kafka
+
+PARTITIONS = 24
+FIRST = 5
+
+
+class Sent:
+    """The fetch requests built for the wire: (session id, epoch, partitions sent, partitions forgotten)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.requests: list[tuple[int, int, list[tuple[str, int]], list[tuple[str, int]]]] = []
+        original = SessionFetchRequest.build
+
+        def build(request: SessionFetchRequest, struct_class: Any) -> Any:
+            struct = original(request, struct_class)
+            sent = [(topic, part[0]) for topic, parts in struct.topics for part in parts]
+            forgotten = [(topic, p) for topic, parts in struct.forgotten_topics_data for p in parts]
+            self.requests.append((struct.session_id, struct.session_epoch, sent, forgotten))
+            return struct
+
+        monkeypatch.setattr(SessionFetchRequest, "build", build)
+
+    def take(self) -> list[tuple[int, int, list[tuple[str, int]], list[tuple[str, int]]]]:
+        taken, self.requests = self.requests, []
+        return taken
+
+
+async def produce(bootstrap: str, topic: str, partitions: list[int], first: int, count: int) -> None:
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=5)
+    await producer.start()
+    try:
+        for p in partitions:
+            for n in range(first, first + count):
+                await producer.send(topic, f"{p}:{n}".encode(), partition=p)
+        await producer.flush()
+    finally:
+        await producer.stop()
+
+
+class Mirror:
+    """A RawSourceFetch over all partitions of ``topic``, taking (decoding) whatever it fetches."""
+
+    def __init__(self, bootstrap: str, topic: str, *, sessions: bool = True) -> None:
+        self.topic = topic
+        self.source = SourceConsumer(
+            {"bootstrap.servers": bootstrap, "client.id": "fetch-sessions-test", "fetch.max.wait.ms": "300"},
+            "source",
+        )
+        self.sessions = sessions
+        self.fetcher: RawSourceFetch
+        self.seen: dict[int, list[int]] = {p: [] for p in range(PARTITIONS)}
+
+    async def start(self) -> None:
+        await self.source.start()
+        partitions = [(self.topic, p) for p in range(PARTITIONS)]
+        self.source.assign(partitions)
+        for p in range(PARTITIONS):
+            self.source.seek(self.topic, p, 0)
+        self.fetcher = RawSourceFetch(self.source, sessions=self.sessions)
+        self.fetcher.pause(partitions)
+
+    async def stop(self) -> None:
+        await self.fetcher.close()
+        await self.source.close()
+
+    async def fetch(self) -> set[int]:
+        """One fetch, its records taken; the partitions answered."""
+        answered = set()
+        for answer in await self.fetcher.fetch(1000):
+            answered.add(answer.partition)
+            records = decode_records(answer.fetch.records, answer.position)
+            if records:
+                self.seen[answer.partition].extend(int(r.value.split(b":")[1]) for r in records)
+                self.fetcher.advance(answer.topic, answer.partition, records[-1].offset + 1, len(records))
+        return answered
+
+    async def until(self, done: Callable[[], bool], timeout: float = 20) -> None:
+        async with asyncio.timeout(timeout):
+            while not done():
+                await self.fetch()
+
+    def counts(self) -> dict[int, int]:
+        return {p: len(values) for p, values in self.seen.items()}
+
+    def exactly(self, expected: dict[int, int]) -> bool:
+        return all(self.seen[p] == list(range(expected.get(p, 0))) for p in range(PARTITIONS))
+
+    def positions(self) -> dict[int, int]:
+        client: Any = self.source._consumer
+        states = client._subscription.subscription.assignment
+        return {p: states.state_value(TopicPartition(self.topic, p)).position for p in range(PARTITIONS)}
+
+
+def is_full(request: tuple[int, int, list[Any], list[Any]]) -> bool:
+    return request[1] in (0, -1)
+
+
+async def test_idle_fetches_carry_no_partition_and_new_records_come_incrementally(
+    cluster_a: ClusterHandle, unique: Callable[[str], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    topic = unique("sessions")
+    bootstrap = cluster_a.bootstrap_servers
+    await create_topic(bootstrap, topic, PARTITIONS)
+    await produce(bootstrap, topic, list(range(PARTITIONS)), 0, FIRST)
+    sent = Sent(monkeypatch)
+    mirror = Mirror(bootstrap, topic)
+    await mirror.start()
+    expected = dict.fromkeys(range(PARTITIONS), FIRST)
+    try:
+        await mirror.until(lambda: mirror.counts() == expected)
+        assert mirror.exactly(expected)
+        await mirror.fetch()  # the positions moved: sent incrementally
+        requests = sent.take()
+        first = requests[0]
+        assert (first[0], first[1]) == (0, 0) and len(first[2]) == PARTITIONS  # full, opening a session
+        session_id = requests[1][0]
+        assert session_id != 0, "the broker opened a session"
+        for number, (sid, epoch, partitions, forgotten) in enumerate(requests[1:], start=1):
+            assert (sid, epoch) == (session_id, number) and forgotten == []
+            assert len(partitions) <= PARTITIONS
+
+        # Idle: nothing sent, nothing answered, yet every partition counts as answered.
+        await asyncio.sleep(1.2)
+        assert len(mirror.source.unanswered(1000)) == PARTITIONS  # nothing fetched for 1.2 s
+        for _ in range(3):
+            assert await mirror.fetch() == set()
+        idle = sent.take()
+        assert [(sid, len(p), len(f)) for sid, _, p, f in idle] == [(session_id, 0, 0)] * 3
+        assert [epoch for _, epoch, _, _ in idle] == list(range(len(requests), len(requests) + 3))
+        assert mirror.source.unanswered(1000) == []
+
+        # New records on 2 of the partitions: only they are answered, only their positions sent next.
+        await produce(bootstrap, topic, [3, 17], FIRST, 3)
+        expected.update({3: FIRST + 3, 17: FIRST + 3})
+        answered: set[int] = set()
+        async with asyncio.timeout(20):
+            while mirror.counts() != expected:
+                answered |= await mirror.fetch()
+        assert answered == {3, 17} and mirror.exactly(expected)
+        await mirror.fetch()
+        moved = sent.take()
+        assert all(r[0] == session_id and not is_full(r) for r in moved) and moved[0][2] == []
+        assert {p for r in moved for _, p in r[2]} == {3, 17}  # only the positions moved are sent
+
+        # A seek back is sent as that one partition and its records come again.
+        mirror.source.seek(topic, 5, 2)
+        mirror.seen[5] = mirror.seen[5][:2]
+        await mirror.until(lambda: mirror.counts() == expected)
+        assert mirror.exactly(expected)
+        seek = sent.take()
+        assert seek[0][2] == [(topic, 5)] and not is_full(seek[0])
+    finally:
+        await mirror.stop()
+
+
+async def test_a_session_the_broker_lost_recovers_with_nothing_lost_or_repeated(
+    cluster_a: ClusterHandle, unique: Callable[[str], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    topic = unique("sessions-reset")
+    bootstrap = cluster_a.bootstrap_servers
+    await create_topic(bootstrap, topic, PARTITIONS)
+    await produce(bootstrap, topic, list(range(PARTITIONS)), 0, FIRST)
+    sent = Sent(monkeypatch)
+    mirror = Mirror(bootstrap, topic)
+    await mirror.start()
+    expected = dict.fromkeys(range(PARTITIONS), FIRST)
+    produced = FIRST
+    try:
+        await mirror.until(lambda: mirror.counts() == expected)
+        await mirror.fetch()
+        (leader,) = mirror.fetcher._sessions
+        session = mirror.fetcher._sessions[leader]
+        assert session.session_id != 0 and session.epoch > 0
+
+        def out_of_step() -> None:
+            session._epoch += 5  # the broker expects another epoch: INVALID_FETCH_SESSION_EPOCH
+
+        def unknown() -> None:
+            session._session_id ^= 0x5A5A5A5A  # FETCH_SESSION_ID_NOT_FOUND
+
+        for breaking, reopened_with in ((out_of_step, "same id"), (unknown, "no id")):
+            sent.take()
+            old_id = session.session_id
+            breaking()
+            await produce(bootstrap, topic, [1, 2, 20], produced, 4)
+            produced += 4
+            expected.update({1: produced, 2: produced, 20: produced})
+            await mirror.until(lambda: mirror.counts() == expected)
+            await mirror.fetch()
+            assert mirror.exactly(expected)
+            requests = sent.take()
+            assert not is_full(requests[0])  # answered with the session error
+            full = requests[1]
+            assert full[1] == 0 and len(full[2]) == PARTITIONS
+            assert full[0] == (old_id if reopened_with == "same id" else 0)
+            assert session.session_id not in (0, old_id) and not is_full(requests[-1])
+
+        # A prefetch cancelled in flight (as the task's stop does): the next request is full.
+        sent.take()
+        mirror.fetcher.prefetch(1000)
+        async with asyncio.timeout(5):
+            while not sent.requests:  # the request is on its way: the broker holds it up to 300 ms
+                await asyncio.sleep(0.005)
+        await mirror.fetcher.close()
+        await produce(bootstrap, topic, [1], produced, 2)
+        produced += 2
+        expected[1] = produced
+        await mirror.until(lambda: mirror.counts() == expected)
+        assert mirror.exactly(expected)
+        requests = sent.take()
+        assert not is_full(requests[0]) and is_full(requests[1]) and len(requests[1][2]) == PARTITIONS
+        assert requests[1][0] == requests[0][0] != 0  # closing the session it had
+    finally:
+        await mirror.stop()
+
+
+async def test_sessions_off_fetches_every_partition_sessionless(
+    cluster_a: ClusterHandle, unique: Callable[[str], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    topic = unique("sessionless")
+    bootstrap = cluster_a.bootstrap_servers
+    await create_topic(bootstrap, topic, PARTITIONS)
+    await produce(bootstrap, topic, list(range(PARTITIONS)), 0, FIRST)
+    sent = Sent(monkeypatch)
+    mirror = Mirror(bootstrap, topic, sessions=False)
+    await mirror.start()
+    expected = dict.fromkeys(range(PARTITIONS), FIRST)
+    try:
+        await mirror.until(lambda: mirror.counts() == expected)
+        assert await mirror.fetch() == set(range(PARTITIONS))  # idle, and every partition answered
+        assert mirror.exactly(expected)
+        requests = sent.take()
+        assert {(sid, epoch, len(p)) for sid, epoch, p, _ in requests} == {(0, -1, PARTITIONS)}
+    finally:
+        await mirror.stop()
