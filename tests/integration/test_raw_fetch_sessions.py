@@ -16,7 +16,8 @@ Every FetchRequest the fetch builds is observed on its way to the wire (the stru
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
@@ -125,20 +126,33 @@ def is_full(request: tuple[int, int, list[Any], list[Any]]) -> bool:
     return request[1] in (0, -1)
 
 
-async def test_idle_fetches_carry_no_partition_and_new_records_come_incrementally(
-    cluster_a: ClusterHandle, unique: Callable[[str], str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    topic = unique("sessions")
-    bootstrap = cluster_a.bootstrap_servers
+@contextlib.asynccontextmanager
+async def opened(
+    cluster: ClusterHandle, topic: str, monkeypatch: pytest.MonkeyPatch, *, sessions: bool = True
+) -> AsyncIterator[tuple[Sent, Mirror, dict[int, int]]]:
+    """A topic of PARTITIONS partitions with FIRST records each, a Mirror over it that has fetched them
+    all (exactly), and the requests observed; the expected counts per partition."""
+    bootstrap = cluster.bootstrap_servers
     await create_topic(bootstrap, topic, PARTITIONS)
     await produce(bootstrap, topic, list(range(PARTITIONS)), 0, FIRST)
     sent = Sent(monkeypatch)
-    mirror = Mirror(bootstrap, topic)
+    mirror = Mirror(bootstrap, topic, sessions=sessions)
     await mirror.start()
     expected = dict.fromkeys(range(PARTITIONS), FIRST)
     try:
         await mirror.until(lambda: mirror.counts() == expected)
         assert mirror.exactly(expected)
+        yield sent, mirror, expected
+    finally:
+        await mirror.stop()
+
+
+async def test_idle_fetches_carry_no_partition_and_new_records_come_incrementally(
+    cluster_a: ClusterHandle, unique: Callable[[str], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    topic = unique("sessions")
+    bootstrap = cluster_a.bootstrap_servers
+    async with opened(cluster_a, topic, monkeypatch) as (sent, mirror, expected):
         await mirror.fetch()  # the positions moved: sent incrementally
         requests = sent.take()
         first = requests[0]
@@ -179,8 +193,6 @@ async def test_idle_fetches_carry_no_partition_and_new_records_come_incrementall
         assert mirror.exactly(expected)
         seek = sent.take()
         assert seek[0][2] == [(topic, 5)] and not is_full(seek[0])
-    finally:
-        await mirror.stop()
 
 
 async def test_a_session_the_broker_lost_recovers_with_nothing_lost_or_repeated(
@@ -188,15 +200,8 @@ async def test_a_session_the_broker_lost_recovers_with_nothing_lost_or_repeated(
 ) -> None:
     topic = unique("sessions-reset")
     bootstrap = cluster_a.bootstrap_servers
-    await create_topic(bootstrap, topic, PARTITIONS)
-    await produce(bootstrap, topic, list(range(PARTITIONS)), 0, FIRST)
-    sent = Sent(monkeypatch)
-    mirror = Mirror(bootstrap, topic)
-    await mirror.start()
-    expected = dict.fromkeys(range(PARTITIONS), FIRST)
     produced = FIRST
-    try:
-        await mirror.until(lambda: mirror.counts() == expected)
+    async with opened(cluster_a, topic, monkeypatch) as (sent, mirror, expected):
         await mirror.fetch()
         (leader,) = mirror.fetcher._sessions
         session = mirror.fetcher._sessions[leader]
@@ -240,26 +245,14 @@ async def test_a_session_the_broker_lost_recovers_with_nothing_lost_or_repeated(
         requests = sent.take()
         assert not is_full(requests[0]) and is_full(requests[1]) and len(requests[1][2]) == PARTITIONS
         assert requests[1][0] == requests[0][0] != 0  # closing the session it had
-    finally:
-        await mirror.stop()
 
 
 async def test_sessions_off_fetches_every_partition_sessionless(
     cluster_a: ClusterHandle, unique: Callable[[str], str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     topic = unique("sessionless")
-    bootstrap = cluster_a.bootstrap_servers
-    await create_topic(bootstrap, topic, PARTITIONS)
-    await produce(bootstrap, topic, list(range(PARTITIONS)), 0, FIRST)
-    sent = Sent(monkeypatch)
-    mirror = Mirror(bootstrap, topic, sessions=False)
-    await mirror.start()
-    expected = dict.fromkeys(range(PARTITIONS), FIRST)
-    try:
-        await mirror.until(lambda: mirror.counts() == expected)
+    async with opened(cluster_a, topic, monkeypatch, sessions=False) as (sent, mirror, expected):
         assert await mirror.fetch() == set(range(PARTITIONS))  # idle, and every partition answered
         assert mirror.exactly(expected)
         requests = sent.take()
         assert {(sid, epoch, len(p)) for sid, epoch, p, _ in requests} == {(0, -1, PARTITIONS)}
-    finally:
-        await mirror.stop()
