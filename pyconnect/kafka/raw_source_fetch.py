@@ -72,6 +72,9 @@ from pyconnect.kafka.raw_batches_io import (
     fetch_raw_session,
 )
 
+AIOKAFKA_FETCHER_WAKE_S = 5.0
+"""The longest aiokafka's own fetcher routine sleeps under a raw fetch when nothing wakes it."""
+
 FETCH_SESSIONS = True
 """Whether :class:`RawSourceFetch` keeps incremental fetch sessions (KIP-227) by default."""
 
@@ -102,6 +105,10 @@ class RawSourceFetch:
         self._min_bytes = int(fetcher._fetch_min_bytes)
         self._max_bytes = int(fetcher._fetch_max_bytes)
         self._partition_max_bytes = int(fetcher._max_partition_fetch_bytes)
+        # aiokafka's fetcher only resets positions here (every partition is paused), and is woken for
+        # that; its periodic wake-up (consumer_timeout_ms, 200 ms) walks every assigned partition for
+        # nothing: 2,000 partitions per task made it most of an idle mirror's CPU.
+        fetcher._fetcher_timeout = max(float(fetcher._fetcher_timeout), AIOKAFKA_FETCHER_WAKE_S)
 
         self._ahead: asyncio.Task[list[FetchedPartition]] | None = None
 
@@ -146,10 +153,15 @@ class RawSourceFetch:
 
     def advance(self, topic: str, partition: int, position: int, records: int) -> None:
         """The partition's records before ``position`` are taken, ``records`` of them copied or
-        decoded (a seek, and the consumed-records metric)."""
-        self._source.seek(topic, partition, position)
+        decoded (a seek, and the consumed-records metric). Only the position moves: aiokafka's
+        ``seek`` would also wake its fetcher, which then walks every assigned partition to find
+        nothing to fetch (they are all paused), once per partition taken."""
+        tp = TopicPartition(topic, partition)
+        self._client._subscription.seek(tp, position)
+        self._client._fetcher._records.pop(tp, None)
         metrics = self._source._metrics
         if metrics is not None:
+            metrics.seeked(topic, partition, position)
             metrics.consumed(records)
 
     async def _fetch(self, timeout_ms: int) -> list[FetchedPartition]:

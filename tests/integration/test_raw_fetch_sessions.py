@@ -17,15 +17,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
 from aiokafka import AIOKafkaProducer, TopicPartition
+from aiokafka.consumer.fetcher import Fetcher
 
 from pyconnect.kafka.mirror_admin import SourceConsumer
 from pyconnect.kafka.raw_batches_io import SessionFetchRequest, decode_records
-from pyconnect.kafka.raw_source_fetch import RawSourceFetch
+from pyconnect.kafka.raw_source_fetch import AIOKAFKA_FETCHER_WAKE_S, RawSourceFetch
 from pyconnect.testing.backends import ClusterHandle
 from tests.integration.fleet import create_topic
 
@@ -256,3 +258,31 @@ async def test_sessions_off_fetches_every_partition_sessionless(
         assert mirror.exactly(expected)
         requests = sent.take()
         assert {(sid, epoch, len(p)) for sid, epoch, p, _ in requests} == {(0, -1, PARTITIONS)}
+
+
+async def test_aiokafkas_own_fetcher_stays_asleep_under_the_raw_fetch(
+    cluster_a: ClusterHandle, unique: Callable[[str], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """aiokafka's fetcher routine walks every assigned partition each time it wakes; under the raw
+    fetch (every partition paused) it must wake neither every 200 ms nor at each partition taken."""
+    walks: list[float] = []
+    original = Fetcher._get_actions_per_node
+
+    def counted(fetcher: Any, assignment: Any) -> Any:
+        walks.append(time.monotonic())
+        return original(fetcher, assignment)
+
+    monkeypatch.setattr(Fetcher, "_get_actions_per_node", counted)
+    topic = unique("sessions-asleep")
+    bootstrap = cluster_a.bootstrap_servers
+    async with opened(cluster_a, topic, monkeypatch) as (_sent, mirror, expected):
+        walks.clear()
+        await produce(bootstrap, topic, list(range(PARTITIONS)), FIRST, 2)  # every partition moves
+        expected = dict.fromkeys(range(PARTITIONS), FIRST + 2)
+        await mirror.until(lambda: mirror.counts() == expected)
+        assert mirror.exactly(expected)
+        started = time.monotonic()
+        for _ in range(4):  # idle fetches, 300 ms each
+            await mirror.fetch()
+        idle_s = time.monotonic() - started
+        assert len(walks) <= 2 + idle_s / AIOKAFKA_FETCHER_WAKE_S, (len(walks), idle_s)
