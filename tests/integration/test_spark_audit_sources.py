@@ -39,7 +39,7 @@ from typing import Any
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic, RecordsToDelete
+from aiokafka.admin import AIOKafkaAdminClient, RecordsToDelete
 from aiokafka.structs import OffsetAndMetadata
 from pyspark.sql import SparkSession
 
@@ -48,7 +48,7 @@ from pyconnect.cli import main
 from pyconnect.testing.backends import ClusterHandle
 from spark_analytics.session import local_spark
 from spark_analytics.translation_audit import SYNC_VIOLATION
-from tests.integration.fleet import fleet, python_workers, running_tasks, wait_for
+from tests.integration.fleet import create_topic, fleet, python_workers, running_tasks, wait_for
 from tests.integration.mirror_helpers import latest_checkpoints
 from tests.integration.test_mirror_checkpoint import quick_checkpoints
 from tests.integration.test_mirror_source import (
@@ -90,19 +90,10 @@ class Mirrored:
         return f"A.{self.prefix}-{name}"
 
 
-async def _create(bootstrap: str, topic: str, partitions: int, configs: dict[str, str] | None = None) -> None:
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        await admin.create_topics([NewTopic(topic, partitions, 1, topic_configs=configs or {})])
-    finally:
-        await admin.close()
-
-
 async def _fill_repeat(bootstrap: str, topic: str, now_ms: int) -> None:
     """Partition 0: content ``same`` at every third offset, a run of three ``twin`` records at 40-42, and
     unique records around them, all stamped ``now_ms`` (the repeats are byte-identical)."""
-    await _create(bootstrap, topic, 1)
+    await create_topic(bootstrap, topic, 1)
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=5)
     await producer.start()
     try:
@@ -128,7 +119,7 @@ async def _fill_compacted(bootstrap: str, topic: str) -> None:
         "min.cleanable.dirty.ratio": "0.01",
         "min.compaction.lag.ms": "0",
     }
-    await _create(bootstrap, topic, 1, configs)
+    await create_topic(bootstrap, topic, 1, configs)
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
     await producer.start()
     try:
@@ -145,7 +136,7 @@ async def _fill_compacted(bootstrap: str, topic: str) -> None:
 async def _fill_transactions(bootstrap: str, topic: str) -> None:
     """Partition 0: committed c0-c4 (offsets 0-4), a commit marker, aborted a5-a9 and their abort marker,
     a plain record n, committed c10-c14 and a commit marker."""
-    await _create(bootstrap, topic, 1)
+    await create_topic(bootstrap, topic, 1)
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, transactional_id=f"{topic}-producer")
     plain = AIOKafkaProducer(bootstrap_servers=bootstrap)
     await producer.start()
