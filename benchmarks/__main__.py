@@ -165,6 +165,12 @@ def main(argv: list[str] | None = None) -> int:
         help="an extra MirrorSourceConnector setting for pyconnect's connectors (repeatable)",
     )
     parser.add_argument(
+        "--profile-native",
+        action="store_true",
+        help="the profile scenario samples C frames too (py-spy --native: uvloop, sockets, buffers; "
+        "slower sampling)",
+    )
+    parser.add_argument(
         "--backlog-timestamps",
         choices=["LogAppendTime", "CreateTime"],
         default=None,
@@ -192,6 +198,8 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--backlog wants SIZE=N with SIZE one of {sorted(backlog)} and N > 0, got {item!r}")
         backlog[size.strip()] = int(count)
     bench_settings = dataclasses.replace(bench_settings, backlog=backlog)
+    if args.profile_native:
+        bench_settings = dataclasses.replace(bench_settings, profile_native=True)
     if args.backlog_timestamps:
         bench_settings = dataclasses.replace(bench_settings, backlog_timestamps=args.backlog_timestamps)
     started = dt.datetime.now(dt.UTC)

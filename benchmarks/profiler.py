@@ -48,6 +48,7 @@ class PySpyRecorder:
     output: Path
     rate_hz: int = 100
     executable: str | None = None
+    native: bool = False
     _process: JavaProcess | None = None
 
     def start(self) -> None:
@@ -69,6 +70,8 @@ class PySpyRecorder:
             "--output",
             str(self.output),
         ]
+        if self.native:
+            command.append("--native")  # C frames too: where the time inside uvloop and buffers goes
         self._process = JavaProcess(
             command,
             self.output.with_suffix(".log"),

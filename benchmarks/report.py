@@ -642,7 +642,13 @@ def _profile_section(results: Mapping[str, Any], rows: int = 12) -> list[str]:
             f"{_fmt(drain.get('records'))} records at "
             f"{_fmt(prof.get('records_per_s_under_profiler'))} records/s under the profiler, using "
             f"{_fmt(prof.get('cpu_percent_of_one_core'))} % of one core. Raw folded stacks: "
-            f"[{prof.get('file')}]({prof.get('file')}).",
+            f"[{prof.get('file')}]({prof.get('file')})."
+            + (
+                " Sampled with C frames (`--profile-native`): time inside uvloop and C calls is named, "
+                "not counted to the Python frame that called it."
+                if metrics.get("native")
+                else ""
+            ),
             "",
         ]
         lines += _cpu_lines(prof, drain, metrics.get("rate_hz"), throughput, size)

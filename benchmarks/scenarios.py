@@ -740,6 +740,7 @@ class Bench:
             return
         metrics: dict[str, Any] = {
             "rate_hz": self.s.profile_rate_hz,
+            "native": self.s.profile_native,
             "alias": runners.PROFILE_ALIAS,
             "sizes": {},
         }
@@ -749,7 +750,11 @@ class Bench:
                 name = f"bench-prof-{size}"
                 workload.create_topics(self.b, [f"{runners.PROFILE_ALIAS}.{topic}"], self.s.partitions)
                 recorder = profiler.PySpyRecorder(
-                    worker.pid, self.work_dir / "profiles" / f"{size}.txt", self.s.profile_rate_hz, executable
+                    worker.pid,
+                    self.work_dir / "profiles" / f"{size}.txt",
+                    self.s.profile_rate_hz,
+                    executable,
+                    native=self.s.profile_native,
                 )
                 log.info("%s profile: draining the %s backlog under py-spy", system, size)
                 recorder.start()

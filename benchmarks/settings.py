@@ -73,6 +73,8 @@ class BenchSettings:
     emit_checkpoints_interval_s: int = 1
     sync_group_offsets_interval_s: int = 1
     profile_rate_hz: int = 100
+    profile_native: bool = False
+    """py-spy's ``--native``: C frames (uvloop, the socket and buffer calls) in the profile too."""
     scale_out_workers: int = 2
     event_loop_rounds: int = 2
     control_plane_sizes: tuple[int, ...] = (300, 1000)

@@ -69,6 +69,8 @@ class Taken:
     timestamps: list[int] = field(default_factory=list)  # per copied batch its first and max
     size: int = 0  # bytes of copied batches, values of decoded records
     last_offset: int | None = None
+    end: int = 0  # the position after the fetch's complete batches, had all been taken
+    rest: int | None = None  # cut by max_records: the byte of the fetch where the batches not taken start
 
 
 def take(
@@ -85,7 +87,9 @@ def take(
     """One partition's fetch read from ``position``: the items for the worker, in offset order. With
     ``max_records`` (what is left of the consumer's ``max.poll.records`` in this poll), batches stop
     being taken once that many records were: whole batches, at least one, the position stopping after
-    the last taken (the rest is fetched again)."""
+    the last taken; ``rest`` then names where the batches not taken start in the fetched bytes (the
+    caller keeps them for its next poll, :meth:`~pyconnect.kafka.raw_source_fetch.RawSourceFetch.hold`,
+    as Java's consumer keeps the rest of a fetch) and ``end`` is where the whole fetch ends."""
     data = fetch.records
     steps = plan(
         data,
@@ -93,7 +97,7 @@ def take(
         target.compression_codec,
         aborted_transactions=fetch.aborted_transactions if read_committed else None,
     )
-    taken = Taken(next_position=steps.next_position)
+    taken = Taken(next_position=steps.next_position, end=steps.next_position)
     items = taken.items
     view = memoryview(data)
     limit = target.max_batch_bytes
@@ -102,6 +106,7 @@ def take(
         header = step.header
         if step.action is not Action.SKIP and max_records is not None and taken.records >= max_records:
             taken.next_position = after
+            taken.rest = header.start
             break
         after = max(after, header.next_offset if header.magic >= 2 else header.base_offset + 1)
         if step.action is Action.SKIP:

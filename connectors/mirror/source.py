@@ -900,6 +900,8 @@ class MirrorSourceTask(SourceTask):
             )
             records_taken += taken.records
             items.extend(taken.items)
+            if taken.rest is not None:  # the poll's max.poll.records reached: the rest for the next poll
+                fetcher.hold(answer, taken.next_position, taken.rest, taken.end)
             if taken.next_position != answer.position:
                 fetcher.advance(answer.topic, answer.partition, taken.next_position, taken.records)
             if metrics is not None:

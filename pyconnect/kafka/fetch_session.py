@@ -33,6 +33,11 @@ session, and reports every request's outcome, its cancellation included):
 - :meth:`FetchSession.handle_failure`: the request failed or was cancelled (the broker may or may
   not have applied it, so the epochs may no longer agree): the next request is full, closing the
   session. :meth:`FetchSession.build` called while a request is unanswered counts it as failed.
+- :meth:`FetchSession.closing`: the request that ends the session on the broker when the fetching
+  stops (Java's consumer sends it on close, ``nextCloseExisting``): the session's id, epoch -1, no
+  partition; the broker drops the session and answers as to a sessionless request. ``None`` when
+  the broker holds no session of ours. The session is forgotten either way: a later
+  :meth:`FetchSession.build` opens a new one.
 
 Java's client sends the high watermark and log start offset of an answered partition to its
 position once; here the caller must keep them from every clean answer (even one it discards as
@@ -173,6 +178,16 @@ class FetchSession(Generic[K]):
         self._pending = None
         if self._enabled:
             self._close_and_open_new()
+
+    def closing(self) -> SessionRequest[K] | None:
+        """The request ending the session on the broker, or ``None`` (see the module docstring)."""
+        session_id = self._session_id
+        self._pending = None
+        self._partitions = {}
+        if not self._enabled or session_id == INVALID_SESSION_ID:
+            return None
+        self._open_new()
+        return SessionRequest(session_id, FINAL_EPOCH, {}, [])
 
     def _open_new(self) -> None:
         self._session_id = INVALID_SESSION_ID

@@ -75,7 +75,7 @@ class RawFetch:
     high_watermark: int
     last_stable_offset: int
     aborted_transactions: list[tuple[int, int]]
-    records: bytes
+    records: bytes | memoryview  # a memoryview: the rest of an answer held for the next poll
 
 
 class SessionFetchRequest(FetchRequest):

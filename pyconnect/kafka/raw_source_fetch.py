@@ -42,13 +42,25 @@ Contract of :meth:`RawSourceFetch.fetch`:
 - :meth:`prefetch` starts the next fetch at once from the current positions (one fetch in flight at
   most, so the memory held is bounded by two fetches' ``fetch.max.bytes``) while the caller hands
   the previous one on; the next :meth:`fetch` takes its answer, dropping the partitions moved since
-  (a seek, a truncation) as stale. :meth:`close` cancels it; a cancelled :meth:`fetch` cancels it too.
+  (a seek, a truncation) as stale. :meth:`cancel_prefetch` cancels it; a cancelled :meth:`fetch`
+  cancels it too.
+- :meth:`hold` keeps the part of an answer the caller did not take (a poll capped by
+  ``max.poll.records``), as Java's consumer keeps the rest of a completed fetch: the next
+  :meth:`fetch` returns the held answers whose partition is still at the held position (a seek drops
+  one) and nothing else, without a request; a prefetch meanwhile fetches a held partition from where
+  its held bytes end, so the broker's next answer is there when they are used up. Without it a
+  100-byte-record mirror fetched each 1 MB again for every 60 KB batch it took.
+- :meth:`close` cancels the prefetch and ends each leader's session on the broker (one closing
+  request per leader, sent together, as Java's consumer does on close; waited for at most
+  ``SESSION_CLOSE_TIMEOUT_S``, failures ignored: a broker evicts a session it no longer hears from,
+  but holds its cache slot until then, and a worker's rebalances start many tasks).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -77,6 +89,9 @@ AIOKAFKA_FETCHER_WAKE_S = 5.0
 
 FETCH_SESSIONS = True
 """Whether :class:`RawSourceFetch` keeps incremental fetch sessions (KIP-227) by default."""
+
+SESSION_CLOSE_TIMEOUT_S = 1.0
+"""The longest :meth:`RawSourceFetch.close` waits for the brokers to end its fetch sessions."""
 
 SESSION_ERRORS = frozenset((FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH))
 
@@ -111,18 +126,65 @@ class RawSourceFetch:
         fetcher._fetcher_timeout = max(float(fetcher._fetcher_timeout), AIOKAFKA_FETCHER_WAKE_S)
 
         self._ahead: asyncio.Task[list[FetchedPartition]] | None = None
+        self._held: dict[TopicPartition, tuple[FetchedPartition, int]] = {}
 
     def prefetch(self, timeout_ms: int) -> None:
         """Start the next fetch now (see the module docstring)."""
         if self._ahead is None:
             self._ahead = asyncio.create_task(self._fetch(timeout_ms), name="raw-source-prefetch")
 
-    async def close(self) -> None:
+    def hold(self, answer: FetchedPartition, position: int, rest: int, end: int) -> None:
+        """Keep ``answer``'s batches from byte ``rest`` on, which start at offset ``position`` and end
+        before ``end``, for the next :meth:`fetch` (see the module docstring). An answer listing aborted
+        transactions is kept whole (its batches before ``position`` are skipped when taken again): a
+        ``read_committed`` reader learns from their abort markers which transactions ended."""
+        fetch = answer.fetch
+        if not fetch.aborted_transactions:  # else the walk over aborted transactions needs the markers before
+            fetch = dataclasses.replace(fetch, records=memoryview(fetch.records)[rest:])
+        held = FetchedPartition(answer.topic, answer.partition, position, fetch)
+        self._held[TopicPartition(answer.topic, answer.partition)] = (held, end)
+
+    def _take_held(self) -> list[FetchedPartition]:
+        """The held answers whose partition is still at the held position; none is held after."""
+        held, self._held = self._held, {}
+        states = self._client._subscription.subscription
+        if not held or states is None:
+            return []
+        assignment = states.assignment
+        current = []
+        for tp, (answer, _end) in held.items():
+            state = assignment.state_value(tp)
+            if state is not None and state.has_valid_position and state.position == answer.position:
+                current.append(answer)
+        return current
+
+    async def cancel_prefetch(self) -> None:
         ahead, self._ahead = self._ahead, None
         if ahead is not None:
             ahead.cancel()
             with contextlib.suppress(BaseException):
                 await ahead
+
+    async def close(self) -> None:
+        """Cancel the prefetch, drop what is held and end the fetch sessions (see the module docstring)."""
+        self._held = {}
+        await self.cancel_prefetch()
+        closings = [
+            fetch_raw_session(
+                self._client._client,
+                node,
+                {},
+                session_id=request.session_id,
+                session_epoch=request.epoch,
+                max_wait_ms=0,
+            )
+            for node, session in self._sessions.items()
+            if (request := session.closing()) is not None
+        ]
+        if closings:
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(SESSION_CLOSE_TIMEOUT_S):
+                    await asyncio.gather(*closings, return_exceptions=True)
 
     def _current(self, fetched: list[FetchedPartition]) -> list[FetchedPartition]:
         """The answers whose partition is still at the position they were fetched from."""
@@ -138,6 +200,9 @@ class RawSourceFetch:
         return current
 
     async def fetch(self, timeout_ms: int) -> list[FetchedPartition]:
+        held = self._take_held()
+        if held:
+            return held
         ahead, self._ahead = self._ahead, None
         if ahead is None:
             return await self._fetch(timeout_ms)
@@ -176,6 +241,7 @@ class RawSourceFetch:
         unplaced: list[TopicPartition] = []
         waiting: list[asyncio.Future[Any]] = []
         stale_metadata = False
+        held = self._held
         for tp in states.tps:
             state = states.state_value(tp)
             if not state.has_valid_position:
@@ -188,7 +254,12 @@ class RawSourceFetch:
             if leader is None or leader < 0:
                 stale_metadata = True
                 continue
-            by_leader.setdefault(leader, {})[tp] = state.position
+            position = state.position
+            if held:
+                kept = held.get(tp)
+                if kept is not None and kept[0].position == position:
+                    position = kept[1]  # fetched from where the held bytes end
+            by_leader.setdefault(leader, {})[tp] = position
         if stale_metadata:
             client._client.force_metadata_update()
         if unplaced:
@@ -275,7 +346,9 @@ class RawSourceFetch:
                 state.highwater = result.high_watermark
                 if result.last_stable_offset >= 0:
                     state.lso = result.last_stable_offset
-                if not state.has_valid_position or state.position != position:
+                if not state.has_valid_position or (
+                    state.position != position and not self._held_until(tp, state.position, position)
+                ):
                     continue  # moved while the fetch was out (a seek): that answer is stale
                 state.timestamp = answered_ms  # "last fetch answered" (SourceConsumer.unanswered)
                 if metrics is not None and result.records:
@@ -286,9 +359,19 @@ class RawSourceFetch:
                 for tp, position in positions.items():
                     if tp not in answers_of:  # in the session, no news: answered
                         state = states.state_value(tp)
-                        if state is not None and state.has_valid_position and state.position == position:
+                        if (
+                            state is not None
+                            and state.has_valid_position
+                            and (state.position == position or self._held_until(tp, state.position, position))
+                        ):
                             state.timestamp = answered_ms
         return fetched, refused, failure
+
+    def _held_until(self, tp: TopicPartition, position: int, end: int) -> bool:
+        """Whether ``tp`` holds bytes from ``position`` ending at ``end`` (an answer fetched from ``end``
+        then follows them)."""
+        kept = self._held.get(tp)
+        return kept is not None and kept[0].position == position and kept[1] == end
 
     async def _fetch_from(
         self, leader: int, positions: dict[TopicPartition, int], *, max_wait_ms: int, isolation_level: int

@@ -6,8 +6,10 @@ headers, explicit timestamps), ``lz4`` and ``zstd`` (compressed by their produce
 the broker before the mirror starts: offsets with gaps) and ``logappend``
 (``message.timestamp.type=LogAppendTime``). One pyconnect worker on cluster B runs raw-path
 connectors (source alias ``R``, one per target ``compression.type``: none, lz4, zstd, so that each
-codec is copied as fetched) and one record-path connector (``D``,
-``pyconnect.mirror.raw.batches.enable=false``) over the same sources, all ``read_committed``.
+codec is copied as fetched), one record-path connector (``D``,
+``pyconnect.mirror.raw.batches.enable=false``) over the same sources, and a raw-path connector taking
+one record per poll (``C``, ``consumer.max.poll.records=1``: each poll takes one batch and the rest
+of the fetch is held for the next), all ``read_committed``.
 
 Checked: per partition, record by record, both copies hold the same key, value, headers and
 timestamp in the same order, and both equal the committed source records; the raw connectors copied
@@ -272,6 +274,8 @@ def test_raw_and_record_paths_write_the_same_records_offsets_and_syncs(
         "raw-lz4": _config(s, "R", "BR", ("lz4",), **{"producer.override.compression.type": "lz4"}),
         "raw-zstd": _config(s, "R", "BR", ("zstd",), **{"producer.override.compression.type": "zstd"}),
         "record": _config(s, "D", "BD", NAMES, **{"pyconnect.mirror.raw.batches.enable": "false"}),
+        # one record per poll: each poll takes one batch and holds the rest of the fetch for the next
+        "raw-capped": _config(s, "C", "BC", plain_names, **{"consumer.max.poll.records": "1"}),
     }
     workers = python_workers(
         b, tmp_path, unique("raw-group"), 1, **{"connector.client.config.override.policy": "All"}
@@ -284,10 +288,13 @@ def test_raw_and_record_paths_write_the_same_records_offsets_and_syncs(
             wait_for(f"{name} RUNNING", lambda name=name: running_tasks(worker, name, 1), 60)
         raw = _wait_copies(s, "R", NAMES)
         record = _wait_copies(s, "D", NAMES)
+        capped = _wait_copies(s, "C", plain_names)
         for name in NAMES:
             expected = content(s.expected[name])
             assert content(record[name]) == expected, name
             assert content(raw[name]) == expected, name
+            if name in capped:
+                assert content(capped[name]) == expected, name
 
         series = parse(scrape(worker))
         for name in ("plain", "lz4", "zstd", "txn"):
@@ -297,6 +304,9 @@ def test_raw_and_record_paths_write_the_same_records_offsets_and_syncs(
         assert _batch_counts(series, f"R.{s.topic('compact')}") == (1, COMPACT_KEYS // 2)
         copied, decoded = _batch_counts(series, f"R.{s.topic('logappend')}")
         assert copied == 0 and decoded > 0, (copied, decoded)
+        for name in ("plain", "txn"):  # one batch per poll, still copied as bytes
+            copied, decoded = _batch_counts(series, f"C.{s.topic(name)}")
+            assert copied > 1 and decoded == 0, (name, copied, decoded)
         for name in NAMES:
             assert _batch_counts(series, f"D.{s.topic(name)}") == (0, 0), name
         record_counts = matching(series, PREFIX + "record_count")

@@ -1,4 +1,5 @@
-"""Incremental fetch sessions (KIP-227) of the raw mirror fetch (pyconnect.kafka.raw_source_fetch) on real Kafka.
+"""Incremental fetch sessions (KIP-227) and held answers of the raw mirror fetch
+(pyconnect.kafka.raw_source_fetch) on real Kafka.
 
 Every FetchRequest the fetch builds is observed on its way to the wire (the struct
 ``SessionFetchRequest.build`` returns), so these check what the broker is sent and what it answers:
@@ -10,7 +11,10 @@ Every FetchRequest the fetch builds is observed on its way to the wire (the stru
 * a seek back is sent as that one partition and its records are fetched again;
 * a session the broker no longer recognises (an epoch out of step, an unknown session id) or a
   request cancelled in flight is followed by a full request, with no record lost or repeated;
-* with sessions off, every request is full and sessionless.
+* with sessions off, every request is full and sessionless;
+* closing the fetch ends its session on the broker (the session id is unknown to it afterwards);
+* what a poll capped by max.poll.records leaves of an answer is held: the next polls take it without
+  a request, while one prefetch asks for what follows it; a seek drops it.
 """
 
 from __future__ import annotations
@@ -25,8 +29,11 @@ import pytest
 from aiokafka import AIOKafkaProducer, TopicPartition
 from aiokafka.consumer.fetcher import Fetcher
 
+from connectors.mirror import raw_copy
+from pyconnect.api.source import RawBatchTarget, RawRecordBatch
+from pyconnect.kafka.fetch_session import FETCH_SESSION_ID_NOT_FOUND, FINAL_EPOCH
 from pyconnect.kafka.mirror_admin import SourceConsumer
-from pyconnect.kafka.raw_batches_io import SessionFetchRequest, decode_records
+from pyconnect.kafka.raw_batches_io import SessionFetchRequest, decode_records, fetch_raw_session
 from pyconnect.kafka.raw_source_fetch import AIOKAFKA_FETCHER_WAKE_S, RawSourceFetch
 from pyconnect.testing.backends import ClusterHandle
 from tests.integration.fleet import create_topic
@@ -42,6 +49,7 @@ class Sent:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.requests: list[tuple[int, int, list[tuple[str, int]], list[tuple[str, int]]]] = []
+        self.offsets: list[dict[tuple[str, int], int]] = []  # per request, the fetch offset of each partition
         original = SessionFetchRequest.build
 
         def build(request: SessionFetchRequest, struct_class: Any) -> Any:
@@ -49,12 +57,14 @@ class Sent:
             sent = [(topic, part[0]) for topic, parts in struct.topics for part in parts]
             forgotten = [(topic, p) for topic, parts in struct.forgotten_topics_data for p in parts]
             self.requests.append((struct.session_id, struct.session_epoch, sent, forgotten))
+            topics: Any = request._topics
+            self.offsets.append({(t, p): offset for t, parts in topics for p, offset, _max in parts})
             return struct
 
         monkeypatch.setattr(SessionFetchRequest, "build", build)
 
     def take(self) -> list[tuple[int, int, list[tuple[str, int]], list[tuple[str, int]]]]:
-        taken, self.requests = self.requests, []
+        taken, self.requests, self.offsets = self.requests, [], []
         return taken
 
 
@@ -238,7 +248,7 @@ async def test_a_session_the_broker_lost_recovers_with_nothing_lost_or_repeated(
         async with asyncio.timeout(5):
             while not sent.requests:  # the request is on its way: the broker holds it up to 300 ms
                 await asyncio.sleep(0.005)
-        await mirror.fetcher.close()
+        await mirror.fetcher.cancel_prefetch()
         await produce(bootstrap, topic, [1], produced, 2)
         produced += 2
         expected[1] = produced
@@ -247,6 +257,29 @@ async def test_a_session_the_broker_lost_recovers_with_nothing_lost_or_repeated(
         requests = sent.take()
         assert not is_full(requests[0]) and is_full(requests[1]) and len(requests[1][2]) == PARTITIONS
         assert requests[1][0] == requests[0][0] != 0  # closing the session it had
+
+
+async def test_closing_the_fetch_ends_its_session_on_the_broker(
+    cluster_a: ClusterHandle, unique: Callable[[str], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    topic = unique("sessions-close")
+    async with opened(cluster_a, topic, monkeypatch) as (sent, mirror, _expected):
+        await mirror.fetch()
+        (leader,) = mirror.fetcher._sessions
+        session = mirror.fetcher._sessions[leader]
+        session_id, epoch = session.session_id, session.epoch
+        client: Any = mirror.source._consumer._client
+        in_step = await fetch_raw_session(
+            client, leader, {}, session_id=session_id, session_epoch=epoch, max_wait_ms=0
+        )
+        assert (in_step.error_code, in_step.session_id) == (0, session_id)  # the broker holds it
+        sent.take()
+        await mirror.fetcher.close()
+        assert sent.take() == [(session_id, FINAL_EPOCH, [], [])]
+        after = await fetch_raw_session(
+            client, leader, {}, session_id=session_id, session_epoch=epoch + 1, max_wait_ms=0
+        )
+        assert after.error_code == FETCH_SESSION_ID_NOT_FOUND  # in step, but the session is gone
 
 
 async def test_sessions_off_fetches_every_partition_sessionless(
@@ -286,3 +319,84 @@ async def test_aiokafkas_own_fetcher_stays_asleep_under_the_raw_fetch(
             await mirror.fetch()
         idle_s = time.monotonic() - started
         assert len(walks) <= 2 + idle_s / AIOKAFKA_FETCHER_WAKE_S, (len(walks), idle_s)
+
+
+async def poll_one_batch(mirror: Mirror) -> int:
+    """One poll as MirrorSourceTask's raw path makes it with ``max.poll.records`` = 1: one whole batch
+    taken, the rest of the answer held, the next fetch started; the records taken."""
+    fetcher = mirror.fetcher
+    taken_records = 0
+    answers = await fetcher.fetch(1000)
+    for answer in answers:
+        taken = raw_copy.take(
+            answer.fetch,
+            answer.position,
+            RawBatchTarget(0, 1 << 20),
+            read_committed=False,
+            remote=answer.topic,
+            partition=answer.partition,
+            source_partition={},
+            max_records=max(0, 1 - taken_records),
+        )
+        taken_records += taken.records
+        for item in taken.items:  # a batch starting before the position (after a seek) is decoded
+            values = (
+                [r.value for r in decode_records(item.data, item.first_offset)]
+                if isinstance(item, RawRecordBatch)
+                else [item.value]
+            )
+            mirror.seen[answer.partition].extend(int(v.split(b":")[1]) for v in values)
+        if taken.rest is not None:
+            fetcher.hold(answer, taken.next_position, taken.rest, taken.end)
+        if taken.next_position != answer.position:
+            fetcher.advance(answer.topic, answer.partition, taken.next_position, taken.records)
+    if taken_records:
+        fetcher.prefetch(1000)
+    return taken_records
+
+
+async def test_the_rest_of_a_capped_poll_is_held_and_what_follows_it_is_fetched_ahead(
+    cluster_a: ClusterHandle, unique: Callable[[str], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    topic = unique("held")
+    bootstrap = cluster_a.bootstrap_servers
+    async with opened(cluster_a, topic, monkeypatch) as (sent, mirror, expected):
+        for _ in range(4):  # four batches on partition 7, one producer each
+            await produce(bootstrap, topic, [7], expected[7], 10)
+            expected[7] += 10
+        sent.take()
+        assert await poll_one_batch(mirror) == 10  # one request, one batch taken, three held
+        assert len(sent.take()) == 1
+        end = mirror.positions()[7] + 30
+        await produce(bootstrap, topic, [7], expected[7], 10)  # what follows the held batches
+        expected[7] += 10
+        held_polls = 0
+        while mirror.fetcher._held:
+            assert await poll_one_batch(mirror) == 10
+            held_polls += 1
+        assert held_polls == 3
+        offsets = sent.offsets
+        assert len(sent.take()) == 1, "the held batches were taken without a request but the one prefetch"
+        assert offsets == [{(topic, 7): end}]  # the prefetch asked for what follows the held batches
+        async with asyncio.timeout(20):
+            while mirror.counts() != expected:
+                await poll_one_batch(mirror)
+        assert mirror.exactly(expected)
+
+
+async def test_a_seek_drops_the_held_rest(
+    cluster_a: ClusterHandle, unique: Callable[[str], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    topic = unique("held-seek")
+    bootstrap = cluster_a.bootstrap_servers
+    async with opened(cluster_a, topic, monkeypatch) as (_sent, mirror, expected):
+        for _ in range(3):
+            await produce(bootstrap, topic, [9], expected[9], 10)
+            expected[9] += 10
+        assert await poll_one_batch(mirror) == 10 and mirror.fetcher._held
+        mirror.source.seek(topic, 9, 2)  # back into what was taken
+        mirror.seen[9] = mirror.seen[9][:2]
+        async with asyncio.timeout(20):
+            while mirror.counts() != expected:
+                await poll_one_batch(mirror)
+        assert mirror.exactly(expected)

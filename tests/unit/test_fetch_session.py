@@ -178,3 +178,33 @@ def test_the_request_carries_session_fields_from_v7() -> None:
 def test_the_request_defaults_to_sessionless() -> None:
     v11 = _request().build(FetchRequest_v11)
     assert (v11.session_id, v11.session_epoch, v11.forgotten_topics_data) == (0, -1, [])
+
+
+def test_closing_ends_an_open_session_with_the_final_epoch_and_forgets_it() -> None:
+    session = opened()
+    session.build({A0: 11, A1: 20, B0: 30}, MAX)  # in flight when the fetching stops
+    request = session.closing()
+    assert request is not None and request.full
+    assert (request.session_id, request.epoch, request.send, request.forget) == (77, FINAL_EPOCH, {}, [])
+    assert session.partitions == {} and session.closing() is None  # nothing left to close
+    reopened = session.build({A0: 11}, MAX)
+    assert (reopened.session_id, reopened.epoch, reopened.send) == (0, INITIAL_EPOCH, {A0: (11, MAX)})
+
+
+def test_closing_after_a_failure_still_names_the_session_the_broker_holds() -> None:
+    session = opened()
+    session.build({A0: 10, A1: 20, B0: 30}, MAX)
+    session.handle_failure()  # the broker still holds session 77
+    request = session.closing()
+    assert request is not None and (request.session_id, request.epoch) == (77, FINAL_EPOCH)
+
+
+def test_there_is_nothing_to_close_without_a_session() -> None:
+    declined = opened(session_id=0)  # the broker declined one
+    assert declined.closing() is None
+    sessionless: FetchSession[tuple[str, int]] = FetchSession(1, enabled=False)
+    sessionless.build({A0: 10}, MAX)
+    sessionless.handle_response(0, 0, [A0])
+    assert sessionless.closing() is None
+    after = sessionless.build({A0: 10}, MAX)
+    assert (after.session_id, after.epoch) == (0, FINAL_EPOCH)  # still sessionless

@@ -130,10 +130,26 @@ def test_max_poll_records_stops_taking_whole_batches_and_the_position_stops_afte
             max_records=budget,
         )
 
-    assert (capped(None).records, capped(None).next_position) == (12, 22)
+    whole = capped(None)
+    assert (whole.records, whole.next_position, whole.end, whole.rest) == (12, 22, 22, None)
     five = capped(5)  # the budget is reached inside the second batch: whole batches, so two
     assert (five.records, five.copied_batches, five.next_position) == (8, 2, 18)
     one = capped(1)
     assert (one.records, one.next_position) == (4, 14)  # at least one batch
     nothing = capped(0)  # the poll's budget is spent: nothing taken, the position unchanged
     assert (nothing.records, nothing.items, nothing.next_position) == (0, [], 10)
+    # What was not taken starts at `rest` in the fetched bytes: taking it from there gives the rest.
+    size = len(placed(build(), 10))
+    assert (five.rest, one.rest, nothing.rest) == (2 * size, size, 0)
+    assert five.end == one.end == nothing.end == 22
+    rest = raw_copy.take(
+        RawFetch(0, 100, 100, [], data[one.rest :]),
+        one.next_position,
+        RawBatchTarget(rb.Codec.NONE, 1 << 20),
+        read_committed=False,
+        remote="A.t",
+        partition=0,
+        source_partition=SOURCE,
+    )
+    assert [i.first_offset for i in one.items + rest.items] == [10, 14, 18]
+    assert (rest.next_position, rest.rest) == (22, None)

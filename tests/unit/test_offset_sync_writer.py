@@ -191,19 +191,20 @@ def test_past_the_per_partition_bound_the_newest_is_replaced_as_java_does() -> N
     assert w.syncs_dropped == 2
 
 
-def test_at_most_ten_sends_in_flight_by_default() -> None:
+def test_at_most_max_outstanding_sends_in_flight_by_default() -> None:
     w, sender = writer(100)
-    partitions = [TopicPartition("t", p) for p in range(15)]
+    permits = MAX_OUTSTANDING_OFFSET_SYNCS
+    partitions = [TopicPartition("t", p) for p in range(permits + 5)]
     for tp in partitions:
         w.maybe_queue_offset_syncs(tp, 0, 0)
     w.fire_pending_offset_syncs()
-    assert len(sender.sent) == 10 and len(w.pending_syncs()) == 5
-    assert [s.partition for s in sender.sent] == list(range(10))
+    assert len(sender.sent) == permits and len(w.pending_syncs()) == 5
+    assert [s.partition for s in sender.sent] == list(range(permits))
     for done in sender.callbacks[:3]:
         done(RuntimeError("broker down"))  # failures release permits too and are not retried
     w.fire_pending_offset_syncs()
-    assert [s.partition for s in sender.sent[10:]] == [10, 11, 12]
-    assert w.syncs_failed == 3 and w.outstanding == 10
+    assert [s.partition for s in sender.sent[permits:]] == [permits, permits + 1, permits + 2]
+    assert w.syncs_failed == 3 and w.outstanding == permits
 
 
 def test_a_send_that_raises_releases_its_permit() -> None:

@@ -22,7 +22,8 @@ Contract:
 * :meth:`promote_delayed_offset_syncs` (each Connect offset commit) queues every delayed sync
   (KAFKA-15906: idle partitions still translate to their end).
 * :meth:`fire_pending_offset_syncs` hands queued syncs, oldest first, to ``send`` while fewer than
-  ``max_outstanding`` (Java: 10) sends are unfinished; the rest stay queued for the next call.
+  ``max_outstanding`` sends are unfinished (Java: 10; here 100 by default, see
+  ``MAX_OUTSTANDING_OFFSET_SYNCS``); the rest stay queued for the next call.
   ``send(sync, done)`` must start sending and call ``done(error_or_None)`` exactly once when the
   send finished; that releases the permit. A failed sync is only logged, never retried (as Java).
 * **Where we differ from Java.** Java keeps one unsent sync per partition: under back-pressure a newer
@@ -49,7 +50,11 @@ from connectors.mirror.records import OffsetSync, TopicPartition
 
 log = logging.getLogger(__name__)
 
-MAX_OUTSTANDING_OFFSET_SYNCS = 10
+MAX_OUTSTANDING_OFFSET_SYNCS = 100
+"""Unfinished sync sends at a time (Java: 10). No sync is dropped here, and the task's producer has one
+produce request in flight per broker, so the permits bound the syncs per round trip: with Java's 10 a
+copy of 100-byte records (a sync every ``offset.lag.max`` records) queued syncs faster than they left,
+and a stopping task spent seconds sending the backlog."""
 MAX_PENDING_PER_PARTITION = 10_000
 
 SendDone = Callable[[BaseException | None], None]
