@@ -29,6 +29,7 @@ from pyconnect.testing.java_process import JavaProcess, signal_tagged
 
 PROJECT_PACKAGES = ("pyconnect", "connectors", "benchmarks", "spark_analytics")
 _FRAME = re.compile(r"^(?P<name>.*) \((?P<path>[^()]*?)(?::(?P<line>\d+))?\)$")
+_ADDRESS = re.compile(r"^0x[0-9a-fA-F]+$")
 _LIBRARY_ROOT = re.compile(r"^.*/(?:site-packages|dist-packages|lib/python3\.\d+)/")
 
 
@@ -115,11 +116,14 @@ def short_path(path: str) -> str:
 
 
 def clean_frame(frame: str) -> str:
+    """A frame without machine folders; a native frame py-spy could not name (an address inside a
+    library, with ``--native``) is named ``unnamed code`` so that its samples add up per library."""
     match = _FRAME.match(frame)
     if not match:
         return frame
     line = f":{match['line']}" if match["line"] else ""
-    return f"{match['name']} ({short_path(match['path'])}{line})"
+    name = "unnamed code" if _ADDRESS.match(match["name"]) else match["name"]
+    return f"{name} ({short_path(match['path'])}{line})"
 
 
 def parse_folded(text: str) -> Counter[tuple[str, ...]]:

@@ -34,6 +34,8 @@ def test_short_path_drops_machine_folders() -> None:
     assert short_path("pyconnect/cli.py") == "pyconnect/cli.py"
     assert clean_frame("f (/usr/lib/python3.11/json/encoder.py:205)") == "f (json/encoder.py:205)"
     assert clean_frame("<native>") == "<native>"
+    assert clean_frame("0x7f6b2244524a (libc.so.6)") == "unnamed code (libc.so.6)"  # py-spy --native
+    assert clean_frame("SHA256_Update (libcrypto.so.3)") == "SHA256_Update (libcrypto.so.3)"
 
 
 def test_parse_folded_counts_stacks_and_skips_junk() -> None:
