@@ -128,6 +128,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="small sizes: a few minutes on a 2-core machine")
     parser.add_argument("--out", type=Path, help="output folder (default benchmarks/results/<date>[-quick])")
     parser.add_argument(
+        "--rebuild",
+        type=Path,
+        metavar="DIR",
+        help="run nothing: recompute the ratios and rewrite report.md and chart.png of the run in DIR",
+    )
+    parser.add_argument(
         "--scenario",
         action="append",
         choices=settings.SCENARIOS,
@@ -178,6 +184,12 @@ def main(argv: list[str] | None = None) -> int:
         "mirror can copy as bytes; LogAppendTime batches must be decoded)",
     )
     args = parser.parse_args(argv)
+    if args.rebuild is not None:
+        if not (args.rebuild / "results.json").is_file():
+            parser.error(f"--rebuild: no results.json in {args.rebuild}")
+        for kind, path in report.rebuild_results(args.rebuild).items():
+            print(f"{kind}: {path}")
+        return 0
     for setting in args.pyconnect_mirror_setting:
         key, sep, value = setting.partition("=")
         if not sep or not key.strip():

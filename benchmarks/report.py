@@ -5,7 +5,8 @@ The results document (``SCHEMA``)::
     {"schema", "mode", "started_at", "finished_at", "machine": {...}, "settings": {...},
      "systems": {name: {"available": bool, "reason": str | None, "description": str}},
      "scenarios": {name: {"description", "status", "reason", "systems": {system: {"status", "reason", "metrics"}}}},
-     "ratios": {"throughput_100b", "throughput_1kb", "p99_latency", "rss", "startup",
+     "ratios": {"throughput_100b", "throughput_1kb", "limit_{100b,1kb}", "cpu_{100b,1kb}",
+                "best_java_{100b,1kb}", "p99_latency", "rss", "startup",
                 "control_create", "control_status", "uvloop_vs_asyncio_100b", "uvloop_vs_asyncio_1kb",
                 "uvloop_vs_asyncio_cpu_100b", "uvloop_vs_asyncio_cpu_1kb", "eos_throughput_poll",
                 "eos_throughput_interval", "eos_p99_latency", "wan_throughput_1kb",
@@ -19,7 +20,10 @@ A ratio is pyconnect's figure divided by Java's (the MirrorSourceConnector on a 
 ``JAVA_REFERENCE``), except ``uvloop_vs_asyncio_<size>`` and ``uvloop_vs_asyncio_cpu_<size>``: the
 records/s and the CPU-seconds per record of pyconnect's worker on uvloop divided by those of its worker
 on asyncio's loop (the ``event_loop`` scenario), and ``metrics_on_vs_off_*``: pyconnect recording
-metrics over pyconnect with recording off (the ``metrics_cost`` scenario). A ratio is null, never estimated, when either side did
+metrics over pyconnect with recording off (the ``metrics_cost`` scenario), ``limit_<size>``: pyconnect's
+drain rate over the brokers' own produce rate (the ``limit`` scenario's ProducerPerformance), and
+``best_java_<size>``: pyconnect's drain rate over the faster of Java's Connect worker and Java MirrorMaker
+2 dedicated (:func:`drain_ratio`). A ratio is null, never estimated, when either side did
 not run. ``goals`` compares
 each ratio with its goal (``stats.GOALS``). Raw profiles (``artifacts``) are written beside the JSON.
 """
@@ -218,6 +222,62 @@ MANY_PARTITIONS_FIGURES: dict[str, Any] = {
 """The many-partitions ratios: how to read each figure, and what it is, from one system's metrics."""
 
 
+DRAIN_RATIOS: dict[str, tuple[str, str]] = {
+    "limit_100b": ("limit", "100b"),
+    "limit_1kb": ("limit", "1kb"),
+    "cpu_100b": ("cpu", "100b"),
+    "cpu_1kb": ("cpu", "1kb"),
+    "best_java_100b": ("best_java", "100b"),
+    "best_java_1kb": ("best_java", "1kb"),
+}
+"""The backlog-drain ratios the performance goals name: (what pyconnect is compared with, backlog)."""
+
+JAVA_SETUPS = (JAVA_REFERENCE, "java-dedicated")
+
+
+def drain_ratio(scenarios: Mapping[str, Any], name: str) -> tuple[float | None, str]:
+    """Ratio ``name`` of :data:`DRAIN_RATIOS` from the ``throughput`` (and ``limit``) scenario, with a
+    note saying what it compares or why it is null: ``limit`` pyconnect's records/s over the brokers'
+    produce records/s, ``cpu`` pyconnect's CPU-seconds per million records over the Java Connect
+    worker's, ``best_java`` pyconnect's records/s over the faster Java set-up that ran."""
+    kind, size = DRAIN_RATIOS[name]
+    py = _metrics(scenarios, "throughput", PYCONNECT)
+    if py is None:
+        return None, _why_missing(scenarios, "throughput", PYCONNECT)
+    drained = py.get(size) or {}
+    if kind == "limit":
+        brokers = _metrics(scenarios, "limit", "brokers")
+        if brokers is None:
+            return None, _why_missing(scenarios, "limit", "brokers")
+        produced = ((brokers.get(size) or {}).get("produce") or {}).get("records_per_s")
+        what = f"records/s draining the {size} backlog: pyconnect / the brokers' own produce rate"
+        value = ratio(drained.get("records_per_s"), produced)
+        return value, what if value is not None else f"{what}: a figure is missing"
+    if kind == "cpu":
+        java = _metrics(scenarios, "throughput", JAVA_REFERENCE)
+        if java is None:
+            return None, _why_missing(scenarios, "throughput", JAVA_REFERENCE)
+        what = f"CPU-seconds per million records draining the {size} backlog: pyconnect / {JAVA_REFERENCE}"
+        value = ratio(drained.get("cpu_s_per_million"), (java.get(size) or {}).get("cpu_s_per_million"))
+        return value, what if value is not None else f"{what}: a figure is missing on one side"
+    rates = {}
+    for system in JAVA_SETUPS:
+        java = _metrics(scenarios, "throughput", system)
+        rate = ((java or {}).get(size) or {}).get("records_per_s")
+        if rate:
+            rates[system] = rate
+    if not rates:
+        return None, "; ".join(_why_missing(scenarios, "throughput", s) for s in JAVA_SETUPS)
+    fastest = max(rates, key=lambda system: rates[system])
+    value = ratio(drained.get("records_per_s"), rates[fastest])
+    what = (
+        f"records/s draining the {size} backlog: pyconnect / the faster Java set-up ({fastest}"
+        + (f"; {', '.join(s for s in JAVA_SETUPS if s not in rates)} did not run" if len(rates) < 2 else "")
+        + ")"
+    )
+    return value, what if value is not None else f"{what}: pyconnect's figure is missing"
+
+
 def compute_ratios(scenarios: Mapping[str, Any]) -> tuple[dict[str, float | None], dict[str, str]]:
     """The ``ratios`` object (pyconnect / Java, and uvloop / asyncio) and a note per ratio: what it
     compares or why it is null."""
@@ -267,6 +327,9 @@ def compute_ratios(scenarios: Mapping[str, Any]) -> tuple[dict[str, float | None
         **{name: ("many_partitions", pick) for name, pick in MANY_PARTITIONS_FIGURES.items()},
     }
     for name in RATIO_DIRECTIONS:
+        if name in DRAIN_RATIOS:
+            ratios[name], notes[name] = drain_ratio(scenarios, name)
+            continue
         if name in EVENT_LOOP_RATIOS:
             ratios[name], notes[name] = _event_loop_ratio(scenarios, name)
             continue
@@ -645,13 +708,17 @@ def _profile_section(results: Mapping[str, Any], rows: int = 12) -> list[str]:
             f"[{prof.get('file')}]({prof.get('file')})."
             + (
                 " Sampled with C frames (`--profile-native`): time inside uvloop and C calls is named, "
-                "not counted to the Python frame that called it."
+                "not counted to the Python frame that called it; in this mode the samples include the "
+                "thread's idle time (waiting in the event loop's poll, mostly inside `libc`), so the "
+                "shares are of wall time, not of CPU."
                 if metrics.get("native")
                 else ""
             ),
             "",
         ]
-        lines += _cpu_lines(prof, drain, metrics.get("rate_hz"), throughput, size)
+        lines += _cpu_lines(
+            prof, drain, None if metrics.get("native") else metrics.get("rate_hz"), throughput, size
+        )
         lines += [
             "Self share by package: "
             + ", ".join(f"{p['package']} {p['self_pct']:.1f} %" for p in prof.get("by_package", [])[:8])
@@ -1271,3 +1338,22 @@ def write_results(
     render_chart(results, paths["chart"])
     paths["markdown"].write_text(render_markdown(results, paths["chart"].name))
     return paths
+
+
+def rebuild_results(out_dir: Path) -> dict[str, Path]:
+    """Recompute the ratios, notes and goals of the run stored in ``out_dir`` (its results.json) with
+    this code, and write results.json, report.md and chart.png again; the measurements and the stored
+    profiles stay as they are. For a report or ratio added after the run."""
+    stored = json.loads((out_dir / "results.json").read_text())
+    results = build_results(
+        mode=stored["mode"],
+        started_at=stored["started_at"],
+        finished_at=stored["finished_at"],
+        machine=stored["machine"],
+        settings=stored["settings"],
+        systems=stored["systems"],
+        scenarios=stored["scenarios"],
+        notes=stored.get("notes") or [],
+    )
+    kept = {path.name: path.read_text() for path in out_dir.glob("profile-*.folded.txt")}
+    return write_results(results, out_dir, kept)

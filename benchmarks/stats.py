@@ -11,12 +11,19 @@ from typing import Any
 
 # Direction of each ratio in ``results.json``'s top-level ``ratios``: pyconnect divided by Java, but for
 # ``uvloop_vs_asyncio_<size>`` (records/s) and ``uvloop_vs_asyncio_cpu_<size>`` (CPU-seconds per record),
-# pyconnect on uvloop divided by pyconnect on asyncio's loop.
+# pyconnect on uvloop divided by pyconnect on asyncio's loop; ``limit_<size>``: pyconnect's drain over
+# the brokers' own produce rate; ``best_java_<size>``: over the faster of Java's two set-ups.
 HIGHER_IS_BETTER = "higher"
 LOWER_IS_BETTER = "lower"
 RATIO_DIRECTIONS: dict[str, str] = {
     "throughput_100b": HIGHER_IS_BETTER,
     "throughput_1kb": HIGHER_IS_BETTER,
+    "limit_100b": HIGHER_IS_BETTER,
+    "limit_1kb": HIGHER_IS_BETTER,
+    "cpu_100b": LOWER_IS_BETTER,
+    "cpu_1kb": LOWER_IS_BETTER,
+    "best_java_100b": HIGHER_IS_BETTER,
+    "best_java_1kb": HIGHER_IS_BETTER,
     "p99_latency": LOWER_IS_BETTER,
     "rss": LOWER_IS_BETTER,
     "startup": LOWER_IS_BETTER,
@@ -53,6 +60,12 @@ RATIO_DIRECTIONS: dict[str, str] = {
 GOALS: dict[str, float] = {
     "throughput_100b": 1.0,
     "throughput_1kb": 1.5,
+    "limit_100b": 0.6,
+    "limit_1kb": 0.8,
+    "cpu_100b": 0.25,
+    "cpu_1kb": 0.25,
+    "best_java_100b": 1.5,
+    "best_java_1kb": 1.5,
     "p99_latency": 1.0,
     "rss": 0.25,
     "startup": 0.2,

@@ -60,6 +60,7 @@ CHUNK = 64 * 1024
 WINDOW_BYTES = 4 * 1024 * 1024
 CONNECT_TIMEOUT_S = 10.0
 CONTROL_TIMEOUT_S = 10.0
+SHUTDOWN_WAIT_S = 2.0
 
 PASS, DROP, BLACKHOLE = "pass", "drop", "blackhole"
 UP, DOWN = "upstream", "downstream"  # client -> upstream, upstream -> client
@@ -309,7 +310,10 @@ class FaultProxy:
         await asyncio.gather(*tasks, return_exceptions=True)
         await asyncio.gather(*self._handlers, return_exceptions=True)
         if self._server is not None:
-            await self._server.wait_closed()
+            # Every connection is reset by now; waiting for the server to notice is bounded so that a
+            # transport still closing never holds up close() (the control call would time out first).
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._server.wait_closed(), SHUTDOWN_WAIT_S)
 
     def __enter__(self) -> FaultProxy:
         return self.start()

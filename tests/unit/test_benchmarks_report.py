@@ -26,6 +26,12 @@ from benchmarks.workload import seq_of, value_for
 REQUIRED_RATIOS = {
     "throughput_100b",
     "throughput_1kb",
+    "limit_100b",
+    "limit_1kb",
+    "cpu_100b",
+    "cpu_1kb",
+    "best_java_100b",
+    "best_java_1kb",
     "p99_latency",
     "rss",
     "startup",
@@ -146,17 +152,32 @@ def _scenarios(py: bool) -> dict[str, Any]:
                 "brokers": _ok(
                     {
                         "100b": {
-                            "produce": {"records": 10, "records_per_s": 1000.0, "mb_per_s": 0.1},
-                            "consume": {"records": 10, "records_per_s": 2000.0, "mb_per_s": 0.2},
-                        }
+                            "produce": {"records": 10, "records_per_s": 40000.0, "mb_per_s": 4.0},
+                            "consume": {"records": 10, "records_per_s": 80000.0, "mb_per_s": 8.0},
+                        },
+                        "1kb": {"produce": {"records": 10, "records_per_s": 12500.0, "mb_per_s": 12.5}},
                     }
                 )
             },
         },
-        "throughput": scenario(
-            {"100b": {"records_per_s": 40000.0}, "1kb": {"records_per_s": 10000.0}},
-            {"100b": {"records_per_s": 20000.0}, "1kb": {"records_per_s": 10000.0}},
-        ),
+        "throughput": {
+            "description": "d",
+            "status": "ok",
+            "reason": None,
+            "systems": {
+                **systems(
+                    {
+                        "100b": {"records_per_s": 40000.0, "cpu_s_per_million": 8.0},
+                        "1kb": {"records_per_s": 10000.0, "cpu_s_per_million": 30.0},
+                    },
+                    {
+                        "100b": {"records_per_s": 20000.0, "cpu_s_per_million": 2.0},
+                        "1kb": {"records_per_s": 10000.0, "cpu_s_per_million": 9.0},
+                    },
+                ),
+                "java-dedicated": _ok({"100b": {"records_per_s": 50000.0}, "1kb": {"records_per_s": 8000.0}}),
+            },
+        },
         "latency": scenario(
             {"rates": [{"rate": 500, "p99_ms": 20.0}, {"rate": 2000, "p99_ms": 30.0}]},
             {"rates": [{"rate": 500, "p99_ms": 30.0}]},
@@ -290,6 +311,12 @@ def test_ratios_when_both_sides_ran() -> None:
     assert results["ratios"] == {
         "throughput_100b": 0.5,
         "throughput_1kb": 1.0,
+        "limit_100b": 0.5,  # 20,000 of the brokers' 40,000 records/s
+        "limit_1kb": 0.8,
+        "cpu_100b": 0.25,
+        "cpu_1kb": 0.3,
+        "best_java_100b": 0.4,  # Java MirrorMaker 2 dedicated was the faster at 100 B
+        "best_java_1kb": 1.0,  # and the Connect worker at 1 KB
         "p99_latency": 1.5,
         "rss": 0.25,
         "startup": 0.2,
@@ -316,6 +343,11 @@ def test_ratios_when_both_sides_ran() -> None:
     assert results["ratio_notes"]["wan_throughput_1kb"] == (
         "1 KB drain with the source 40 ms away (records/s): pyconnect / java-connect"
     )
+    assert results["ratio_notes"]["best_java_100b"] == (
+        "records/s draining the 100b backlog: pyconnect / the faster Java set-up (java-dedicated)"
+    )
+    assert results["goals"]["limit_100b"] == {"goal": 0.6, "met": False, "factor": 1.2}
+    assert results["goals"]["cpu_100b"] == {"goal": 0.25, "met": True, "factor": 1.0}
     assert results["goals"]["wan_throughput_1kb"] == {"goal": 2.0, "met": True, "factor": 0.8}
     assert results["ratio_notes"]["compressed_cpu_zstd"] == (
         "zstd-compressed 1 KB backlog drained (CPU-seconds per million records): pyconnect / java-connect"
@@ -395,7 +427,12 @@ def test_markdown_shows_figures_and_na_with_reasons() -> None:
 
 def test_chart_series_marks_missing_systems_as_none() -> None:
     panels = dict((title, values) for title, _, values in report.chart_series(_results(py=False)))
-    assert panels["Throughput 100B"] == {"brokers": 1000.0, "java-connect": 40000.0, "pyconnect": None}
+    assert panels["Throughput 100B"] == {
+        "brokers": 40000.0,
+        "java-connect": 40000.0,
+        "java-dedicated": 50000.0,
+        "pyconnect": None,
+    }
     assert panels["p99 latency at 500 rec/s"]["pyconnect"] is None
 
 
