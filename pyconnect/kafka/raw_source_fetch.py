@@ -147,16 +147,7 @@ class RawSourceFetch:
     def _take_held(self) -> list[FetchedPartition]:
         """The held answers whose partition is still at the held position; none is held after."""
         held, self._held = self._held, {}
-        states = self._client._subscription.subscription
-        if not held or states is None:
-            return []
-        assignment = states.assignment
-        current = []
-        for tp, (answer, _end) in held.items():
-            state = assignment.state_value(tp)
-            if state is not None and state.has_valid_position and state.position == answer.position:
-                current.append(answer)
-        return current
+        return self._current([answer for answer, _end in held.values()]) if held else []
 
     async def cancel_prefetch(self) -> None:
         ahead, self._ahead = self._ahead, None
@@ -346,9 +337,7 @@ class RawSourceFetch:
                 state.highwater = result.high_watermark
                 if result.last_stable_offset >= 0:
                     state.lso = result.last_stable_offset
-                if not state.has_valid_position or (
-                    state.position != position and not self._held_until(tp, state.position, position)
-                ):
+                if not self._still_at(tp, state, position):
                     continue  # moved while the fetch was out (a seek): that answer is stale
                 state.timestamp = answered_ms  # "last fetch answered" (SourceConsumer.unanswered)
                 if metrics is not None and result.records:
@@ -359,19 +348,19 @@ class RawSourceFetch:
                 for tp, position in positions.items():
                     if tp not in answers_of:  # in the session, no news: answered
                         state = states.state_value(tp)
-                        if (
-                            state is not None
-                            and state.has_valid_position
-                            and (state.position == position or self._held_until(tp, state.position, position))
-                        ):
+                        if state is not None and self._still_at(tp, state, position):
                             state.timestamp = answered_ms
         return fetched, refused, failure
 
-    def _held_until(self, tp: TopicPartition, position: int, end: int) -> bool:
-        """Whether ``tp`` holds bytes from ``position`` ending at ``end`` (an answer fetched from ``end``
-        then follows them)."""
+    def _still_at(self, tp: TopicPartition, state: Any, fetched_from: int) -> bool:
+        """Whether an answer fetched from ``fetched_from`` still fits ``tp``'s position: the position
+        itself, or the end of bytes held from the position (the answer then follows them)."""
+        if not state.has_valid_position:
+            return False
+        if state.position == fetched_from:
+            return True
         kept = self._held.get(tp)
-        return kept is not None and kept[0].position == position and kept[1] == end
+        return kept is not None and kept[0].position == state.position and kept[1] == fetched_from
 
     async def _fetch_from(
         self, leader: int, positions: dict[TopicPartition, int], *, max_wait_ms: int, isolation_level: int
