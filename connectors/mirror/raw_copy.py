@@ -9,9 +9,13 @@ batch (:func:`pyconnect.kafka.record_batches.plan`, the consumer's ``isolation.l
 - copied: a :class:`~pyconnect.api.source.RawRecordBatch` whose source offset is the batch's last
   offset (what the record path commits after its last record) and whose records are the batch's
   contiguous offsets ``first_offset ...``: offset syncs and metrics follow from that arithmetic;
-- decoded (the record path, from the position on): gaps left by compaction, LogAppendTime, formats
-  older than v2, another codec than the target producer's ``compression.type``, a batch starting
-  before the position, a batch larger than the producer's ``max.request.size``;
+- restamped, then copied: an uncompressed LogAppendTime batch, made the CreateTime batch the record
+  path would write (:func:`~pyconnect.kafka.record_batches.restamp`: each record's timestamp the
+  broker's append time, its bytes otherwise untouched);
+- decoded (the record path, from the position on): gaps left by compaction, compressed
+  LogAppendTime batches, formats older than v2, another codec than the target producer's
+  ``compression.type``, a batch starting before the position, a batch larger than the producer's
+  ``max.request.size``;
 - skipped: control batches, aborted transactions under ``read_committed``, batches already copied.
 
 The records written are the same either way: key, value, headers, timestamp, partition and order
@@ -28,7 +32,7 @@ from connectors.mirror.record_copy import copied
 from connectors.mirror.records import OFFSET_KEY
 from pyconnect.api.source import RawBatchTarget, RawRecordBatch, SourceRecord
 from pyconnect.kafka.raw_batches_io import RawFetch, decode_records
-from pyconnect.kafka.record_batches import Action, plan
+from pyconnect.kafka.record_batches import Action, plan, restamp
 
 RAW_BATCHES_CONFIG = "pyconnect.mirror.raw.batches.enable"
 """MirrorSourceConnector key of ours: ``true`` (the default) copies record batches as they are where the
@@ -112,25 +116,31 @@ def take(
         if step.action is Action.SKIP:
             taken.skipped_batches += 1
             continue
-        if step.action is Action.COPY and header.size <= limit:
+        if step.action is not Action.DECODE and header.size <= limit:
+            if step.action is Action.RESTAMP:
+                data_out: bytes | bytearray | memoryview = restamp(view, header)
+                first_timestamp = header.max_timestamp
+            else:
+                data_out = view[header.start : header.end]
+                first_timestamp = header.first_timestamp
             items.append(
                 RawRecordBatch(
                     source_partition,
                     {OFFSET_KEY: header.last_offset},
                     remote,
                     partition,
-                    view[header.start : header.end],
+                    data_out,
                     header.record_count,
                     header.base_offset,
-                    header.first_timestamp,
+                    first_timestamp,
                     header.max_timestamp,
                 )
             )
             taken.copied_batches += 1
             taken.records += header.record_count
-            taken.timestamps.append(header.first_timestamp)
+            taken.timestamps.append(first_timestamp)
             taken.timestamps.append(header.max_timestamp)
-            taken.size += header.size
+            taken.size += len(data_out)
             taken.last_offset = header.last_offset
             continue
         taken.decoded_batches += 1

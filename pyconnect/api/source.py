@@ -151,7 +151,8 @@ class RawBatchTarget:
 class RawRecordBatch:
     """One Kafka record batch (v2 format) to write to ``topic``/``kafka_partition`` as it is.
 
-    ``data`` holds exactly the batch's bytes as fetched (base offset to end); the worker rewrites only
+    ``data`` holds exactly one batch's bytes (base offset to end), as fetched or as the connector
+    re-framed them (a LogAppendTime batch restamped as CreateTime); the worker rewrites only
     the producer state (base offset, leader epoch, producer id, epoch, sequence, transactional bit)
     and the CRC. It must be a batch the broker accepts from a client: contiguous offsets
     (``record_count`` records), CreateTime, not a control batch, compressed with

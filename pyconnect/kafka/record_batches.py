@@ -33,8 +33,15 @@ Contract:
   idempotence, as Java's producer writes), the transactional bit as the producer is, and the
   CRC32C recomputed. Records bytes are copied untouched: keys, values, headers, timestamps, offset
   deltas and the compression stay as fetched.
-- :func:`plan` decides a whole fetch: per batch copy, skip (control, aborted, already copied) or
-  decode (the record path, from the position on), and the position after the fetch.
+- :func:`restamp` turns an uncompressed LogAppendTime batch into the CreateTime batch the record
+  path would write for it: every record's timestamp the batch's max timestamp (the broker's append
+  time, which is what a consumer reads as each record's timestamp), so base and max timestamp that
+  time and each record's timestamp delta 0; attributes, offset deltas, keys, values and headers are
+  copied as bytes (each record is re-framed, never decoded). :func:`restampable` says which
+  LogAppendTime batches qualify: those that would be copied but for their timestamp type, without a
+  codec on either side (a compressed one would have to be decompressed and compressed again).
+- :func:`plan` decides a whole fetch: per batch copy, restamp, skip (control, aborted, already
+  copied) or decode (the record path, from the position on), and the position after the fetch.
 - :func:`aborted_batches` applies ``read_committed`` to a fetch: the indices of batches of aborted
   transactions, from the response's aborted-transactions list and the abort markers in the data
   (the same walk Java's ``CompletedFetch`` and aiokafka's ``PartitionRecords`` do).
@@ -49,6 +56,7 @@ written are then the same as the record path writes, and so is the stored codec 
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import struct
 from collections.abc import Iterable, Sequence
@@ -84,6 +92,10 @@ _OFFSET_AND_LENGTH = struct.Struct(">qi")
 _LEADER_EPOCH = struct.Struct(">i")
 _ATTRIBUTES = struct.Struct(">h")
 _CRC = struct.Struct(">I")
+_TIMESTAMP = struct.Struct(">q")
+_LENGTH = struct.Struct(">i")
+LENGTH_OFFSET = 8
+FIRST_TIMESTAMP_OFFSET = 27
 _LEGACY_MIN_SIZE = 26  # v0 record: offset, size, crc, magic, attributes, key and value lengths
 
 CODEC_MASK = 0x07
@@ -328,6 +340,93 @@ def _varint(data: bytes | bytearray | memoryview, position: int) -> tuple[int, i
     raise CorruptBatchError(f"varint longer than 10 bytes before byte {position}")
 
 
+def _zigzag_varint(value: int) -> bytes:
+    """``value`` as a zig-zag varint (the record format's lengths and deltas)."""
+    raw = (value << 1) ^ (value >> 63)
+    out = bytearray()
+    while raw > 0x7F:
+        out.append((raw & 0x7F) | 0x80)
+        raw >>= 7
+    out.append(raw)
+    return bytes(out)
+
+
+def restampable(header: BatchHeader, *, position: int, codec: int) -> bool:
+    """Whether :func:`restamp` applies to ``header``'s batch for a producer writing ``codec``: a
+    LogAppendTime batch that :func:`refusal` would accept as CreateTime, with no codec on either side."""
+    if not header.log_append_time or header.codec != Codec.NONE or codec != Codec.NONE:
+        return False
+    as_create_time = dataclasses.replace(header, attributes=header.attributes & ~TIMESTAMP_TYPE_MASK)
+    return refusal(as_create_time, position=position, codec=codec) is None
+
+
+def restamp(data: bytes | bytearray | memoryview, header: BatchHeader) -> bytearray:
+    """``header``'s uncompressed LogAppendTime batch out of ``data`` as a CreateTime batch whose every
+    record's timestamp is the batch's max timestamp; see the module docstring. Producer state, offsets
+    and the CRC are left to :func:`rewrite_in_place`. Raises :class:`CorruptBatchError` if the records
+    do not fill the batch exactly, ``ValueError`` for a batch :func:`restampable` would not take."""
+    if header.magic < 2 or not header.log_append_time or header.codec != Codec.NONE:
+        raise ValueError(f"batch at offset {header.base_offset} is not an uncompressed LogAppendTime batch")
+    view = memoryview(data)
+    try:
+        pieces = _restamped_records(view, header)
+    except IndexError:  # a varint running past the fetched bytes
+        raise CorruptBatchError(
+            f"batch at offset {header.base_offset}: a record overruns the batch"
+        ) from None
+    out = bytearray(view[header.start : header.start + HEADER_SIZE])
+    out += b"".join(pieces)
+    _LENGTH.pack_into(out, LENGTH_OFFSET, len(out) - LOG_OVERHEAD)
+    _ATTRIBUTES.pack_into(out, ATTRIBUTES_OFFSET, header.attributes & ~TIMESTAMP_TYPE_MASK)
+    _TIMESTAMP.pack_into(out, FIRST_TIMESTAMP_OFFSET, header.max_timestamp)
+    return out
+
+
+def _restamped_records(view: memoryview, header: BatchHeader) -> list[bytes | memoryview]:
+    """The pieces of :func:`restamp`'s records section: per record its new length, its attributes and
+    a zero timestamp delta, and the rest of the record as fetched."""
+    position = header.start + HEADER_SIZE
+    end = header.end
+    pieces: list[bytes | memoryview] = []
+    add = pieces.append
+    lengths = _LENGTH_VARINTS
+    for _ in range(header.record_count):
+        if position >= end:
+            raise CorruptBatchError(f"batch at offset {header.base_offset}: fewer records than its count")
+        raw = view[position]
+        if raw < 0x80:  # a record under 64 bytes: its length in one byte
+            length, body = (raw >> 1) ^ -(raw & 1), position + 1
+        else:
+            length, body = _varint(view, position)
+        record_end = body + length
+        if length < 2 or record_end > end:
+            raise CorruptBatchError(f"batch at offset {header.base_offset}: a record overruns the batch")
+        after_delta = body + 2  # the record's attributes byte, then its timestamp delta: skipped
+        if view[body + 1] >= 0x80:
+            _delta, after_delta = _varint(view, body + 1)
+            if after_delta > record_end:
+                raise CorruptBatchError(f"batch at offset {header.base_offset}: a record overruns the batch")
+        new_length = length - (after_delta - body) + 2  # attributes and a one-byte zero delta
+        encoded = lengths.get(new_length)
+        if encoded is None:
+            encoded = _zigzag_varint(new_length)
+            if new_length < _CACHED_LENGTHS:
+                lengths[new_length] = encoded
+        add(encoded)
+        add(_ZERO_ATTRIBUTES_AND_DELTA if view[body] == 0 else bytes((view[body], 0)))
+        add(view[after_delta:record_end])
+        position = record_end
+    if position != end:
+        raise CorruptBatchError(f"batch at offset {header.base_offset}: bytes after its last record")
+    return pieces
+
+
+_ZERO_ATTRIBUTES_AND_DELTA = b"\x00" + _zigzag_varint(0)
+_CACHED_LENGTHS = 1 << 14
+_LENGTH_VARINTS: dict[int, bytes] = {}
+"""Record lengths under ``_CACHED_LENGTHS`` met so far, as zig-zag varints."""
+
+
 ABORT_MARKER = 0
 COMMIT_MARKER = 1
 _CONTROL_KEY = struct.Struct(">hh")
@@ -387,6 +486,7 @@ class Action(enum.Enum):
     """What the raw path does with one fetched batch."""
 
     COPY = "copy"  # produce the batch as it is (rewritten by rewrite)
+    RESTAMP = "restamp"  # a LogAppendTime batch made CreateTime by restamp, then produced as COPY
     SKIP = "skip"  # nothing of it goes to the target: control, aborted, or all before the position
     DECODE = "decode"  # the record path: decode its records at or after the position
 
@@ -436,6 +536,8 @@ def plan(
             reason = refusal(header, position=position, codec=codec)
             if reason is None:
                 steps.append(Step(Action.COPY, header, None))
+            elif reason is Refusal.LOG_APPEND_TIME and restampable(header, position=position, codec=codec):
+                steps.append(Step(Action.RESTAMP, header, reason))
             elif reason is Refusal.CONTROL_BATCH:
                 steps.append(Step(Action.SKIP, header, reason))
             else:

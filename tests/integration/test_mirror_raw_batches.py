@@ -4,7 +4,8 @@ Six sources on cluster A: ``plain`` (uncompressed, two partitions, keys, null ke
 headers, explicit timestamps), ``lz4`` and ``zstd`` (compressed by their producers),
 ``txn`` (committed and aborted transactions and a plain record between), ``compact`` (compacted by
 the broker before the mirror starts: offsets with gaps) and ``logappend``
-(``message.timestamp.type=LogAppendTime``). One pyconnect worker on cluster B runs raw-path
+(``message.timestamp.type=LogAppendTime``, written uncompressed) and ``logappend_lz4`` (the same,
+compressed with lz4). One pyconnect worker on cluster B runs raw-path
 connectors (source alias ``R``, one per target ``compression.type``: none, lz4, zstd, so that each
 codec is copied as fetched), one record-path connector (``D``,
 ``pyconnect.mirror.raw.batches.enable=false``) over the same sources, and a raw-path connector taking
@@ -13,8 +14,8 @@ of the fetch is held for the next), all ``read_committed``.
 
 Checked: per partition, record by record, both copies hold the same key, value, headers and
 timestamp in the same order, and both equal the committed source records; the raw connectors copied
-batches as bytes for plain, lz4, zstd and txn and decoded the compacted and LogAppendTime batches
-(``raw-batch-count`` / ``decoded-batch-count``); the raw path commits the same source offsets as
+batches as bytes for plain, lz4, zstd, txn and (restamped as CreateTime) logappend, and decoded the
+compacted and the compressed LogAppendTime batches (``raw-batch-count`` / ``decoded-batch-count``); the raw path commits the same source offsets as
 the record path (the last record of each partition); every offset sync of the raw path maps an
 upstream record to the downstream record that holds it. A second test runs the raw path with
 exactly-once source support: read_committed on the target sees every record once.
@@ -179,7 +180,7 @@ class Sources:
         return f"{self.prefix}-{name}"
 
 
-NAMES = ("plain", "lz4", "zstd", "txn", "compact", "logappend")
+NAMES = ("plain", "lz4", "zstd", "txn", "compact", "logappend", "logappend_lz4")
 
 
 def _compacted(bootstrap: str, topic: str) -> dict[int, list[Row]] | None:
@@ -204,6 +205,8 @@ def sources(cluster_a: ClusterHandle, cluster_b: ClusterHandle) -> Sources:
         await _fill_transactions(a, s.topic("txn"))
         await create_topic(a, s.topic("logappend"), 1, {"message.timestamp.type": "LogAppendTime"})
         await _fill(a, s.topic("logappend"), 100)
+        await create_topic(a, s.topic("logappend_lz4"), 1, {"message.timestamp.type": "LogAppendTime"})
+        await _fill(a, s.topic("logappend_lz4"), 100, compression="lz4")
 
     asyncio.run(fill())
     s.expected["compact"] = wait_for(
@@ -268,7 +271,7 @@ def test_raw_and_record_paths_write_the_same_records_offsets_and_syncs(
 ) -> None:
     s = sources
     a, b = s.a.bootstrap_servers, s.b.bootstrap_servers
-    plain_names = ("plain", "txn", "compact", "logappend")
+    plain_names = ("plain", "txn", "compact", "logappend", "logappend_lz4")
     connectors = {
         "raw-none": _config(s, "R", "BR", plain_names),
         "raw-lz4": _config(s, "R", "BR", ("lz4",), **{"producer.override.compression.type": "lz4"}),
@@ -302,9 +305,12 @@ def test_raw_and_record_paths_write_the_same_records_offsets_and_syncs(
             assert copied > 0 and decoded == 0, (name, copied, decoded)
         # compacted: the last round's five batches have gaps; the "end" batch is whole and copied
         assert _batch_counts(series, f"R.{s.topic('compact')}") == (1, COMPACT_KEYS // 2)
+        # LogAppendTime: uncompressed batches restamped as CreateTime and copied, compressed ones decoded
         copied, decoded = _batch_counts(series, f"R.{s.topic('logappend')}")
+        assert copied > 0 and decoded == 0, (copied, decoded)
+        copied, decoded = _batch_counts(series, f"R.{s.topic('logappend_lz4')}")
         assert copied == 0 and decoded > 0, (copied, decoded)
-        for name in ("plain", "txn"):  # one batch per poll, still copied as bytes
+        for name in ("plain", "txn", "logappend"):  # one batch per poll, still copied as bytes
             copied, decoded = _batch_counts(series, f"C.{s.topic(name)}")
             assert copied > 1 and decoded == 0, (name, copied, decoded)
         for name in NAMES:
@@ -373,7 +379,7 @@ def test_raw_path_with_exactly_once_writes_every_record_once(
     sources: Sources, unique: Callable[[str], str], tmp_path: Path
 ) -> None:
     s = sources
-    names = ("plain", "txn")
+    names = ("plain", "txn", "logappend")  # logappend: restamped batches in the task's transactions
     workers = python_workers(
         s.b.bootstrap_servers, tmp_path, unique("raw-eos"), 1, **{"exactly.once.source.support": "enabled"}
     )

@@ -22,9 +22,10 @@ from pyconnect.api.source import (
 from pyconnect.kafka import record_batches as rb
 from pyconnect.kafka.raw_batches_io import RawFetch
 from pyconnect.worker.raw_batches import raw_batch_target
-from tests.unit.test_record_batches import RECORDS, T0, build, placed, with_attributes
+from tests.unit.test_record_batches import RECORDS, T0, build, log_append_time, placed
 
 SOURCE = {"cluster": "A", "topic": "t", "partition": 0}
+APPEND_TIME = T0 + 60_000
 
 
 def take(data: bytes, position: int, codec: int = rb.Codec.NONE, limit: int = 1 << 20) -> raw_copy.Taken:
@@ -55,15 +56,27 @@ def test_whole_batches_become_raw_items_with_their_offsets_and_timestamps() -> N
 
 def test_refused_batches_are_decoded_from_the_position_as_the_record_path_reads_them() -> None:
     gaps = placed(build(offsets=[0, 2, 3, 5]), 20)  # compaction gaps
-    log_append = placed(with_attributes(build(), rb.TIMESTAMP_TYPE_MASK), 26)
+    log_append = placed(log_append_time(build(rb.Codec.LZ4), APPEND_TIME), 26)  # compressed: decoded
     taken = take(gaps + log_append, 23)  # a batch starting before the position: offsets >= 23 only
     records = [i for i in taken.items if isinstance(i, SourceRecord)]
     assert len(records) == len(taken.items) == 2 + 4
     assert [r.source_offset for r in records] == [{"offset": o} for o in (23, 25, 26, 27, 28, 29)]
     assert [r.key for r in records[2:]] == [k for k, _, _ in RECORDS]
-    assert {r.timestamp for r in records[2:]} == {T0 + 21}  # LogAppendTime: the batch's max timestamp
+    assert {r.timestamp for r in records[2:]} == {APPEND_TIME}  # LogAppendTime: the batch's max timestamp
     assert [(h.key, h.value) for h in records[2].headers] == RECORDS[0][2]
     assert (taken.next_position, taken.copied_batches, taken.decoded_batches) == (30, 0, 2)
+
+
+def test_an_uncompressed_log_append_time_batch_is_restamped_and_copied_as_one_batch() -> None:
+    log_append = placed(log_append_time(build(), APPEND_TIME), 26)
+    taken = take(log_append, 26)
+    (batch,) = taken.items
+    assert isinstance(batch, RawRecordBatch)
+    assert (batch.first_offset, batch.record_count, batch.source_offset) == (26, 4, {"offset": 29})
+    assert (batch.first_timestamp, batch.max_timestamp) == (APPEND_TIME, APPEND_TIME)
+    assert bytes(batch.data) == bytes(rb.restamp(log_append, rb.split(log_append).batches[0]))
+    assert taken.timestamps == [APPEND_TIME, APPEND_TIME] and taken.size == len(batch.data)
+    assert (taken.next_position, taken.copied_batches, taken.decoded_batches) == (30, 1, 0)
 
 
 def test_another_codec_or_a_batch_too_large_for_the_producer_is_decoded() -> None:

@@ -30,13 +30,15 @@ def build(
     base_sequence: int = -1,
     offsets: list[int] | None = None,
     records: list[tuple[bytes | None, bytes | None, list[tuple[str, bytes | None]]]] = RECORDS,
+    timestamps: list[int] | None = None,
 ) -> bytearray:
     builder = DefaultRecordBatchBuilder(
         2, codec, int(transactional), producer_id, producer_epoch, base_sequence, 1 << 20
     )
     for index, (key, value, headers) in enumerate(records):
         offset = index if offsets is None else offsets[index]
-        builder.append(offset, T0 + 7 * index, key, value, headers)
+        timestamp = T0 + 7 * index if timestamps is None else timestamps[index]
+        builder.append(offset, timestamp, key, value, headers)
     return builder.build()
 
 
@@ -52,6 +54,13 @@ def with_attributes(batch: bytearray, set_bits: int) -> bytearray:
     struct.pack_into(">h", batch, 21, attributes)
     struct.pack_into(">I", batch, 17, calc_crc32c(bytes(batch[21:])))
     return batch
+
+
+def log_append_time(batch: bytearray, append_time: int) -> bytearray:
+    """The batch as a LogAppendTime topic stores it: the timestamp-type bit set, the broker's append
+    time as the max timestamp, the records' own timestamps (deltas) left as the producer wrote them."""
+    struct.pack_into(">q", batch, 35, append_time)
+    return with_attributes(batch, rb.TIMESTAMP_TYPE_MASK)
 
 
 def control_batch(marker: int, producer_id: int, base_offset: int) -> bytes:
@@ -275,3 +284,85 @@ def test_a_plan_copies_skips_and_decodes_a_whole_fetch() -> None:
     assert result.next_position == 126 and result.truncated_bytes == 40
     uncommitted = rb.plan(fetched, 102, rb.Codec.NONE)
     assert [s.action for s in uncommitted.steps][3] is A.COPY, "read_uncommitted copies the aborted batch"
+
+
+APPEND_TIME = T0 + 86_400_000
+# producer timestamps whose deltas take one to five varint bytes, one before the base timestamp
+SPREAD = [T0, T0 + 100, T0 - 3, T0 + 2_000_000, T0 + 30_000_000_000]
+
+
+@pytest.mark.parametrize(
+    "records",
+    [[*RECORDS, (b"k4", b"", [])], [(b"k" * 300, b"v" * 20_000, [("h" * 200, b"x" * 500)])] * 5],
+    ids=["small", "multi-byte-lengths"],
+)
+def test_restamp_writes_the_batch_the_record_path_writes_for_records_at_the_append_time(
+    records: list[tuple[bytes | None, bytes | None, list[tuple[str, bytes | None]]]],
+) -> None:
+    """A LogAppendTime batch restamped and given producer state equals, byte for byte, the batch
+    aiokafka's builder writes for the same records each stamped with the append time (what a consumer
+    reads for them, and what the record path produces)."""
+    count = len(records)
+    stored = placed(log_append_time(build(records=records, timestamps=SPREAD[:count]), APPEND_TIME), 500)
+    header = rb.split(stored).batches[0]
+    assert rb.restampable(header, position=500, codec=rb.Codec.NONE)
+    restamped = rb.restamp(stored, header)
+    rb.rewrite_in_place(restamped, producer_id=12, producer_epoch=3, base_sequence=77)
+    expected = build(
+        records=records, timestamps=[APPEND_TIME] * count, producer_id=12, producer_epoch=3, base_sequence=77
+    )
+    assert bytes(restamped) == bytes(expected)
+    assert [(o, t, k, v) for o, t, k, v, _ in decoded(bytes(restamped))] == [
+        (o - 500, APPEND_TIME, k, v) for o, _, k, v, _ in decoded(stored)
+    ]
+    again = rb.split(bytes(restamped)).batches[0]
+    assert not again.log_append_time and rb.refusal(again, position=0, codec=rb.Codec.NONE) is None
+
+
+def test_only_uncompressed_log_append_time_batches_that_would_copy_otherwise_are_restampable() -> None:
+    def header(batch: bytearray, base: int = 10) -> rb.BatchHeader:
+        return rb.split(placed(batch, base)).batches[0]
+
+    plain = header(log_append_time(build(), APPEND_TIME))
+    assert rb.restampable(plain, position=10, codec=rb.Codec.NONE)
+    assert not rb.restampable(plain, position=10, codec=rb.Codec.LZ4)  # the producer compresses
+    assert not rb.restampable(plain, position=11, codec=rb.Codec.NONE)  # starts before the position
+    lz4 = header(log_append_time(build(rb.Codec.LZ4), APPEND_TIME))
+    assert not rb.restampable(lz4, position=10, codec=rb.Codec.NONE)
+    assert not rb.restampable(lz4, position=10, codec=rb.Codec.LZ4)  # would need recompressing
+    gaps = header(log_append_time(build(offsets=[0, 1, 3, 4]), APPEND_TIME))
+    assert not rb.restampable(gaps, position=10, codec=rb.Codec.NONE)
+    create_time = header(build())
+    assert not rb.restampable(create_time, position=10, codec=rb.Codec.NONE)
+    with pytest.raises(ValueError, match="not an uncompressed LogAppendTime batch"):
+        rb.restamp(placed(build(), 10), create_time)
+    fetched = placed(log_append_time(build(), APPEND_TIME), 10) + placed(
+        log_append_time(build(rb.Codec.LZ4), APPEND_TIME), 14
+    )
+    steps = rb.plan(fetched, 10, rb.Codec.NONE).steps
+    assert [(s.action, s.reason) for s in steps] == [
+        (rb.Action.RESTAMP, rb.Refusal.LOG_APPEND_TIME),
+        (rb.Action.DECODE, rb.Refusal.LOG_APPEND_TIME),
+    ]
+
+
+def test_restamp_refuses_records_that_do_not_fill_their_batch() -> None:
+    stored = bytearray(placed(log_append_time(build(), APPEND_TIME), 0))
+    header = rb.split(bytes(stored)).batches[0]
+    fewer = rb.BatchHeader(**{**_fields(header), "record_count": header.record_count + 1})
+    with pytest.raises(rb.CorruptBatchError, match="fewer records"):
+        rb.restamp(stored, fewer)
+    more = rb.BatchHeader(**{**_fields(header), "record_count": header.record_count - 1})
+    with pytest.raises(rb.CorruptBatchError, match="after its last record"):
+        rb.restamp(stored, more)
+    stored[61] = 0x7E  # the first record's length: 63 bytes, past the batch's end
+    with pytest.raises(rb.CorruptBatchError, match="overruns"):
+        rb.restamp(stored, rb.BatchHeader(**{**_fields(header), "size": 61 + 20}))
+    # a two-byte record whose timestamp delta never ends, at the very end of the fetched bytes
+    cut = bytes(stored[:61]) + b"\x04\x00\x80"
+    with pytest.raises(rb.CorruptBatchError, match="overruns"):
+        rb.restamp(cut, rb.BatchHeader(**{**_fields(header), "size": 64, "record_count": 1}))
+
+
+def _fields(header: rb.BatchHeader) -> dict[str, object]:
+    return {name: getattr(header, name) for name in rb.BatchHeader.__slots__}
