@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         choices=["LogAppendTime", "CreateTime"],
         default=None,
         help="message.timestamp.type of the backlog source topics (default CreateTime, Kafka's: batches a "
-        "mirror can copy as bytes; LogAppendTime batches must be decoded)",
+        "mirror can copy as bytes; LogAppendTime batches must be re-stamped record by record)",
     )
     args = parser.parse_args(argv)
     if args.rebuild is not None:

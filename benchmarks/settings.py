@@ -95,7 +95,8 @@ class BenchSettings:
     backlog_timestamps: str = "CreateTime"
     """``message.timestamp.type`` of the backlog source topics (``bench-tp-*`` and the compressed
     scenario's): Kafka's default, ``CreateTime``, which lets a mirror copy batches as they are;
-    ``LogAppendTime`` batches must be decoded to be re-stamped (pyconnect's record path)."""
+    ``LogAppendTime`` batches must be re-stamped record by record (pyconnect's raw path does it for
+    uncompressed batches without decoding them, compressed ones take its record path)."""
     audit_timeout_s: float = 3600.0
     broker_heap: str = "2g"
     """Max heap of each benchmark broker: the many-partitions scenario puts about 9,000 partitions on
@@ -138,7 +139,7 @@ def full() -> BenchSettings:
         backlog={"100b": 2_000_000, "1kb": 500_000},
         limit_records={"100b": 5_000_000, "1kb": 1_000_000},
         latency_rates=(1000, 5000, 10000),
-        latency_warmup_s=10.0,
+        latency_warmup_s=30.0,
         latency_duration_s=60.0,
         failover_rate=1000,
         rebalance_delay_ms=30000,
