@@ -883,6 +883,10 @@ class MirrorSourceTask(SourceTask):
         metrics = self._metrics
         budget = self._consumer.max_poll_records if self._consumer is not None else None
         records_taken = 0  # max.poll.records caps a poll's records, as on the record path
+        # ... shared among the partitions answered: a poll holding batches of several partitions lets
+        # the worker fill each produce request with one batch of each (one per partition is the most a
+        # request carries); a first partition taking the whole budget left one batch per request
+        share = None if budget is None else max(1, -(-budget // len(fetched)))
         turn = self._raw_turn % len(fetched)  # the partition served first rotates: none starves
         self._raw_turn += 1
         fetched = fetched[turn:] + fetched[:turn]
@@ -896,7 +900,9 @@ class MirrorSourceTask(SourceTask):
                 remote=remote,
                 partition=answer.partition,
                 source_partition=source_partition,
-                max_records=None if budget is None else max(0, budget - records_taken),
+                max_records=None
+                if budget is None or share is None
+                else max(0, min(share, budget - records_taken)),
             )
             records_taken += taken.records
             items.extend(taken.items)

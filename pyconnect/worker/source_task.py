@@ -128,7 +128,7 @@ from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.transforms.chain import TransformationChain
 from pyconnect.worker.failure_trace import failure_trace
 from pyconnect.worker.plugin_calls import PluginCalls, is_coroutine_method
-from pyconnect.worker.raw_batches import raw_batch_target
+from pyconnect.worker.raw_batches import interleaved, raw_batch_target
 from pyconnect.worker.retry_with_tolerance import (
     HEADER_CONVERTER,
     KAFKA_PRODUCE,
@@ -516,7 +516,7 @@ class WorkerSourceTask(TaskLifecycle):
         transactions = self._transactions
         sender = self._sender if transactions is None else transactions.sender
         await sender.learn_topics({item.topic for item in items})
-        for item in items:
+        for item in interleaved(items):
             builder = RawBatch.of_batch(self._producer, item.data)
             entry = submit(item.source_partition, item.source_offset, item.record_count)
             if transactions is not None:

@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+import asyncio
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from connectors.mirror import raw_copy
+from connectors.mirror.policy import DefaultReplicationPolicy
 from connectors.mirror.source import MirrorSourceTask
 from pyconnect.api.converters.bytearray import ByteArrayConverter
 from pyconnect.api.converters.header import SimpleHeaderConverter
@@ -21,6 +24,7 @@ from pyconnect.api.source import (
 )
 from pyconnect.kafka import record_batches as rb
 from pyconnect.kafka.raw_batches_io import RawFetch
+from pyconnect.kafka.raw_source_fetch import FetchedPartition
 from pyconnect.worker.raw_batches import raw_batch_target
 from tests.unit.test_record_batches import RECORDS, T0, build, log_append_time, placed
 
@@ -166,3 +170,54 @@ def test_max_poll_records_stops_taking_whole_batches_and_the_position_stops_afte
     )
     assert [i.first_offset for i in one.items + rest.items] == [10, 14, 18]
     assert (rest.next_position, rest.rest) == (22, None)
+
+
+class _Fetcher:
+    """What MirrorSourceTask's raw poll uses of RawSourceFetch, over fixed answers."""
+
+    read_committed = False
+
+    def __init__(self, answers: list[FetchedPartition]) -> None:
+        self.answers = answers
+        self.held: list[tuple[int, int]] = []
+        self.advanced: list[tuple[int, int, int]] = []
+
+    async def fetch(self, timeout_ms: int) -> list[FetchedPartition]:
+        return self.answers
+
+    def hold(self, answer: FetchedPartition, position: int, rest: int, end: int) -> None:
+        self.held.append((answer.partition, position))
+
+    def advance(self, topic: str, partition: int, position: int, records: int) -> None:
+        self.advanced.append((partition, position, records))
+
+    def prefetch(self, timeout_ms: int) -> None:
+        return None
+
+
+def test_a_polls_budget_is_shared_among_the_partitions_answered() -> None:
+    """max.poll.records is split among the partitions a fetch answered (whole batches, the first served
+    rotating), so a poll holds batches of each and the worker can send one of each per request."""
+    four_batches = b"".join(placed(build(), base) for base in (0, 4, 8, 12))  # 4 records each
+    answers = [FetchedPartition("t", p, 0, RawFetch(0, 16, 16, [], four_batches)) for p in (0, 1)]
+    task = MirrorSourceTask()
+    task._raw_target = RawBatchTarget(rb.Codec.NONE, 1 << 20)
+    task._policy = DefaultReplicationPolicy()
+    task._source_alias = "A"
+    task._poll_timeout_ms = 100
+    task._consumer = SimpleNamespace(max_poll_records=8)  # type: ignore[assignment]
+    fetcher = _Fetcher(answers)
+    items = asyncio.run(task._poll_raw(fetcher))  # type: ignore[arg-type]
+    assert items is not None
+    assert [(i.kafka_partition, i.first_offset) for i in items if isinstance(i, RawRecordBatch)] == [
+        (0, 0),
+        (1, 0),
+    ]
+    assert fetcher.advanced == [(0, 4, 4), (1, 4, 4)] and fetcher.held == [(0, 4), (1, 4)]
+    task._consumer = SimpleNamespace(max_poll_records=6)  # type: ignore[assignment]
+    items = asyncio.run(task._poll_raw(_Fetcher(answers)))  # type: ignore[arg-type]
+    assert items is not None  # partition 1 first now; a share of 3 takes one whole batch of 4 each
+    assert [(i.kafka_partition, i.first_offset) for i in items if isinstance(i, RawRecordBatch)] == [
+        (1, 0),
+        (0, 0),
+    ]
