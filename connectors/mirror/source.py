@@ -83,6 +83,7 @@ from connectors.mirror.config import (
     source_connector_validation_errors,
 )
 from connectors.mirror.metrics import MirrorSourceMetrics
+from connectors.mirror.offsets.sync_batches import send_offset_syncs
 from connectors.mirror.offsets.sync_writer import OffsetSyncWriter, SendDone
 from connectors.mirror.record_copy import copied
 from connectors.mirror.records import (
@@ -620,6 +621,8 @@ class MirrorSourceTask(SourceTask):
         self._producer: Any = None
         self._writer: OffsetSyncWriter | None = None
         self._sends = TaskSet(log)
+        self._sync_outbox: list[tuple[OffsetSync, SendDone]] = []
+        self._sync_pump: asyncio.Task[None] | None = None
         self._stopping = False
         self._routes: dict[tuple[str, int], tuple[str, dict[str, Any]]] = {}
         self._metrics: MirrorSourceMetrics | None = None
@@ -1027,21 +1030,16 @@ class MirrorSourceTask(SourceTask):
             writer.fire_pending_offset_syncs()
 
     def _send_offset_sync(self, sync: OffsetSync, done: SendDone) -> None:
-        self._sends.spawn(self._send(sync, done), name=f"{self._name}-offset-sync")
+        """The writer's ``send``: ``sync`` joins the outbox of the one offset-sync pump, so the syncs
+        handed over while a batch of them is on its way leave together in the next batch."""
+        self._sync_outbox.append((sync, done))
+        if self._sync_pump is None or self._sync_pump.done():
+            self._sync_pump = self._sends.spawn(self._pump_offset_syncs(), name=f"{self._name}-offset-syncs")
 
-    async def _send(self, sync: OffsetSync, done: SendDone) -> None:
-        try:
-            delivery = await self._producer.send(
-                self._offset_syncs_topic, value=sync.record_value(), key=sync.record_key(), partition=0
-            )
-            await delivery
-        except asyncio.CancelledError:
-            done(ConnectError("offset sync send cancelled"))
-            raise
-        except Exception as exc:
-            done(exc)
-        else:
-            done(None)
+    async def _pump_offset_syncs(self) -> None:
+        while self._sync_outbox:
+            group, self._sync_outbox = self._sync_outbox, []
+            await send_offset_syncs(self._producer, self._offset_syncs_topic, group)
 
     async def _drain_offset_syncs(self, timeout_s: float) -> None:
         """Send the queued offset syncs (the final commit promoted the delayed ones) as permits free up,
