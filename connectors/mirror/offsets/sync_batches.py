@@ -32,9 +32,8 @@ async def send_offset_syncs(producer: Any, topic: str, group: Sequence[tuple[Off
         builder, count = producer.create_batch(), 0
         for sync, _done in group:
             key, value = sync.record_key(), sync.record_value()
-            if (
-                builder.append(timestamp=None, key=key, value=value) is None
-            ):  # full: it goes, a new one starts
+            # a full batch goes and a new one starts
+            if builder.append(timestamp=None, key=key, value=value) is None:
                 batches.append((await producer.send_batch(builder, topic, partition=SYNC_PARTITION), count))
                 builder, count = producer.create_batch(), 0
                 if builder.append(timestamp=None, key=key, value=value) is None:
@@ -50,8 +49,7 @@ async def send_offset_syncs(producer: Any, topic: str, group: Sequence[tuple[Off
                 raise
             except Exception as exc:
                 error = exc
-            for done in dones[finished : finished + count]:
-                done(error)
+            _finish(dones[finished : finished + count], error)
             finished += count
     except asyncio.CancelledError:
         _finish(dones[finished:], ConnectError("offset sync send cancelled"))
@@ -60,6 +58,6 @@ async def send_offset_syncs(producer: Any, topic: str, group: Sequence[tuple[Off
         _finish(dones[finished:], exc)
 
 
-def _finish(dones: Sequence[SendDone], error: BaseException) -> None:
+def _finish(dones: Sequence[SendDone], error: BaseException | None) -> None:
     for done in dones:
         done(error)
