@@ -10,6 +10,8 @@ A producer also gets Java's two time bounds aiokafka has no keyword for
 (:class:`~pyconnect.config.client_configs.ProducerBounds`): ``delivery.timeout.ms`` becomes the life of
 its batches (aiokafka expires a batch after its request timeout otherwise, where Java's producer keeps
 retrying), and ``max.block.ms`` is kept for :func:`max_block_seconds`, which the batch sender honours.
+Its produce requests are written as framing around the batches' own buffers
+(:mod:`pyconnect.kafka.produce_writes`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from pyconnect.config.client_configs import (
 )
 from pyconnect.kafka.batch_expiry import expire_at_drain
 from pyconnect.kafka.oauth_login import with_token_provider
+from pyconnect.kafka.produce_writes import write_produce_frames
 
 
 def producer_client_kwargs(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -56,6 +59,7 @@ def create_producer(config: Mapping[str, Any], **overrides: Any) -> AIOKafkaProd
     # a batch in flight, in both clients.
     producer._message_accumulator._batch_ttl = bounds.delivery_s
     expire_at_drain(producer)  # a queued batch past the bound is failed too, as Java's is
+    write_produce_frames(producer)  # batches go to the socket as they are, not re-encoded
     _MAX_BLOCK_S[producer] = bounds.max_block_s
     return producer
 

@@ -37,8 +37,11 @@ Where aiokafka (0.14) holds the bytes, and the seams used here:
 Contract of :class:`RawBatch`: built from one v2 batch that
 :func:`~pyconnect.kafka.record_batches.refusal` accepts at its own offset and codec (else
 ``ValueError``; the caller checks position and the producer's codec), for one producer, sent once
-through that producer's ``send_batch``. The bytes are copied at construction, so the fetch buffer
-can go.
+through that producer's ``send_batch``. Only the 61-byte batch header is copied (and rewritten once,
+at the first build); the records stay a view of the fetched ``bytes``, which the batch keeps alive
+until it is dropped (a mutable ``data`` is copied instead, as it could change under a view). For a
+producer that writes produce frames (:mod:`pyconnect.kafka.produce_writes`) the build is the pair
+(header, records view), written to the socket as they are; for any other, one ``bytearray``.
 """
 
 from __future__ import annotations
@@ -53,13 +56,15 @@ from aiokafka.protocol.fetch import FetchRequest, FetchRequestStruct
 from aiokafka.record.memory_records import MemoryRecords
 from aiokafka.structs import TopicPartition
 
+from pyconnect.kafka.produce_writes import writes_frames
 from pyconnect.kafka.record_batches import (
+    HEADER_SIZE,
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
     NO_SEQUENCE,
     BatchHeader,
     refusal,
-    rewrite_in_place,
+    rewrite_head_in_place,
     split,
 )
 
@@ -222,29 +227,45 @@ def decode_records(data: bytes | bytearray | memoryview, position: int) -> list[
 class RawBatch:
     """A fetched batch that aiokafka's producer queues and numbers as one of its own batches."""
 
-    __slots__ = ("_batch", "_built", "_count", "_producer_state", "_transactional")
+    __slots__ = ("_built", "_count", "_head", "_pieces", "_producer_state", "_records", "_transactional")
 
     def __init__(
-        self, data: bytes | bytearray | memoryview, header: BatchHeader, *, transactional: bool
+        self,
+        data: bytes | bytearray | memoryview,
+        header: BatchHeader,
+        *,
+        transactional: bool,
+        pieces: bool = False,
     ) -> None:
         refused = refusal(header, position=header.base_offset, codec=header.codec)
         if refused is not None:
             raise ValueError(
                 f"batch at offset {header.base_offset} cannot be produced as it is: {refused.value}"
             )
-        self._batch = bytearray(data[header.start : header.end])
+        view = memoryview(data)
+        self._head = bytearray(view[header.start : header.start + HEADER_SIZE])
+        self._records = view[header.start + HEADER_SIZE : header.end]
+        if type(data) is not bytes:  # a mutable buffer may change under a view: keep a copy
+            self._records = memoryview(bytes(self._records))
         self._count = header.record_count
         self._transactional = transactional
+        self._pieces = pieces
         self._producer_state = (NO_PRODUCER_ID, NO_PRODUCER_EPOCH, NO_SEQUENCE)
-        self._built: bytearray | None = None
+        self._built: bytearray | tuple[bytearray, memoryview] | None = None
 
     @classmethod
     def for_producer(
         cls, producer: AIOKafkaProducer, data: bytes | bytearray | memoryview, header: BatchHeader
     ) -> RawBatch:
-        """A batch for ``producer``, transactional if the producer is."""
+        """A batch for ``producer``, transactional if the producer is, built as pieces if the producer
+        writes produce frames (:func:`~pyconnect.kafka.produce_writes.writes_frames`)."""
         manager = producer._txn_manager
-        return cls(data, header, transactional=manager is not None and manager.transactional_id is not None)
+        return cls(
+            data,
+            header,
+            transactional=manager is not None and manager.transactional_id is not None,
+            pieces=writes_frames(producer),
+        )
 
     @classmethod
     def of_batch(cls, producer: AIOKafkaProducer, data: bytes | bytearray | memoryview) -> RawBatch:
@@ -273,22 +294,23 @@ class RawBatch:
         return None
 
     def size(self) -> int:
-        return len(self._batch)
+        return HEADER_SIZE + len(self._records)
 
     def _set_producer_state(self, producer_id: int, producer_epoch: int, base_sequence: int) -> None:
         self._producer_state = (producer_id, producer_epoch, base_sequence)
 
-    def _build(self) -> bytearray:
+    def _build(self) -> bytearray | tuple[bytearray, memoryview]:
         if self._built is None:
             producer_id, producer_epoch, base_sequence = self._producer_state
-            rewrite_in_place(
-                self._batch,
+            rewrite_head_in_place(
+                self._head,
+                self._records,
                 producer_id=producer_id,
                 producer_epoch=producer_epoch,
                 base_sequence=base_sequence,
                 transactional=self._transactional,
             )
-            self._built = self._batch
+            self._built = (self._head, self._records) if self._pieces else self._head + self._records
         return self._built
 
 

@@ -27,7 +27,8 @@ Contract:
 - :func:`refusal` says whether a batch can be copied faithfully to a target producer, or why not
   (:class:`Refusal`): what the broker would reject from a client, or what would change the
   records, goes the record path (or is dropped, for control batches).
-- :func:`rewrite` / :func:`rewrite_in_place` give the batch a producer's identity: base offset 0,
+- :func:`rewrite` / :func:`rewrite_in_place` (:func:`rewrite_head_in_place` for a batch held as its
+  header and a view of its records) give the batch a producer's identity: base offset 0,
   partition leader epoch -1 (what Java's ``MemoryRecordsBuilder`` writes; the broker assigns
   both), the given producer id, epoch and base sequence (-1/-1/-1 for a producer without
   idempotence, as Java's producer writes), the transactional bit as the producer is, and the
@@ -62,19 +63,21 @@ import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-try:  # hardware CRC32C (SSE4.2/ARMv8), an order of magnitude faster than the table-driven one
-    from google_crc32c import value as _crc32c_hw
+try:  # hardware CRC32C (SSE4.2/ARMv8) over any buffer, memoryviews included: nothing is copied for it
+    from crc32c import crc32c as _crc32c_hw
 
-    def crc32c(data: bytes | bytearray | memoryview) -> int:
-        """CRC32C (Castagnoli) of ``data``."""
-        return int(_crc32c_hw(data if type(data) is bytes else bytes(data)))
+    def crc32c(data: bytes | bytearray | memoryview, value: int = 0) -> int:
+        """CRC32C (Castagnoli) of ``data``, continuing from ``value`` (the CRC of what precedes it)."""
+        return int(_crc32c_hw(data, value))
 
-    CRC32C_IMPLEMENTATION = "google-crc32c"
+    CRC32C_IMPLEMENTATION = "crc32c"
 except ImportError:  # pragma: no cover - the dependency is declared; aiokafka's table-driven one
     from aiokafka.record.util import calc_crc32c as _crc32c_table
 
-    def crc32c(data: bytes | bytearray | memoryview) -> int:
-        """CRC32C (Castagnoli) of ``data``."""
+    def crc32c(data: bytes | bytearray | memoryview, value: int = 0) -> int:
+        """CRC32C (Castagnoli) of ``data``; ``value`` must be 0 (the table-driven one cannot continue)."""
+        if value:
+            raise ValueError("the table-driven CRC32C cannot continue a CRC")
         return int(_crc32c_table(data if type(data) is bytes else bytes(data)))
 
     CRC32C_IMPLEMENTATION = "aiokafka"
@@ -271,6 +274,27 @@ def refusal(header: BatchHeader, *, position: int, codec: int) -> Refusal | None
     return None
 
 
+def _stamp(
+    head: bytearray,
+    batch_size: int,
+    producer_id: int,
+    producer_epoch: int,
+    base_sequence: int,
+    transactional: bool,
+) -> None:
+    """Base offset, length, leader epoch, transactional bit and producer state into a batch's first
+    :data:`HEADER_SIZE` bytes (the CRC is left to the caller)."""
+    _OFFSET_AND_LENGTH.pack_into(head, 0, 0, batch_size - LOG_OVERHEAD)
+    _LEADER_EPOCH.pack_into(head, 12, NO_PARTITION_LEADER_EPOCH)
+    attributes = _ATTRIBUTES.unpack_from(head, ATTRIBUTES_OFFSET)[0]
+    if transactional:
+        attributes |= TRANSACTIONAL_MASK
+    else:
+        attributes &= ~TRANSACTIONAL_MASK
+    _ATTRIBUTES.pack_into(head, ATTRIBUTES_OFFSET, attributes)
+    _PRODUCER_STATE.pack_into(head, PRODUCER_ID_OFFSET, producer_id, producer_epoch, base_sequence)
+
+
 def rewrite_in_place(
     batch: bytearray,
     *,
@@ -280,18 +304,31 @@ def rewrite_in_place(
     transactional: bool = False,
 ) -> None:
     """Give one v2 batch (exactly its bytes) a producer's identity; see the module docstring."""
-    _OFFSET_AND_LENGTH.pack_into(batch, 0, 0, len(batch) - LOG_OVERHEAD)
-    _LEADER_EPOCH.pack_into(batch, 12, NO_PARTITION_LEADER_EPOCH)
-    attributes = _ATTRIBUTES.unpack_from(batch, ATTRIBUTES_OFFSET)[0]
-    if transactional:
-        attributes |= TRANSACTIONAL_MASK
-    else:
-        attributes &= ~TRANSACTIONAL_MASK
-    _ATTRIBUTES.pack_into(batch, ATTRIBUTES_OFFSET, attributes)
-    _PRODUCER_STATE.pack_into(batch, PRODUCER_ID_OFFSET, producer_id, producer_epoch, base_sequence)
+    _stamp(batch, len(batch), producer_id, producer_epoch, base_sequence, transactional)
     with memoryview(batch) as view:
         covered = view[ATTRIBUTES_OFFSET:]
         _CRC.pack_into(batch, CRC_OFFSET, crc32c(covered))
+        covered.release()
+
+
+def rewrite_head_in_place(
+    head: bytearray,
+    records: bytes | bytearray | memoryview,
+    *,
+    producer_id: int = NO_PRODUCER_ID,
+    producer_epoch: int = NO_PRODUCER_EPOCH,
+    base_sequence: int = NO_SEQUENCE,
+    transactional: bool = False,
+) -> None:
+    """:func:`rewrite_in_place` for a batch held in two parts: ``head`` its first :data:`HEADER_SIZE`
+    bytes (rewritten), ``records`` the rest (read, never written: it may be a view of fetched bytes).
+    ``head + records`` is then the batch :func:`rewrite_in_place` makes of the whole."""
+    if len(head) != HEADER_SIZE:
+        raise ValueError(f"a batch header is {HEADER_SIZE} bytes, got {len(head)}")
+    _stamp(head, HEADER_SIZE + len(records), producer_id, producer_epoch, base_sequence, transactional)
+    with memoryview(head) as view:
+        covered = view[ATTRIBUTES_OFFSET:]
+        _CRC.pack_into(head, CRC_OFFSET, crc32c(records, crc32c(covered)))
         covered.release()
 
 
