@@ -38,8 +38,9 @@ Contract of :class:`RawBatch`: built from one v2 batch that
 :func:`~pyconnect.kafka.record_batches.refusal` accepts at its own offset and codec (else
 ``ValueError``; the caller checks position and the producer's codec), for one producer, sent once
 through that producer's ``send_batch``. Only the 61-byte batch header is copied (and rewritten once,
-at the first build); the records stay a view of the fetched ``bytes``, which the batch keeps alive
-until it is dropped (a mutable ``data`` is copied instead, as it could change under a view). For a
+at the first build); the records stay a view of a read-only ``data`` (fetched ``bytes`` or a view of
+them, whose bytes never change), which the batch keeps alive until it is dropped; the records of a
+mutable ``data`` (a ``bytearray``, a restamped batch) are copied instead, as they could change. For a
 producer that writes produce frames (:mod:`pyconnect.kafka.produce_writes`) the build is the pair
 (header, records view), written to the socket as they are; for any other, one ``bytearray``.
 """
@@ -245,7 +246,7 @@ class RawBatch:
         view = memoryview(data)
         self._head = bytearray(view[header.start : header.start + HEADER_SIZE])
         self._records = view[header.start + HEADER_SIZE : header.end]
-        if type(data) is not bytes:  # a mutable buffer may change under a view: keep a copy
+        if not view.readonly:  # a mutable buffer may change under a view: keep a copy
             self._records = memoryview(bytes(self._records))
         self._count = header.record_count
         self._transactional = transactional

@@ -52,3 +52,16 @@ def test_a_batch_the_broker_would_refuse_is_refused_up_front(batch: bytes, reaso
     with pytest.raises(ValueError, match="cannot be produced as it is") as raised:
         RawBatch(batch, rb.split(batch).batches[0], transactional=False)
     assert reason.value in str(raised.value)
+
+
+def test_only_the_header_is_copied_from_read_only_bytes_and_a_mutable_buffer_is_copied_whole() -> None:
+    fetched = placed(build(rb.Codec.LZ4, producer_id=90, producer_epoch=4, base_sequence=1000), 500)
+    header = rb.split(fetched).batches[0]
+    from_view = RawBatch(memoryview(fetched), header, transactional=False, pieces=True)
+    head, records = from_view._build()
+    assert records.obj is fetched  # a view of the fetched bytes themselves
+    assert bytes(head) + bytes(records) == bytes(RawBatch(fetched, header, transactional=False)._build())
+    mutable = bytearray(fetched)
+    copied = RawBatch(mutable, header, transactional=False, pieces=True)
+    mutable[header.start + rb.HEADER_SIZE] ^= 0xFF
+    assert bytes(copied._build()[1]) == fetched[header.start + rb.HEADER_SIZE : header.end]
