@@ -20,6 +20,10 @@ Where aiokafka (0.14) holds the bytes, and the seams used here:
   session's id, epoch and forgotten partitions (KIP-227, kept by
   :mod:`pyconnect.kafka.fetch_session`), which :func:`fetch_raw_session` sends and whose answer
   carries the top-level error code and session id; :func:`fetch_raw` is its sessionless form.
+  A v4-v11 answer is not decoded by aiokafka's structs (which copy each partition's records out of
+  the frame): the request struct names a response type of ours (the connection's reader decodes
+  with the struct's ``RESPONSE_TYPE``) that reads it in place (:mod:`pyconnect.kafka.fetch_answers`),
+  so each partition's ``records`` is a ``memoryview`` of the frame's ``bytes``.
 - Producing. ``AIOKafkaProducer.send_batch(builder, topic, partition=...)`` queues any builder
   object in ``MessageAccumulator.add_batch`` as a ``MessageBatch``. The accumulator and sender use
   only ``record_count()``, ``closed()``, ``close()``, ``append(...)`` (``add_message`` tries the
@@ -47,6 +51,7 @@ producer that writes produce frames (:mod:`pyconnect.kafka.produce_writes`) the 
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -57,6 +62,7 @@ from aiokafka.protocol.fetch import FetchRequest, FetchRequestStruct
 from aiokafka.record.memory_records import MemoryRecords
 from aiokafka.structs import TopicPartition
 
+from pyconnect.kafka import fetch_answers as answers
 from pyconnect.kafka.produce_writes import writes_frames
 from pyconnect.kafka.record_batches import (
     HEADER_SIZE,
@@ -107,12 +113,45 @@ class SessionFetchRequest(FetchRequest):
 
     def build(self, request_struct_class: type[FetchRequestStruct]) -> FetchRequestStruct:
         struct = super().build(request_struct_class)
-        if request_struct_class.API_VERSION >= 7:
-            fields: Any = struct
+        version = request_struct_class.API_VERSION
+        fields: Any = struct
+        if version >= 7:
             fields.session_id = self.session_id
             fields.session_epoch = self.session_epoch
             fields.forgotten_topics_data = self.forgotten
+        if answers.LOWEST_VERSION <= version <= answers.HIGHEST_VERSION:
+            fields.RESPONSE_TYPE = _InPlaceFetchResponse(
+                version
+            )  # what the connection decodes the answer with
         return struct
+
+
+class _InPlaceFetchResponse:
+    """The response type a raw fetch's request struct names: the connection's reader calls ``decode`` with
+    the frame after its header (a ``BytesIO`` over the frame's ``bytes``, which ``getvalue`` gives back
+    without a copy), and gets a :class:`RawFetchResponse` whose records are views of that frame."""
+
+    __slots__ = ("API_VERSION",)
+
+    def __init__(self, version: int) -> None:
+        self.API_VERSION = version
+
+    def decode(self, frame: io.BytesIO) -> RawFetchResponse:
+        answer = answers.read_fetch_response(self.API_VERSION, frame.getvalue(), frame.tell())
+        return RawFetchResponse(
+            answer.error_code,
+            answer.session_id,
+            {
+                TopicPartition(part.topic, part.partition): RawFetch(
+                    part.error_code,
+                    part.high_watermark,
+                    part.last_stable_offset,
+                    part.aborted_transactions,
+                    part.records,
+                )
+                for part in answer.partitions
+            },
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +222,8 @@ async def fetch_raw_session(
         forgotten=list(forgotten_by_topic.items()),
     )
     response = await client.send(node_id, request)
+    if type(response) is RawFetchResponse:  # read in place (v4-v11)
+        return response
     version = response.API_VERSION
     fetched: dict[TopicPartition, RawFetch] = {}
     for topic, answered in response.topics:

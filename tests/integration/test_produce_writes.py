@@ -9,15 +9,15 @@ from typing import Any
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
-from aiokafka.client import AIOKafkaClient
 from aiokafka.structs import TopicPartition
 
 from pyconnect.kafka import produce_writes
 from pyconnect.kafka import record_batches as rb
 from pyconnect.kafka.clients import create_producer
-from pyconnect.kafka.raw_batches_io import READ_COMMITTED, RawBatch, fetch_raw
+from pyconnect.kafka.raw_batches_io import READ_COMMITTED, READ_UNCOMMITTED, RawBatch, fetch_raw
 from pyconnect.testing.backends import ClusterHandle
 from tests.integration.fleet import RECENT_MS, create_topic
+from tests.integration.test_raw_batches import _leader_of
 
 pytestmark = pytest.mark.kafka
 
@@ -62,15 +62,15 @@ async def _source_batches(cluster: ClusterHandle, topic: str) -> bytes:
             await (await writer.send_batch(builder, topic, partition=0))
     finally:
         await writer.stop()
-    client = AIOKafkaClient(bootstrap_servers=cluster.bootstrap_servers)
-    await client.bootstrap()
-    try:
-        await client.add_topic(topic)
-        tp = TopicPartition(topic, 0)
-        leader = client.cluster.leader_for_partition(tp)
-        return (await fetch_raw(client, leader, [(tp, 0)], max_wait_ms=100))[tp].records
-    finally:
-        await client.close()
+    return await _stored(cluster, topic)
+
+
+async def _stored(cluster: ClusterHandle, topic: str, isolation_level: int = READ_UNCOMMITTED) -> bytes:
+    """Partition 0 of ``topic`` as the broker stores it (one fetch from offset 0)."""
+    tp = TopicPartition(topic, 0)
+    async with _leader_of(cluster.bootstrap_servers, topic) as (client, leader):
+        fetched = await fetch_raw(client, leader, [(tp, 0)], isolation_level=isolation_level, max_wait_ms=100)
+    return bytes(fetched[tp].records)
 
 
 @pytest.fixture
@@ -176,21 +176,9 @@ async def test_a_transactional_producer_commits_and_aborts_batches_written_as_fr
     committed = await _read(cluster_b.bootstrap_servers, target, 80, isolation_level="read_committed")
     original = await _read(cluster_a.bootstrap_servers, source, 120)
     assert [row[2:] for row in committed] == [row[2:] for row in original[:40] + original[80:]]
-    client = AIOKafkaClient(bootstrap_servers=cluster_b.bootstrap_servers)
-    await client.bootstrap()
-    try:
-        await client.add_topic(target)
-        tp = TopicPartition(target, 0)
-        leader = client.cluster.leader_for_partition(tp)
-        stored = (
-            await fetch_raw(client, leader, [(tp, 0)], isolation_level=READ_COMMITTED, max_wait_ms=100)
-        )[tp]
-    finally:
-        await client.close()
-    transactional = [h for h in rb.split(stored.records).batches if not h.control]
-    assert len(transactional) == 3 and all(
-        h.transactional and rb.crc_valid(stored.records, h) for h in transactional
-    )
+    stored = await _stored(cluster_b, target, READ_COMMITTED)
+    transactional = [h for h in rb.split(stored).batches if not h.control]
+    assert len(transactional) == 3 and all(h.transactional and rb.crc_valid(stored, h) for h in transactional)
 
 
 async def test_acks_zero_requests_are_written_without_waiting_for_an_answer(

@@ -9,7 +9,9 @@
 - the sans-IO herder core (pyconnect/herder/core.py, requests.py, effects.py, backoff.py, signing.py) and
   the config topic's reader state (pyconnect/stores/config_state.py, config_events.py) import only the
   standard library and each other (and the protocol codecs and the error tree).
-- the fetch-session core (pyconnect/kafka/fetch_session.py) imports only the standard library.
+- the fetch-session core (pyconnect/kafka/fetch_session.py), the produce-frame encoder
+  (pyconnect/kafka/produce_frames.py) and the fetch-response reader (pyconnect/kafka/fetch_answers.py)
+  import only the standard library.
 - the metrics package (registry, stats, exposition) imports only the standard library, itself, the
   protocol package (for the status states) and pyconnect.event_loop (to name the running loop).
 - the example connector package (examples/*/src/) imports only the standard library, itself and what a
@@ -72,6 +74,8 @@ STDLIB_ONLY: dict[str, tuple[str, ...]] = {
     "pyconnect/herder/requests.py": HERDER_CORE,
     "pyconnect/metrics/": ("pyconnect.metrics", "pyconnect.protocol", "pyconnect.event_loop"),
     "pyconnect/kafka/fetch_session.py": (),
+    "pyconnect/kafka/produce_frames.py": (),
+    "pyconnect/kafka/fetch_answers.py": (),
 }
 
 
