@@ -15,7 +15,8 @@ as ``AIOKafkaClient.send`` does), same errors (``NodeNotReadyError`` without a c
 ``KafkaConnectionError`` on a broken one). Everything else the sender does is aiokafka's own: which
 batches go together, retries and re-queueing, idempotence sequence numbers and transactions, the
 handling of each partition's answer. A request whose negotiated Produce version is outside v3-v8
-(aiokafka negotiates at most v7) goes through aiokafka's own encoding.
+(aiokafka negotiates at most v7), or to a connection that negotiated no versions, goes through
+aiokafka's own encoding, with any batch given in pieces joined first.
 
 A batch's buffer may be a tuple of pieces (``RawBatch._build`` of a producer that writes frames:
 the rewritten header and the fetched records as they are): :func:`writes_frames` tells a batch maker
@@ -73,7 +74,7 @@ async def send_produce(client: AIOKafkaClient, node_id: int, request: ProduceReq
         raise NodeNotReadyError(f"Attempt to send a request to node which is not ready (node id {node_id}).")
     version = _version(conn._versions)
     if version is None:
-        return await client.send(node_id, request)
+        return await client.send(node_id, _joined(request))
     writer = conn._writer
     if writer is None:
         raise KafkaConnectionError(f"No connection to broker at {conn._host}:{conn._port}")
@@ -103,6 +104,28 @@ async def send_produce(client: AIOKafkaClient, node_id: int, request: ProduceReq
     except TimeoutError as exc:
         conn.close(reason=CloseReason.CONNECTION_TIMEOUT)
         raise RequestTimedOutError() from exc
+
+
+def _joined(request: ProduceRequest) -> ProduceRequest:
+    """``request`` with every batch given in pieces joined into one buffer, for aiokafka's own encoding."""
+    if not any(type(batch) is tuple for _, partitions in request._topics for _, batch in partitions):
+        return request
+    topics = [
+        (
+            topic,
+            [
+                (partition, b"".join(batch) if type(batch) is tuple else batch)
+                for partition, batch in partitions
+            ],
+        )
+        for topic, partitions in request._topics
+    ]
+    return ProduceRequest(
+        transactional_id=request._transactional_id,
+        required_acks=request._required_acks,
+        timeout=request._timeout,
+        topics=topics,
+    )
 
 
 _ANSWER_STRUCTS: dict[int, Any] = {}

@@ -115,3 +115,18 @@ async def test_versions_it_does_not_write_go_the_usual_way(versions: dict[int, t
     request = _request()
     assert await send_produce(client, 1, request) == "answered"  # type: ignore[arg-type]
     assert client.sent_the_usual_way == [request]
+
+
+async def test_a_batch_in_pieces_is_joined_for_the_usual_way() -> None:
+    client = FakeClient(FakeConn({}, FakeWriter()))
+    head, records = bytearray(b"head"), memoryview(b"records")
+    request = ProduceRequest(
+        transactional_id="txn",
+        required_acks=-1,
+        timeout=100,
+        topics=[("t", [(0, (head, records)), (1, b"whole")])],
+    )
+    assert await send_produce(client, 1, request) == "answered"  # type: ignore[arg-type]
+    (sent,) = client.sent_the_usual_way
+    assert sent._topics == [("t", [(0, b"headrecords"), (1, b"whole")])]
+    assert (sent._transactional_id, sent._required_acks, sent._timeout) == ("txn", -1, 100)
