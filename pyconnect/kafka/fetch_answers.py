@@ -10,7 +10,7 @@ Contract (pure, standard library only):
 - ``read_fetch_response(version, data, start)`` reads the Fetch response body of ``version`` (4-11;
   ``ValueError`` outside) that begins at ``data[start]`` (after the response header) and returns a
   :class:`FetchAnswer`: the top-level error code and fetch session id (both 0 before v7, which has
-  neither) and each partition's :class:`PartitionAnswer` in response order. ``records`` is a
+  neither) and each partition's ``(topic, partition, RawFetch)`` in response order. ``records`` is a
   ``memoryview`` of ``data`` (``b""`` for an empty or null records field), so ``data`` must not
   change and lives as long as any view of it; read-only ``bytes`` is what a connection reads.
 - ``aborted_transactions`` is the list of ``(producer_id, first_offset)`` pairs; a null array (no
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import Any
 
 LOWEST_VERSION = 4
 HIGHEST_VERSION = 11
@@ -41,16 +42,14 @@ class TruncatedFetchResponse(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class PartitionAnswer:
-    """One partition's part of a fetch response; ``records`` is a view of the response's bytes."""
+class RawFetch:
+    """One partition's answer to a fetch, its records left as the broker sent them."""
 
-    topic: str
-    partition: int
     error_code: int
     high_watermark: int
     last_stable_offset: int
     aborted_transactions: list[tuple[int, int]]
-    records: bytes | memoryview
+    records: bytes | memoryview  # a view of the response; or of a held answer's rest (the next poll's)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +58,7 @@ class FetchAnswer:
 
     error_code: int
     session_id: int
-    partitions: list[PartitionAnswer]
+    partitions: list[tuple[str, int, RawFetch]]  # topic, partition, answer
 
 
 class _Reader:
@@ -107,7 +106,7 @@ def read_fetch_response(version: int, data: bytes, start: int = 0) -> FetchAnswe
     error_code = session_id = 0
     if version >= 7:
         error_code, session_id = reader.take(_ERROR_AND_SESSION, "the error code and session id")
-    partitions: list[PartitionAnswer] = []
+    partitions: list[tuple[str, int, RawFetch]] = []
     for _ in range(reader.count("topics")):
         (name_size,) = reader.take(_INT16, "a topic name's length")
         name_at = reader.pos
@@ -119,7 +118,7 @@ def read_fetch_response(version: int, data: bytes, start: int = 0) -> FetchAnswe
             )
             if version >= 5:
                 reader.skip(8, "the log start offset")
-            aborted = [
+            aborted: list[Any] = [
                 reader.take(_ABORTED, "an aborted transaction")
                 for _ in range(reader.count("aborted transactions", nullable=True))
             ]
@@ -128,17 +127,9 @@ def read_fetch_response(version: int, data: bytes, start: int = 0) -> FetchAnswe
             (size,) = reader.take(_INT32, "a records size")
             records_at = reader.pos
             reader.skip(max(size, 0), "the records")
-            partitions.append(
-                PartitionAnswer(
-                    topic,
-                    partition,
-                    partition_error,
-                    high_watermark,
-                    last_stable,
-                    [(pid, first) for pid, first in aborted],
-                    view[records_at : reader.pos] if size > 0 else b"",
-                )
-            )
+            records = view[records_at : reader.pos] if size > 0 else b""
+            answer = RawFetch(partition_error, high_watermark, last_stable, aborted, records)
+            partitions.append((topic, partition, answer))
     return FetchAnswer(error_code, session_id, partitions)
 
 
@@ -146,7 +137,7 @@ __all__ = [
     "HIGHEST_VERSION",
     "LOWEST_VERSION",
     "FetchAnswer",
-    "PartitionAnswer",
+    "RawFetch",
     "TruncatedFetchResponse",
     "read_fetch_response",
 ]

@@ -63,6 +63,7 @@ from aiokafka.record.memory_records import MemoryRecords
 from aiokafka.structs import TopicPartition
 
 from pyconnect.kafka import fetch_answers as answers
+from pyconnect.kafka.fetch_answers import RawFetch
 from pyconnect.kafka.produce_writes import writes_frames
 from pyconnect.kafka.record_batches import (
     HEADER_SIZE,
@@ -77,17 +78,6 @@ from pyconnect.kafka.record_batches import (
 
 READ_UNCOMMITTED = 0
 READ_COMMITTED = 1
-
-
-@dataclass(frozen=True, slots=True)
-class RawFetch:
-    """One partition's answer to a fetch, its records left as the broker sent them."""
-
-    error_code: int
-    high_watermark: int
-    last_stable_offset: int
-    aborted_transactions: list[tuple[int, int]]
-    records: bytes | memoryview  # a memoryview: the rest of an answer held for the next poll
 
 
 class SessionFetchRequest(FetchRequest):
@@ -138,20 +128,8 @@ class _InPlaceFetchResponse:
 
     def decode(self, frame: io.BytesIO) -> RawFetchResponse:
         answer = answers.read_fetch_response(self.API_VERSION, frame.getvalue(), frame.tell())
-        return RawFetchResponse(
-            answer.error_code,
-            answer.session_id,
-            {
-                TopicPartition(part.topic, part.partition): RawFetch(
-                    part.error_code,
-                    part.high_watermark,
-                    part.last_stable_offset,
-                    part.aborted_transactions,
-                    part.records,
-                )
-                for part in answer.partitions
-            },
-        )
+        fetched = {TopicPartition(topic, partition): part for topic, partition, part in answer.partitions}
+        return RawFetchResponse(answer.error_code, answer.session_id, fetched)
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,7 +40,7 @@ def test_each_field_as_aiokafka_decodes_it_and_the_records_are_views(version: in
     assert (answer.error_code, answer.session_id) == (
         (0 if version < 8 else 58, 77) if version >= 7 else (0, 0)
     )
-    got = {(p.topic, p.partition): p for p in answer.partitions}
+    got = {(topic, partition): part for topic, partition, part in answer.partitions}
     assert list(got) == list(RECORDS)
     for key, part in got.items():
         assert bytes(part.records) == RECORDS[key]
