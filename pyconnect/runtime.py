@@ -49,7 +49,7 @@ from pyconnect.metrics.process import (
 )
 from pyconnect.metrics.prometheus import PrometheusExposition
 from pyconnect.metrics.registry import MetricsHub
-from pyconnect.mirror_status.core import MIRROR_DOMAIN, Progress, progress_from_readings
+from pyconnect.mirror_status.core import Progress, hub_progress
 from pyconnect.protocol.internal_records import TargetState
 from pyconnect.rest.security import SslSettings
 from pyconnect.rest.server import RestServer
@@ -99,13 +99,7 @@ class WorkerMetricsEndpoint:
 
     def mirror_progress(self) -> Progress:
         """The mirror tasks' metrics of this worker (``GET /mirrors``, pyconnect.mirror_status)."""
-        now = self.hub.now_ms()
-        return progress_from_readings(
-            reading
-            for registry in self.hub.registries()
-            if registry.domain == MIRROR_DOMAIN
-            for reading in registry.read(now)
-        )
+        return hub_progress([self.hub])
 
     def watch_plugin_calls(self, calls: PluginThreads) -> None:
         """Serve the plugin-thread series of the worker's ``PluginCalls`` (beyond Java)."""

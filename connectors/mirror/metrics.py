@@ -25,8 +25,9 @@ task's stop), as each Java task's own ``Metrics`` with its ``JmxReporter``.
   rule matches it), same tags as ``MirrorSourceConnector``: ``task-start-ms`` (when the task started),
   ``last-record-timestamp-ms`` (the newest record timestamp of the polled batches acknowledged in full), ``last-replicated-ms`` (when
   the last record was acknowledged), ``replicated-offset`` (the last source offset acknowledged, or the
-  committed one the task resumed from) and ``end-offset`` (the source consumer's last known high
-  watermark). A value not known yet is not reported. The mirror status view
+  committed one the task resumed from), ``end-offset`` (the source consumer's last known high
+  watermark) and ``oldest-pending-timestamp-ms`` (the oldest record timestamp of the polled batches not
+  yet acknowledged: the age of the oldest uncopied record). A value not known yet is not reported. The mirror status view
   (pyconnect.mirror_status) reads them with the Java metrics above.
 
 Recording is per batch and per partition (or per group and partition), at one clock reading (the
@@ -125,7 +126,7 @@ EndOffset = Callable[[str, int], int | None]
 class _Progress:
     """The ``MirrorSourceProgress`` gauges of one partition (see the module docstring)."""
 
-    __slots__ = ("last_replicated_ms", "newest_timestamp_ms", "replicated_offset")
+    __slots__ = ("last_replicated_ms", "newest_timestamp_ms", "pending", "replicated_offset")
 
     def __init__(
         self,
@@ -138,6 +139,7 @@ class _Progress:
         self.newest_timestamp_ms: int | None = None
         self.last_replicated_ms: int | None = None
         self.replicated_offset: int | None = None
+        self.pending: deque[_PolledBatch] = deque(maxlen=MAX_PENDING_BATCHES)
         for name, gauge in (
             ("task-start-ms", lambda now: start_ms),
             ("last-record-timestamp-ms", lambda now: self.newest_timestamp_ms),
@@ -147,8 +149,13 @@ class _Progress:
                 "end-offset",
                 (lambda now: end_offset(*remote)) if end_offset is not None else (lambda now: None),
             ),
+            ("oldest-pending-timestamp-ms", lambda now: self.oldest_pending_ms()),
         ):
             metrics.add_gauge(MetricName(name, PROGRESS_GROUP, tags), gauge)
+
+    def oldest_pending_ms(self) -> int | None:
+        """The oldest record timestamp among the polled batches the target has not acknowledged."""
+        return self.pending[0].timestamps.low if self.pending else None
 
     def acknowledged(self, now_ms: int | None, newest_timestamp: int | None, last_offset: int | None) -> None:
         """``now_ms`` is ``None`` when nothing was written (the records were dropped)."""
@@ -235,7 +242,7 @@ class _PartitionMetrics:
             metrics, group, "replication-latency-ms", tags, "time records take from source to target cluster"
         )
         self.progress = _Progress(metrics, tags, start_ms, end_offset, remote)
-        self.pending: deque[_PolledBatch] = deque(maxlen=MAX_PENDING_BATCHES)
+        self.pending = self.progress.pending
         self.truncations = _Truncations(metrics, tags)
         self.raw = _RawBatches(metrics, tags)
 

@@ -2,8 +2,9 @@
 
 Java's consumer retries an unreachable cluster for ever while the task stays RUNNING and the REST status
 says nothing. Here the task keeps retrying too, but once the source has answered no fetch of an assigned
-partition for ``pyconnect.mirror.unreachable.after.ms`` (default 30 s) its status carries a trace naming
-the cluster, the client and the partitions (``SourceTaskContext.problem``), and the log says so at WARN
+partition for ``pyconnect.mirror.unreachable.after.ms`` (default: half the flow's target latency,
+``pyconnect.mirror.target.latency.ms``, so the flow leaves IN_SYNC within its target) its status carries a trace naming
+the cluster, the client and the partitions (the condition ``SOURCE_UNREACHABLE``, pyconnect.conditions), and the log says so at WARN
 when it starts, every :data:`REPEAT_S` while it lasts, and at INFO when fetches are answered again (then
 the trace is cleared).
 
@@ -42,12 +43,19 @@ def unreachable_after_error(value: str | None) -> str | None:
     return None
 
 
-def unreachable_after_ms(value: str | None) -> int:
-    """The threshold a config value names (the default when absent); ``ValueError`` if invalid."""
+def unreachable_after_ms(value: str | None, target_latency_ms: int | None = None) -> int:
+    """The threshold a config value names; when absent, half of ``target_latency_ms`` (at least
+    :data:`MIN_UNREACHABLE_AFTER_MS`, at most :data:`DEFAULT_UNREACHABLE_AFTER_MS`) so that an
+    unreachable source takes the flow out of IN_SYNC within its target latency. ``ValueError`` if
+    invalid."""
     error = unreachable_after_error(value)
     if error is not None:
         raise ValueError(error)
-    return DEFAULT_UNREACHABLE_AFTER_MS if value is None else int(value.strip())
+    if value is not None:
+        return int(value.strip())
+    if target_latency_ms is None:
+        return DEFAULT_UNREACHABLE_AFTER_MS
+    return max(MIN_UNREACHABLE_AFTER_MS, min(DEFAULT_UNREACHABLE_AFTER_MS, target_latency_ms // 2))
 
 
 @dataclass(frozen=True)
@@ -87,12 +95,12 @@ class Reachability:
             f" and {len(late) - 5} more" if len(late) > 5 else ""
         )
         problem = (
-            f"Unreachable: {self.cluster} has answered no fetch of client '{self.client}' for "
+            f"{self.cluster} has answered no fetch of client '{self.client}' for "
             f"{self.after_ms / 1000:g} s or more (partitions {shown}); the task keeps retrying"
         )
         changed = problem != self._problem
         self._problem = problem
         if self._warned_at is None or now_s - self._warned_at >= REPEAT_S:
             self._warned_at = now_s
-            return Report(problem, problem, True)
+            return Report(problem, f"Unreachable: {problem}", True)
         return Report(problem, None, True) if changed else None

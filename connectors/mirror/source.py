@@ -109,6 +109,7 @@ from pyconnect.api.source import (
     SourceTask,
 )
 from pyconnect.concurrency import TaskSet
+from pyconnect.conditions import ConditionBoard
 from pyconnect.config.client_configs import mirror_connector_client_config
 from pyconnect.config.definition import ConfigDef, ConfigValue
 from pyconnect.errors import ConnectError
@@ -133,7 +134,7 @@ from pyconnect.kafka.mirror_admin import (
 )
 from pyconnect.kafka.raw_source_fetch import RawSourceFetch
 from pyconnect.metrics.client_metrics import value_bytes
-from pyconnect.mirror_status.core import TARGET_LATENCY_CONFIG, target_latency_error
+from pyconnect.mirror_status.core import TARGET_LATENCY_CONFIG, target_latency_error, target_latency_ms
 from pyconnect.protocol.javahash import default_hash_order, hash_order, java_string_hash
 
 log = logging.getLogger(__name__)
@@ -606,6 +607,7 @@ class MirrorSourceConnector(ScheduledConnector):
             await admin.close()
 
 
+SOURCE_UNREACHABLE = "SOURCE_UNREACHABLE"
 STOP_SYNC_DRAIN_S = 5.0
 TARGET_CHECK_TIMEOUT_S = 30.0
 """Bound of the check for a rebuilt target made at start; past it the check is skipped with a WARN."""
@@ -653,7 +655,7 @@ class MirrorSourceTask(SourceTask):
         try:
             self._truncation_policy = truncation.policy(props.get(truncation.TRUNCATION_POLICY_CONFIG))
             unreachable_after = reachability.unreachable_after_ms(
-                props.get(reachability.UNREACHABLE_AFTER_CONFIG)
+                props.get(reachability.UNREACHABLE_AFTER_CONFIG), target_latency_ms(props)
             )
             raw_enabled = raw_copy.enabled(props.get(raw_copy.RAW_BATCHES_CONFIG))
         except ValueError as exc:
@@ -953,9 +955,17 @@ class MirrorSourceTask(SourceTask):
             return
         if report.log is not None:
             log.log(logging.WARNING if report.warn else logging.INFO, "%s: %s", self._name, report.log)
-        problem = getattr(getattr(self, "context", None), "problem", None)
-        if problem is not None:
-            problem(report.problem)
+        board = self._conditions()
+        if board is None:
+            return
+        if report.problem is None:
+            board.clear(SOURCE_UNREACHABLE)
+        else:
+            board.set(SOURCE_UNREACHABLE, report.problem, cluster=self._source_alias, client=state.client)
+
+    def _conditions(self) -> ConditionBoard | None:
+        """The task's conditions (pyconnect.conditions), ``None`` outside a worker."""
+        return getattr(getattr(self, "context", None), "conditions", None)
 
     def _acknowledged(self, record: SourceRecord, written: int) -> None:
         """The metrics of ``record`` and the ``written`` (0: dropped or failed) records before it since

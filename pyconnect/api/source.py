@@ -44,13 +44,14 @@ Offsets: ``source_partition``/``source_offset`` are maps with ``str`` keys and `
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from pyconnect.api.data import Schema
 
 if TYPE_CHECKING:
+    from pyconnect.conditions import ConditionBoard
     from pyconnect.metrics.registry import MetricsHub
 
 
@@ -279,10 +280,12 @@ class SourceTaskContext:
     offset_storage_reader: OffsetStorageReader
     transaction_context: TransactionContext | None = None
     metrics: MetricsHub | None = None
-    problem: Callable[[str | None], None] | None = None
-    """``problem(text)`` (pyconnect's, ``None`` outside a worker): the task meets a condition it keeps
-    retrying rather than failing on (a cluster it cannot reach); its status stays RUNNING and carries
-    ``text`` as its ``trace`` until ``problem(None)``. The same text again changes nothing."""
+    conditions: ConditionBoard | None = None
+    """The task's conditions (pyconnect's, pyconnect.conditions; ``None`` outside a worker): a condition
+    the task keeps retrying through rather than failing on (a cluster it cannot reach, an ACL that
+    refuses it) is raised with ``conditions.set(code, message, ...)`` and removed with ``clear``; while
+    any is active the status stays RUNNING and carries them as its ``trace``, and ``GET /mirrors``,
+    ``pyconnect status`` and ``/metrics`` show them with their code."""
 
 
 class SourceTask:

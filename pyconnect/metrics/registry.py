@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from pyconnect.conditions import ConditionRegistry
 from pyconnect.metrics.stats import (
     BooleanFrequencies,
     CumulativeSum,
@@ -353,6 +354,9 @@ class MetricsHub:
         self.clock = clock
         self.context: dict[str, str] = dict(context or {})
         self._registries: list[Metrics] = []
+        self.conditions = ConditionRegistry(self.now_ms)
+        """The conditions of the tasks this hub's worker runs (pyconnect.conditions): read with the
+        mirror task metrics by ``GET /mirrors/progress``."""
 
     def now_ms(self) -> int:
         return int(self.clock() * 1000)

@@ -64,11 +64,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from pyconnect.metrics.registry import MetricReading
+from pyconnect.conditions import CRITICAL, Condition
+from pyconnect.conditions import line as condition_line
+from pyconnect.metrics.registry import MetricReading, MetricsHub
 
 TARGET_LATENCY_CONFIG = "pyconnect.mirror.target.latency.ms"
 DEFAULT_TARGET_LATENCY_MS = 30_000
 MIN_TARGET_LATENCY_MS = 1_000
+HEARTBEATS_MAX_AGE_CONFIG = "pyconnect.mirror.heartbeats.max.age.ms"
+"""MirrorSourceConnector key: how old the newest heartbeat that crossed the flow may be before the flow
+has ``HEARTBEATS_MISSING`` (default: the target latency)."""
 
 MIRROR_DOMAIN = "kafka.connect.mirror"
 SOURCE_GROUP = "MirrorSourceConnector"
@@ -82,6 +87,8 @@ CONNECTOR_KINDS = {
 }
 
 IN_SYNC, LAGGING, UNKNOWN, NOT_RUNNING, FAILED = "IN_SYNC", "LAGGING", "UNKNOWN", "NOT_RUNNING", "FAILED"
+STALLED = "STALLED"
+STATUSES = (IN_SYNC, LAGGING, STALLED, UNKNOWN, NOT_RUNNING, FAILED)
 ACTIVE, INACTIVE, STALE = "ACTIVE", "INACTIVE", "STALE"
 RUNNING = "RUNNING"
 
@@ -113,12 +120,27 @@ class PartitionProgress:
     end_offset: int | None = None
     truncated_records: float | None = None
     truncations: float | None = None
+    oldest_pending_timestamp_ms: int | None = None
 
     @property
     def record_lag(self) -> int | None:
         if self.end_offset is None or self.replicated_offset is None:
             return None
         return max(0, self.end_offset - (self.replicated_offset + 1))
+
+    def lag_ms(self, now_ms: int) -> int | None:
+        """The age of the oldest record not yet copied: 0 with no record lag; else the oldest polled
+        record still unacknowledged, or (none polled yet) the newest copied one's, a bound from above
+        (the next record was written after it); ``None`` while unknown."""
+        lag = self.record_lag
+        if lag is None:
+            return None
+        if lag == 0:
+            return 0
+        oldest = self.oldest_pending_timestamp_ms
+        if oldest is None:
+            oldest = self.newest_timestamp_ms
+        return None if oldest is None else max(0, now_ms - oldest)
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,15 +168,17 @@ class ConnectorView:
 
 @dataclass
 class Progress:
-    """What the workers' metrics show (the answer of each worker, merged)."""
+    """What the workers' metrics and task conditions show (the answer of each worker, merged)."""
 
     partitions: list[PartitionProgress] = field(default_factory=list)
     checkpoints: list[CheckpointProgress] = field(default_factory=list)
+    conditions: list[Condition] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "partitions": [asdict(p) for p in self.partitions],
             "checkpoints": [asdict(c) for c in self.checkpoints],
+            "conditions": [c.to_json() for c in self.conditions],
         }
 
     @classmethod
@@ -165,11 +189,13 @@ class Progress:
         return cls(
             [_from_fields(PartitionProgress, item) for item in _list(body.get("partitions"))],
             [_from_fields(CheckpointProgress, item) for item in _list(body.get("checkpoints"))],
+            [Condition.from_json(item) for item in _list(body.get("conditions"))],
         )
 
     def extend(self, other: Progress) -> None:
         self.partitions += other.partitions
         self.checkpoints += other.checkpoints
+        self.conditions += other.conditions
 
 
 def _list(value: Any) -> list[Any]:
@@ -230,6 +256,7 @@ _PROGRESS_ATTRIBUTES = {
     ("MirrorSourceProgress", "last-replicated-ms"): ("last_replicated_ms", _int),
     ("MirrorSourceProgress", "replicated-offset"): ("replicated_offset", _int),
     ("MirrorSourceProgress", "end-offset"): ("end_offset", _int),
+    ("MirrorSourceProgress", "oldest-pending-timestamp-ms"): ("oldest_pending_timestamp_ms", _int),
 }
 _CHECKPOINT_ATTRIBUTES = {
     "checkpoint-latency-ms": ("latency_ms", _number),
@@ -269,32 +296,64 @@ def progress_from_readings(readings: Iterable[MetricReading]) -> Progress:
     )
 
 
+def hub_progress(hubs: Iterable[MetricsHub]) -> Progress:
+    """The mirror task metrics and the task conditions of the workers these hubs belong to (a
+    distributed worker has one; a dedicated MirrorMaker one per flow): ``GET /mirrors/progress``."""
+    hubs = list(hubs)
+    progress = progress_from_readings(
+        reading
+        for hub in hubs
+        for registry in hub.registries()
+        if registry.domain == MIRROR_DOMAIN
+        for reading in registry.read(hub.now_ms())
+    )
+    progress.conditions = [c for hub in hubs for c in hub.conditions.snapshot()]
+    return progress
+
+
 # -- config ------------------------------------------------------------------------------------------
 
 
-def target_latency_error(value: str | None) -> str | None:
-    """Why ``value`` is not a valid :data:`TARGET_LATENCY_CONFIG`, or ``None`` (absent is valid)."""
+def duration_ms_error(key: str, value: str | None, minimum: int = MIN_TARGET_LATENCY_MS) -> str | None:
+    """Why ``value`` is not a valid duration in milliseconds for ``key`` (a LONG of at least
+    ``minimum``), or ``None`` (absent is valid); worded as Java's ConfigDef words its errors."""
     if value is None:
         return None
     text = value.strip()
     try:
         number = int(text)
     except ValueError:
-        return f"Invalid value {value} for configuration {TARGET_LATENCY_CONFIG}: Not a number of type LONG"
-    if number < MIN_TARGET_LATENCY_MS:
-        return (
-            f"Invalid value {number} for configuration {TARGET_LATENCY_CONFIG}: "
-            f"Value must be at least {MIN_TARGET_LATENCY_MS}"
-        )
+        return f"Invalid value {value} for configuration {key}: Not a number of type LONG"
+    if number < minimum:
+        return f"Invalid value {number} for configuration {key}: Value must be at least {minimum}"
     return None
+
+
+def target_latency_error(value: str | None) -> str | None:
+    """Why ``value`` is not a valid :data:`TARGET_LATENCY_CONFIG`, or ``None`` (absent is valid)."""
+    return duration_ms_error(TARGET_LATENCY_CONFIG, value)
+
+
+def heartbeats_max_age_error(value: str | None) -> str | None:
+    """Why ``value`` is not a valid :data:`HEARTBEATS_MAX_AGE_CONFIG`, or ``None`` (absent is valid)."""
+    return duration_ms_error(HEARTBEATS_MAX_AGE_CONFIG, value)
+
+
+def _duration_ms(config: Mapping[str, str], key: str, default: int) -> int:
+    value = config.get(key)
+    if value is None or duration_ms_error(key, value) is not None:
+        return default
+    return int(value.strip())
 
 
 def target_latency_ms(config: Mapping[str, str]) -> int:
     """The flow's target latency from a connector config (the default when absent or invalid)."""
-    value = config.get(TARGET_LATENCY_CONFIG)
-    if value is None or target_latency_error(value) is not None:
-        return DEFAULT_TARGET_LATENCY_MS
-    return int(value.strip())
+    return _duration_ms(config, TARGET_LATENCY_CONFIG, DEFAULT_TARGET_LATENCY_MS)
+
+
+def heartbeats_max_age_ms(config: Mapping[str, str]) -> int:
+    """The heartbeat age bound from a connector config (the target latency when absent or invalid)."""
+    return _duration_ms(config, HEARTBEATS_MAX_AGE_CONFIG, target_latency_ms(config))
 
 
 def is_secret_key(key: str) -> bool:
@@ -406,6 +465,7 @@ def topic_status(
             reason = f"average replication latency {latency:.0f} ms, target {target_ms} ms"
         else:
             in_sync = True
+    lag_times = [t for p in partitions if (t := p.lag_ms(now_ms)) is not None]
     return {
         "topic": topic,
         "state": state,
@@ -414,12 +474,55 @@ def topic_status(
         "latency_ms": None if latency is None else round(latency, 1),
         "max_latency_ms": None if not latencies else round(max(latencies), 1),
         "record_lag": sum(lags) if lags else None,
+        "lag_ms": max(lag_times) if lag_times else None,
         "last_record_age_ms": now_ms - max(newest) if newest else None,
         "records_replicated": int(sum(records)) if records else 0,
         "records_lost": int(sum(lost)) if lost else 0,
         "truncations": int(sum(gaps)) if gaps else 0,
         "partitions": len(partitions),
+        "partition_lags": [
+            {"partition": p.partition, "record_lag": p.record_lag, "lag_ms": p.lag_ms(now_ms)}
+            for p in partitions
+        ],
     }
+
+
+def stalled_partitions(
+    partitions: Sequence[PartitionProgress], target_ms: int, now_ms: int
+) -> list[PartitionProgress]:
+    """The partitions whose records wait (record lag above 0) while none has been copied for
+    ``target_ms``: since the last acknowledgement, or since the task started when nothing was."""
+    out = []
+    for p in partitions:
+        lag = p.record_lag
+        if not lag:
+            continue
+        since = p.last_replicated_ms if p.last_replicated_ms is not None else p.task_start_ms
+        if since is not None and now_ms - since >= target_ms:
+            out.append(p)
+    return out
+
+
+def is_heartbeats_topic(remote: str, separator: str) -> bool:
+    """Whether ``remote`` is a replicated heartbeats topic (``heartbeats`` under any source prefix, as
+    Java's ``ReplicationPolicy.isHeartbeatsTopic`` reads it; ``heartbeats`` itself under identity)."""
+    return remote == "heartbeats" or remote.endswith(f"{separator}heartbeats")
+
+
+def heartbeat_state(
+    partitions: Sequence[PartitionProgress], bound_ms: int, now_ms: int
+) -> tuple[int | None, bool]:
+    """(age of the newest heartbeat copied, whether heartbeats are missing) over the heartbeats topic's
+    partitions of a flow: missing when that age exceeds ``bound_ms``, or none was copied in the
+    ``bound_ms`` since the task started. No partitions: ``(None, False)`` (nothing to judge by)."""
+    if not partitions:
+        return None, False
+    newest = [p.newest_timestamp_ms for p in partitions if p.newest_timestamp_ms is not None]
+    if newest:
+        age = max(0, now_ms - max(newest))
+        return age, age > bound_ms
+    starts = [p.task_start_ms for p in partitions if p.task_start_ms is not None]
+    return None, bool(starts) and now_ms - max(starts) > bound_ms
 
 
 def _checkpoint_rows(checkpoints: Sequence[CheckpointProgress]) -> list[dict[str, Any]]:
@@ -465,22 +568,49 @@ def _connector_row(view: ConnectorView, password_keys: Iterable[str]) -> dict[st
     }
 
 
-def _run_state_reasons(rows: Sequence[dict[str, Any]]) -> tuple[str | None, list[str]]:
+def _run_state_reasons(
+    rows: Sequence[dict[str, Any]], now_ms: int
+) -> tuple[str | None, list[str], list[Condition]]:
+    """The worst run state of a flow's connectors and tasks, a reason line for each that is not
+    RUNNING, and the conditions derived from them (``TASK_FAILED``, ``REBALANCING``)."""
     worst: str | None = None
     reasons: list[str] = []
+    derived: list[Condition] = []
     for row in rows:
-        items = [(f"connector {row['name']}", row["state"], row["error"])] + [
-            (f"task {row['name']}-{t['id']}", t["state"], t["error"]) for t in row["tasks"]
+        items = [(f"connector {row['name']}", row["name"], None, row["state"], row["error"])] + [
+            (f"task {row['name']}-{t['id']}", row["name"], t["id"], t["state"], t["error"])
+            for t in row["tasks"]
         ]
-        for what, state, error in items:
+        for what, connector, task, state, error in items:
             if state == RUNNING:
                 continue
             if state == "FAILED":
                 worst = FAILED
+                derived.append(
+                    Condition(
+                        "TASK_FAILED",
+                        f"{what} is FAILED: {error or 'no trace'}",
+                        now_ms,
+                        subject=what,
+                        connector=connector,
+                        task=task,
+                    )
+                )
             elif worst is None:
                 worst = NOT_RUNNING
+            if state == "UNASSIGNED":
+                derived.append(
+                    Condition(
+                        "REBALANCING",
+                        f"{what} is UNASSIGNED",
+                        now_ms,
+                        subject=what,
+                        connector=connector,
+                        task=task,
+                    )
+                )
             reasons.append(f"{what} is {state or 'without status'}" + (f": {error}" if error else ""))
-    return worst, reasons
+    return worst, reasons, derived
 
 
 def mirror_status(
@@ -507,8 +637,24 @@ def mirror_status(
         views = sorted(views, key=lambda v: v.name)
         sources = [v for v in views if connector_kind(v.config) == "source"]
         target_ms = min((target_latency_ms(v.config) for v in sources), default=DEFAULT_TARGET_LATENCY_MS)
+        heartbeat_bound_ms = min(
+            (heartbeats_max_age_ms(v.config) for v in sources), default=DEFAULT_TARGET_LATENCY_MS
+        )
+        separator = next(
+            (
+                v.config.get("replication.policy.separator")
+                for v in sources
+                if v.config.get("replication.policy.separator")
+            ),
+            ".",
+        )
         rows = [_connector_row(v, password_keys) for v in views]
-        run_state, reasons = _run_state_reasons(rows)
+        run_state, reasons, conditions = _run_state_reasons(rows, now_ms)
+        names = {v.name for v in views}
+        conditions += sorted(
+            (c for c in progress.conditions if c.connector in names),
+            key=lambda c: (c.connector or "", c.task if c.task is not None else -1, c.code, c.subject),
+        )
         by_topic: dict[str, list[PartitionProgress]] = {}
         for p in progress.partitions:
             if (p.source, p.target) == (source, target):
@@ -517,23 +663,55 @@ def mirror_status(
             topic_status(topic, sorted(parts, key=lambda p: p.partition), target_ms, now_ms)
             for topic, parts in sorted(by_topic.items())
         ]
+        conditions += _progress_conditions(by_topic, source, target_ms, now_ms)
+        heartbeat_parts = [
+            p for topic, parts in by_topic.items() if is_heartbeats_topic(topic, separator) for p in parts
+        ]
+        heartbeat_age, heartbeats_missing = heartbeat_state(heartbeat_parts, heartbeat_bound_ms, now_ms)
+        if heartbeats_missing:
+            conditions.append(
+                Condition(
+                    "HEARTBEATS_MISSING",
+                    f"the newest heartbeat copied from {source} is "
+                    + (f"{heartbeat_age / 1000:.0f} s old" if heartbeat_age is not None else "not there")
+                    + f" (bound {heartbeat_bound_ms / 1000:g} s)",
+                    now_ms if heartbeat_age is None else now_ms - heartbeat_age + heartbeat_bound_ms,
+                    cluster=source,
+                    subject=heartbeat_parts[0].topic,
+                )
+            )
         lagging = [t for t in topics if t["in_sync"] is False]
         flow_workers = {t["worker_id"] for row in rows for t in row["tasks"] if t["worker_id"]}
         missing = {w: why for w, why in unreachable.items() if w in flow_workers}
         for worker, why in sorted(missing.items()):
             reasons.append(f"worker {worker} did not answer for its metrics: {why}")
+            conditions.append(
+                Condition(
+                    "WORKER_UNREACHABLE", f"worker {worker} did not answer: {why}", now_ms, subject=worker
+                )
+            )
         for t in lagging:
             reasons.append(f"topic {t['topic']} lags: {t['reason']}")
+        critical = [c for c in conditions if c.severity == CRITICAL]
+        run_lines = {"TASK_FAILED", "WORKER_UNREACHABLE"}  # their reasons are the lines above
+        reasons += [condition_line(c) for c in critical if c.code not in run_lines]
         warnings = [
             f"topic {t['topic']}: {t['truncations']} truncation gaps, {t['records_lost']} records lost "
             "before they were replicated (see the source task's log)"
             for t in topics
             if t["truncations"]
         ]
+        warnings += [
+            condition_line(c)
+            for c in conditions
+            if c.severity != CRITICAL and c.code not in ("REBALANCING", "TRUNCATED")
+        ]
         if run_state is not None:
             status = run_state
         elif missing:
             status = UNKNOWN
+        elif critical:
+            status = STALLED
         elif lagging:
             status = LAGGING
         else:
@@ -548,10 +726,42 @@ def mirror_status(
                 "in_sync": status == IN_SYNC,
                 "reasons": reasons,
                 "warnings": warnings,
+                "conditions": [c.to_json() for c in conditions],
                 "target_latency_ms": target_ms,
+                "heartbeat_age_ms": heartbeat_age,
+                "heartbeats_max_age_ms": heartbeat_bound_ms,
                 "topics": topics,
                 "checkpoints": _checkpoint_rows(checkpoints),
                 "connectors": rows,
             }
         )
     return {"generated_ms": now_ms, "flows": documents}
+
+
+def _progress_conditions(
+    by_topic: Mapping[str, Sequence[PartitionProgress]], source: str, target_ms: int, now_ms: int
+) -> list[Condition]:
+    """``REPLICATION_STALLED`` for each topic with partitions whose records wait and none was copied
+    for the target latency (:func:`stalled_partitions`)."""
+    out = []
+    for topic, parts in sorted(by_topic.items()):
+        stalled = stalled_partitions(parts, target_ms, now_ms)
+        if not stalled:
+            continue
+        waiting = sum(p.record_lag or 0 for p in stalled)
+        shown = ", ".join(str(p.partition) for p in sorted(stalled, key=lambda p: p.partition)[:8])
+        since = min(
+            (p.last_replicated_ms if p.last_replicated_ms is not None else p.task_start_ms or now_ms)
+            for p in stalled
+        )
+        out.append(
+            Condition(
+                "REPLICATION_STALLED",
+                f"{waiting} records of {topic} wait (partitions {shown}) and none was copied for "
+                f"{(now_ms - since) / 1000:.0f} s (target latency {target_ms / 1000:g} s)",
+                since,
+                cluster=source,
+                subject=topic,
+            )
+        )
+    return out

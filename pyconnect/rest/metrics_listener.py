@@ -42,11 +42,10 @@ from pyconnect.metrics.prometheus import CONTENT_TYPE as PROMETHEUS_CONTENT_TYPE
 from pyconnect.metrics.prometheus import Collector, Sample
 from pyconnect.metrics.registry import MetricsHub
 from pyconnect.mirror_status.core import (
-    MIRROR_DOMAIN,
     ConnectorView,
     Progress,
+    hub_progress,
     mirror_status,
-    progress_from_readings,
     task_worker_ids,
 )
 from pyconnect.mirror_status.page import PAGE
@@ -114,13 +113,7 @@ class MetricsListener(RestServer):
 
     def progress(self) -> Progress:
         """The mirror task metrics of every flow of this process."""
-        return progress_from_readings(
-            reading
-            for hub in self.hubs.values()
-            for registry in hub.registries()
-            if registry.domain == MIRROR_DOMAIN
-            for reading in registry.read(hub.now_ms())
-        )
+        return hub_progress(self.hubs.values())
 
     async def status_document(self) -> dict[str, Any]:
         if self.herders is None:

@@ -114,6 +114,7 @@ from pyconnect.api.source import (
     TransactionContext,
 )
 from pyconnect.concurrency import TaskSet, cancel_and_wait
+from pyconnect.conditions import ConditionBoard, ConditionRegistry
 from pyconnect.errors import RetriableError
 from pyconnect.kafka.access import access_error
 from pyconnect.kafka.batch_sender import BatchSender, OutgoingRecord, SentBatch
@@ -221,11 +222,15 @@ class WorkerSourceTask(TaskLifecycle):
         self._commit_plugin = self._calls.bind(owner, "commit", task.commit)
         self._commit_record_async = is_coroutine_method(task.commit_record)
         self._config = dict(task_config)
-        self._context = (
-            context
-            if context.problem is not None
-            else dataclasses.replace(context, problem=self._report_problem)
-        )
+        if context.conditions is None:
+            registry = context.metrics.conditions if context.metrics is not None else ConditionRegistry()
+            self._conditions_registry: ConditionRegistry | None = registry
+            board = registry.board(task_id.connector, task_id.task, on_change=self._conditions_changed)
+            context = dataclasses.replace(context, conditions=board)
+        else:
+            self._conditions_registry = None
+        self._context = context
+        self.conditions: ConditionBoard = context.conditions
         self._problem: str | None = None
         self._running = False
         self._producer = producer
@@ -294,6 +299,7 @@ class WorkerSourceTask(TaskLifecycle):
             await self._stop_plugin()
         with contextlib.suppress(Exception):
             await self._stop_producer()
+        self._forget_conditions()
 
     async def _run(self) -> None:
         enter_task(self.id.connector, self.id.task)  # every line of this task names it (Java's MDC)
@@ -397,6 +403,7 @@ class WorkerSourceTask(TaskLifecycle):
             await self._commit_offsets(final=True)
         await self._stop_plugin()
         await self._stop_producer()
+        self._forget_conditions()
         if not failed:
             self._reporter.report(self.id, State.UNASSIGNED)
 
@@ -409,8 +416,18 @@ class WorkerSourceTask(TaskLifecycle):
         self._running = True
         self._reporter.report(self.id, State.RUNNING, self._problem, self._version())
 
+    def _conditions_changed(self) -> None:
+        """The task's conditions changed (``context.conditions``): RUNNING again, with them as its trace."""
+        self._report_problem(self.conditions.trace())
+
+    def _forget_conditions(self) -> None:
+        """The task is done: its conditions leave the worker's registry (idempotent)."""
+        registry, self._conditions_registry = self._conditions_registry, None
+        if registry is not None:
+            registry.remove(self.conditions)
+
     def _report_problem(self, text: str | None) -> None:
-        """The task's ``context.problem``: RUNNING again, with ``text`` as its trace (``None``: without)."""
+        """RUNNING again, with ``text`` as its trace (``None``: without)."""
         if text == self._problem:
             return
         self._problem = text

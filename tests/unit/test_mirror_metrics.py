@@ -71,6 +71,7 @@ def test_source_metrics_registered_at_start_with_java_names_and_tags() -> None:
         "last-replicated-ms",
         "replicated-offset",
         "end-offset",
+        "oldest-pending-timestamp-ms",
     }
     assert len(every) == len(names) + 2 * len(progress)
     expected = {

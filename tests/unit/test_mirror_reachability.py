@@ -18,9 +18,9 @@ def test_an_unreachable_source_is_reported_warned_boundedly_and_cleared() -> Non
     state = Reachability("source cluster A (127.0.0.1:9)", "A->B|m-0|replication-consumer", 30_000)
     assert state.observe(0.0, []) is None
     first = state.observe(1.0, [("t", 1), ("t", 0)])
-    assert first is not None and first.warn and first.log == first.problem
+    assert first is not None and first.warn and first.log == f"Unreachable: {first.problem}"
     assert first.problem == (
-        "Unreachable: source cluster A (127.0.0.1:9) has answered no fetch of client "
+        "source cluster A (127.0.0.1:9) has answered no fetch of client "
         "'A->B|m-0|replication-consumer' for 30 s or more (partitions t-0, t-1); the task keeps retrying"
     )
     assert state.observe(2.0, [("t", 0), ("t", 1)]) is None  # the same condition: nothing new
@@ -64,3 +64,14 @@ def test_the_threshold_setting_is_checked(value: str | None, error: str | None) 
     else:
         with pytest.raises(ValueError, match="Invalid value"):
             unreachable_after_ms(value)
+
+
+@pytest.mark.parametrize(
+    ("target_latency", "expected"),
+    [(None, DEFAULT_UNREACHABLE_AFTER_MS), (30_000, 15_000), (1_000, 1_000), (600_000, 30_000)],
+)
+def test_without_a_setting_the_bound_is_half_the_target_latency(
+    target_latency: int | None, expected: int
+) -> None:
+    assert unreachable_after_ms(None, target_latency) == expected
+    assert unreachable_after_ms("4000", target_latency) == 4000

@@ -1,5 +1,5 @@
-"""WorkerSourceTask without Kafka: a producer batch whose future was cancelled, and the problem a task
-reports while it keeps running (``SourceTaskContext.problem``)."""
+"""WorkerSourceTask without Kafka: a producer batch whose future was cancelled, and the conditions a task
+reports while it keeps running (``SourceTaskContext.conditions``)."""
 
 from __future__ import annotations
 
@@ -49,18 +49,45 @@ async def test_a_cancelled_batch_future_fails_the_send_without_raising_in_the_ca
     assert task._submitted.in_flight == 3  # nothing acknowledged: the offsets never commit
 
 
-def test_a_problem_is_the_running_tasks_trace_until_cleared() -> None:
+def test_conditions_are_the_running_tasks_trace_until_cleared() -> None:
     reporter = RecordingReporter()
     task = source_task(reporter)
-    problem = task._context.problem
-    assert problem is not None
-    problem("Unreachable: source cluster A")  # before RUNNING: kept for the RUNNING report
-    assert reporter.reports == []
+    board = task._context.conditions
+    assert board is not None and board is task.conditions
+    board.set("SOURCE_UNREACHABLE", "source cluster A has answered no fetch", cluster="A", client="c-0")
+    assert reporter.reports == []  # before RUNNING: kept for the RUNNING report
     task._report_running()
-    problem("Unreachable: source cluster A")  # the same again: nothing new
-    problem(None)
+    board.set("SOURCE_UNREACHABLE", "source cluster A has answered no fetch", cluster="A", client="c-0")
+    board.clear("SOURCE_UNREACHABLE")
     item = ConnectorTaskId("c", 0)
-    assert reporter.reports == [
-        (item, State.RUNNING, "Unreachable: source cluster A"),
-        (item, State.RUNNING, None),
-    ]
+    assert [(r[0], r[1]) for r in reporter.reports] == [(item, State.RUNNING), (item, State.RUNNING)]
+    first_trace = reporter.reports[0][2]
+    assert first_trace is not None
+    assert first_trace.splitlines()[0] == "SOURCE_UNREACHABLE: source cluster A has answered no fetch"
+    assert "cluster A, client c-0" in first_trace
+    assert reporter.reports[1][2] is None
+
+
+def test_a_tasks_conditions_leave_the_workers_registry_when_it_is_released() -> None:
+    from pyconnect.metrics.registry import MetricsHub
+
+    hub = MetricsHub()
+    converter = StringConverter()
+    converter.configure({}, False)
+    task = WorkerSourceTask(
+        ConnectorTaskId("c", 0),
+        SourceTask(),
+        {},
+        SourceTaskContext({}, offset_storage_reader=None, metrics=hub),  # type: ignore[arg-type]
+        producer=NoProducer(),
+        key_converter=converter,
+        value_converter=converter,
+        header_converter=None,
+        write_offsets=lambda offsets: asyncio.sleep(0),
+        reporter=RecordingReporter(),
+        calls=PluginCalls(),
+    )
+    task.conditions.set("ACL_DENIED", "READ on t refused", subject="t", cluster="A")
+    assert [(c.code, c.connector, c.task) for c in hub.conditions.snapshot()] == [("ACL_DENIED", "c", 0)]
+    task._forget_conditions()
+    assert hub.conditions.snapshot() == []
