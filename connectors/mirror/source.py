@@ -134,7 +134,13 @@ from pyconnect.kafka.mirror_admin import (
 )
 from pyconnect.kafka.raw_source_fetch import RawSourceFetch
 from pyconnect.metrics.client_metrics import value_bytes
-from pyconnect.mirror_status.core import TARGET_LATENCY_CONFIG, target_latency_error, target_latency_ms
+from pyconnect.mirror_status.core import (
+    HEARTBEATS_MAX_AGE_CONFIG,
+    TARGET_LATENCY_CONFIG,
+    heartbeats_max_age_error,
+    target_latency_error,
+    target_latency_ms,
+)
 from pyconnect.protocol.javahash import default_hash_order, hash_order, java_string_hash
 
 log = logging.getLogger(__name__)
@@ -214,6 +220,9 @@ class MirrorSourceConnector(ScheduledConnector):
         latency_error = target_latency_error(present.get(TARGET_LATENCY_CONFIG))
         if latency_error is not None:
             extra[TARGET_LATENCY_CONFIG] = latency_error
+        heartbeats_error = heartbeats_max_age_error(present.get(HEARTBEATS_MAX_AGE_CONFIG))
+        if heartbeats_error is not None:
+            extra[HEARTBEATS_MAX_AGE_CONFIG] = heartbeats_error
         policy_error = truncation.policy_error(present.get(truncation.TRUNCATION_POLICY_CONFIG))
         if policy_error is not None:
             extra[truncation.TRUNCATION_POLICY_CONFIG] = policy_error

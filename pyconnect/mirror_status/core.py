@@ -26,10 +26,18 @@ An ACTIVE topic is in sync when its average replication latency (the mean over i
 windowed average) is below the flow's target latency; one with records waiting but nothing replicated
 in the window is stalled, so not in sync. STALE and INACTIVE topics do not count against the flow.
 
+Conditions (pyconnect.conditions): each flow lists the conditions its connectors' tasks raised (a source
+that answers no fetch, an ACL that refuses, a target partition missing, ...; gathered with the metrics
+from every worker), and those derived here: ``TASK_FAILED`` and ``REBALANCING`` from the run states,
+``WORKER_UNREACHABLE`` for a worker that did not answer, and ``REPLICATION_STALLED`` and
+``HEARTBEATS_MISSING`` from progress (pyconnect.mirror_status.flow_conditions).
+
 Flow status, the first that applies: ``FAILED`` (a connector or task is FAILED), ``NOT_RUNNING`` (a
 connector or task is in another state than RUNNING, or has no status yet), ``UNKNOWN`` (a worker that
-runs one of its tasks could not be asked for its metrics), ``LAGGING`` (an active topic is not in sync),
-``IN_SYNC``. ``reasons`` says why a flow is not IN_SYNC, one line each.
+runs one of its tasks could not be asked for its metrics), ``STALLED`` (a critical condition is
+active), ``LAGGING`` (an active topic is not in sync), ``IN_SYNC``. ``reasons`` says why a flow is not
+IN_SYNC, one line each (a critical condition's line is ``CODE: message``); warning conditions are lines
+of ``warnings``.
 
 Record lag is the source high watermark the replication consumer last saw minus the next offset to
 replicate (the last source offset the target acknowledged, or the committed one the task resumed from,
@@ -40,9 +48,13 @@ MirrorSourceConnector (the smallest if it has several), in milliseconds, default
 :data:`DEFAULT_TARGET_LATENCY_MS`, at least :data:`MIN_TARGET_LATENCY_MS`.
 
 The document (:func:`mirror_status`): ``{"generated_ms", "flows": [flow]}``, a flow being ``{"flow":
-"A->B", "source", "target", "status", "in_sync", "reasons", "target_latency_ms", "topics",
-"checkpoints", "connectors"}``; a topic row ``{"topic", "state", "in_sync" (null unless ACTIVE),
-"reason", "latency_ms", "max_latency_ms" (over partitions), "record_lag", "last_record_age_ms" (now
+"A->B", "source", "target", "status", "in_sync", "reasons", "warnings", "conditions" (each
+``Condition.to_json``: code, severity, cluster, client, subject, connector, task, since_ms, message),
+"target_latency_ms", "heartbeat_age_ms" (null without a replicated heartbeats topic),
+"heartbeats_max_age_ms", "topics", "checkpoints", "connectors"}``; a topic row ``{"topic", "state",
+"in_sync" (null unless ACTIVE), "reason", "latency_ms", "max_latency_ms" (over partitions),
+"record_lag", "lag_ms" (the age of the oldest record not yet copied, the largest over partitions),
+"partition_lags" (``{"partition", "record_lag", "lag_ms"}`` each), "last_record_age_ms" (now
 minus the newest replicated record's timestamp), "records_replicated" (acknowledged since the tasks
 started), "records_lost" and "truncations" (records lost to truncation and gaps reported since the
 tasks started: connectors.mirror.truncation), "partitions"}``; ``warnings`` has one line per topic
@@ -58,15 +70,43 @@ the epoch, read from the workers' clocks (which the latency metrics already assu
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from pyconnect.conditions import CRITICAL, Condition
 from pyconnect.conditions import line as condition_line
-from pyconnect.metrics.registry import MetricReading, MetricsHub
+from pyconnect.mirror_status.flow_conditions import (
+    heartbeat_condition,
+    is_heartbeats_topic,
+    stalled_conditions,
+)
+from pyconnect.mirror_status.progress import (
+    CHECKPOINT_GROUP,
+    MIRROR_DOMAIN,
+    PROGRESS_GROUP,
+    SOURCE_GROUP,
+    CheckpointProgress,
+    ConnectorView,
+    PartitionProgress,
+    Progress,
+    hub_progress,
+    progress_from_readings,
+)
+
+__all__ = [  # the inputs are re-exported: callers name the view's module only
+    "CHECKPOINT_GROUP",
+    "MIRROR_DOMAIN",
+    "PROGRESS_GROUP",
+    "SOURCE_GROUP",
+    "CheckpointProgress",
+    "ConnectorView",
+    "PartitionProgress",
+    "Progress",
+    "hub_progress",
+    "mirror_status",
+    "progress_from_readings",
+]
 
 TARGET_LATENCY_CONFIG = "pyconnect.mirror.target.latency.ms"
 DEFAULT_TARGET_LATENCY_MS = 30_000
@@ -74,11 +114,6 @@ MIN_TARGET_LATENCY_MS = 1_000
 HEARTBEATS_MAX_AGE_CONFIG = "pyconnect.mirror.heartbeats.max.age.ms"
 """MirrorSourceConnector key: how old the newest heartbeat that crossed the flow may be before the flow
 has ``HEARTBEATS_MISSING`` (default: the target latency)."""
-
-MIRROR_DOMAIN = "kafka.connect.mirror"
-SOURCE_GROUP = "MirrorSourceConnector"
-PROGRESS_GROUP = "MirrorSourceProgress"
-CHECKPOINT_GROUP = "MirrorCheckpointConnector"
 
 CONNECTOR_KINDS = {
     "MirrorSourceConnector": "source",
@@ -97,218 +132,6 @@ _SECRET_KEY = re.compile(
     r"password|passwd|secret|credential|token|jaas\.config|private|api\.?key|(^|[._-])key$|keystore\.key",
     re.IGNORECASE,
 )
-
-
-# -- inputs ----------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class PartitionProgress:
-    """One replicated partition as one worker's MirrorSource task metrics show it."""
-
-    source: str
-    target: str
-    topic: str
-    partition: int
-    records: float | None = None
-    latency_avg_ms: float | None = None
-    record_age_ms: float | None = None
-    task_start_ms: int | None = None
-    newest_timestamp_ms: int | None = None
-    last_replicated_ms: int | None = None
-    replicated_offset: int | None = None
-    end_offset: int | None = None
-    truncated_records: float | None = None
-    truncations: float | None = None
-    oldest_pending_timestamp_ms: int | None = None
-
-    @property
-    def record_lag(self) -> int | None:
-        if self.end_offset is None or self.replicated_offset is None:
-            return None
-        return max(0, self.end_offset - (self.replicated_offset + 1))
-
-    def lag_ms(self, now_ms: int) -> int | None:
-        """The age of the oldest record not yet copied: 0 with no record lag; else the oldest polled
-        record still unacknowledged, or (none polled yet) the newest copied one's, a bound from above
-        (the next record was written after it); ``None`` while unknown."""
-        lag = self.record_lag
-        if lag is None:
-            return None
-        if lag == 0:
-            return 0
-        oldest = self.oldest_pending_timestamp_ms
-        if oldest is None:
-            oldest = self.newest_timestamp_ms
-        return None if oldest is None else max(0, now_ms - oldest)
-
-
-@dataclass(frozen=True, slots=True)
-class CheckpointProgress:
-    """One checkpointed (group, remote topic, partition) as one worker's checkpoint metrics show it."""
-
-    source: str
-    target: str
-    group: str
-    topic: str
-    partition: int
-    latency_ms: float | None = None
-    latency_avg_ms: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ConnectorView:
-    """A connector of the worker's config snapshot: its config and its status JSON (``None`` when the
-    status topic has none yet)."""
-
-    name: str
-    config: Mapping[str, str]
-    status: Mapping[str, Any] | None = None
-
-
-@dataclass
-class Progress:
-    """What the workers' metrics and task conditions show (the answer of each worker, merged)."""
-
-    partitions: list[PartitionProgress] = field(default_factory=list)
-    checkpoints: list[CheckpointProgress] = field(default_factory=list)
-    conditions: list[Condition] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "partitions": [asdict(p) for p in self.partitions],
-            "checkpoints": [asdict(c) for c in self.checkpoints],
-            "conditions": [c.to_json() for c in self.conditions],
-        }
-
-    @classmethod
-    def from_json(cls, body: Any) -> Progress:
-        """The inverse of :meth:`to_json`; ``ValueError`` for anything else."""
-        if not isinstance(body, dict):
-            raise ValueError("mirror progress must be a JSON object")
-        return cls(
-            [_from_fields(PartitionProgress, item) for item in _list(body.get("partitions"))],
-            [_from_fields(CheckpointProgress, item) for item in _list(body.get("checkpoints"))],
-            [Condition.from_json(item) for item in _list(body.get("conditions"))],
-        )
-
-    def extend(self, other: Progress) -> None:
-        self.partitions += other.partitions
-        self.checkpoints += other.checkpoints
-        self.conditions += other.conditions
-
-
-def _list(value: Any) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise ValueError("mirror progress lists must be JSON arrays")
-    return value
-
-
-_TEXT_FIELDS = frozenset(("source", "target", "topic", "group"))
-
-
-def _from_fields(cls: Any, item: Any) -> Any:
-    """``cls`` from a JSON object: names are strings, ``partition`` an integer, every other field a
-    number or null (``ValueError`` otherwise, naming the field)."""
-    if not isinstance(item, dict):
-        raise ValueError(f"{cls.__name__} must be a JSON object")
-    values: dict[str, Any] = {}
-    for f in fields(cls):
-        if f.name not in item:
-            continue
-        value = item[f.name]
-        if f.name in _TEXT_FIELDS:
-            ok = isinstance(value, str)
-        elif f.name == "partition":
-            ok = isinstance(value, int) and not isinstance(value, bool)
-        else:
-            ok = value is None or (isinstance(value, int | float) and not isinstance(value, bool))
-        if not ok:
-            raise ValueError(f"{cls.__name__}: {f.name} cannot be {value!r}")
-        values[f.name] = value
-    try:
-        return cls(**values)
-    except TypeError as exc:
-        raise ValueError(f"{cls.__name__}: {exc}") from None
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return None if math.isnan(value) or math.isinf(value) else float(value)
-
-
-def _int(value: Any) -> int | None:
-    number = _number(value)
-    return None if number is None else int(number)
-
-
-_PROGRESS_ATTRIBUTES = {
-    ("MirrorSourceConnector", "record-count"): ("records", _number),
-    ("MirrorSourceConnector", "replication-latency-ms-avg"): ("latency_avg_ms", _number),
-    ("MirrorSourceConnector", "record-age-ms"): ("record_age_ms", _number),
-    ("MirrorSourceConnector", "truncated-record-count"): ("truncated_records", _number),
-    ("MirrorSourceConnector", "truncation-count"): ("truncations", _number),
-    ("MirrorSourceProgress", "task-start-ms"): ("task_start_ms", _int),
-    ("MirrorSourceProgress", "last-record-timestamp-ms"): ("newest_timestamp_ms", _int),
-    ("MirrorSourceProgress", "last-replicated-ms"): ("last_replicated_ms", _int),
-    ("MirrorSourceProgress", "replicated-offset"): ("replicated_offset", _int),
-    ("MirrorSourceProgress", "end-offset"): ("end_offset", _int),
-    ("MirrorSourceProgress", "oldest-pending-timestamp-ms"): ("oldest_pending_timestamp_ms", _int),
-}
-_CHECKPOINT_ATTRIBUTES = {
-    "checkpoint-latency-ms": ("latency_ms", _number),
-    "checkpoint-latency-ms-avg": ("latency_avg_ms", _number),
-}
-
-
-def progress_from_readings(readings: Iterable[MetricReading]) -> Progress:
-    """The mirror tasks' partitions and checkpoints among one worker's metric readings."""
-    partitions: dict[tuple[str, ...], dict[str, Any]] = {}
-    checkpoints: dict[tuple[str, ...], dict[str, Any]] = {}
-    for reading in readings:
-        name = reading.name
-        if reading.domain != MIRROR_DOMAIN:
-            continue
-        tags = dict(name.tags)
-        keys: tuple[str, ...]
-        if name.group in (SOURCE_GROUP, PROGRESS_GROUP):
-            wanted = _PROGRESS_ATTRIBUTES.get((name.group, name.name))
-            keys = ("source", "target", "topic", "partition")
-            table = partitions
-        elif name.group == CHECKPOINT_GROUP:
-            wanted = _CHECKPOINT_ATTRIBUTES.get(name.name)
-            keys = ("source", "target", "group", "topic", "partition")
-            table = checkpoints
-        else:
-            continue
-        if wanted is None or any(k not in tags for k in keys):
-            continue
-        key = tuple(tags[k] for k in keys)
-        entry = table.setdefault(key, dict(zip(keys, key, strict=True)))
-        attribute, convert = wanted
-        entry[attribute] = convert(reading.value)
-    return Progress(
-        [PartitionProgress(**{**e, "partition": int(e["partition"])}) for e in partitions.values()],
-        [CheckpointProgress(**{**e, "partition": int(e["partition"])}) for e in checkpoints.values()],
-    )
-
-
-def hub_progress(hubs: Iterable[MetricsHub]) -> Progress:
-    """The mirror task metrics and the task conditions of the workers these hubs belong to (a
-    distributed worker has one; a dedicated MirrorMaker one per flow): ``GET /mirrors/progress``."""
-    hubs = list(hubs)
-    progress = progress_from_readings(
-        reading
-        for hub in hubs
-        for registry in hub.registries()
-        if registry.domain == MIRROR_DOMAIN
-        for reading in registry.read(hub.now_ms())
-    )
-    progress.conditions = [c for hub in hubs for c in hub.conditions.snapshot()]
-    return progress
 
 
 # -- config ------------------------------------------------------------------------------------------
@@ -487,44 +310,6 @@ def topic_status(
     }
 
 
-def stalled_partitions(
-    partitions: Sequence[PartitionProgress], target_ms: int, now_ms: int
-) -> list[PartitionProgress]:
-    """The partitions whose records wait (record lag above 0) while none has been copied for
-    ``target_ms``: since the last acknowledgement, or since the task started when nothing was."""
-    out = []
-    for p in partitions:
-        lag = p.record_lag
-        if not lag:
-            continue
-        since = p.last_replicated_ms if p.last_replicated_ms is not None else p.task_start_ms
-        if since is not None and now_ms - since >= target_ms:
-            out.append(p)
-    return out
-
-
-def is_heartbeats_topic(remote: str, separator: str) -> bool:
-    """Whether ``remote`` is a replicated heartbeats topic (``heartbeats`` under any source prefix, as
-    Java's ``ReplicationPolicy.isHeartbeatsTopic`` reads it; ``heartbeats`` itself under identity)."""
-    return remote == "heartbeats" or remote.endswith(f"{separator}heartbeats")
-
-
-def heartbeat_state(
-    partitions: Sequence[PartitionProgress], bound_ms: int, now_ms: int
-) -> tuple[int | None, bool]:
-    """(age of the newest heartbeat copied, whether heartbeats are missing) over the heartbeats topic's
-    partitions of a flow: missing when that age exceeds ``bound_ms``, or none was copied in the
-    ``bound_ms`` since the task started. No partitions: ``(None, False)`` (nothing to judge by)."""
-    if not partitions:
-        return None, False
-    newest = [p.newest_timestamp_ms for p in partitions if p.newest_timestamp_ms is not None]
-    if newest:
-        age = max(0, now_ms - max(newest))
-        return age, age > bound_ms
-    starts = [p.task_start_ms for p in partitions if p.task_start_ms is not None]
-    return None, bool(starts) and now_ms - max(starts) > bound_ms
-
-
 def _checkpoint_rows(checkpoints: Sequence[CheckpointProgress]) -> list[dict[str, Any]]:
     by_group: dict[str, list[CheckpointProgress]] = {}
     for c in checkpoints:
@@ -663,23 +448,15 @@ def mirror_status(
             topic_status(topic, sorted(parts, key=lambda p: p.partition), target_ms, now_ms)
             for topic, parts in sorted(by_topic.items())
         ]
-        conditions += _progress_conditions(by_topic, source, target_ms, now_ms)
+        conditions += stalled_conditions(by_topic, source, target_ms, now_ms)
         heartbeat_parts = [
             p for topic, parts in by_topic.items() if is_heartbeats_topic(topic, separator) for p in parts
         ]
-        heartbeat_age, heartbeats_missing = heartbeat_state(heartbeat_parts, heartbeat_bound_ms, now_ms)
-        if heartbeats_missing:
-            conditions.append(
-                Condition(
-                    "HEARTBEATS_MISSING",
-                    f"the newest heartbeat copied from {source} is "
-                    + (f"{heartbeat_age / 1000:.0f} s old" if heartbeat_age is not None else "not there")
-                    + f" (bound {heartbeat_bound_ms / 1000:g} s)",
-                    now_ms if heartbeat_age is None else now_ms - heartbeat_age + heartbeat_bound_ms,
-                    cluster=source,
-                    subject=heartbeat_parts[0].topic,
-                )
-            )
+        heartbeat_age, missing_heartbeats = heartbeat_condition(
+            heartbeat_parts, source, heartbeat_bound_ms, now_ms
+        )
+        if missing_heartbeats is not None:
+            conditions.append(missing_heartbeats)
         lagging = [t for t in topics if t["in_sync"] is False]
         flow_workers = {t["worker_id"] for row in rows for t in row["tasks"] if t["worker_id"]}
         missing = {w: why for w, why in unreachable.items() if w in flow_workers}
@@ -736,32 +513,3 @@ def mirror_status(
             }
         )
     return {"generated_ms": now_ms, "flows": documents}
-
-
-def _progress_conditions(
-    by_topic: Mapping[str, Sequence[PartitionProgress]], source: str, target_ms: int, now_ms: int
-) -> list[Condition]:
-    """``REPLICATION_STALLED`` for each topic with partitions whose records wait and none was copied
-    for the target latency (:func:`stalled_partitions`)."""
-    out = []
-    for topic, parts in sorted(by_topic.items()):
-        stalled = stalled_partitions(parts, target_ms, now_ms)
-        if not stalled:
-            continue
-        waiting = sum(p.record_lag or 0 for p in stalled)
-        shown = ", ".join(str(p.partition) for p in sorted(stalled, key=lambda p: p.partition)[:8])
-        since = min(
-            (p.last_replicated_ms if p.last_replicated_ms is not None else p.task_start_ms or now_ms)
-            for p in stalled
-        )
-        out.append(
-            Condition(
-                "REPLICATION_STALLED",
-                f"{waiting} records of {topic} wait (partitions {shown}) and none was copied for "
-                f"{(now_ms - since) / 1000:.0f} s (target latency {target_ms / 1000:g} s)",
-                since,
-                cluster=source,
-                subject=topic,
-            )
-        )
-    return out

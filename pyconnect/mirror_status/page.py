@@ -1,9 +1,11 @@
 """The mirror status page served at ``GET /mirrors/ui``: one self-contained HTML document (no external
 script, style sheet or font) whose script reads ``/mirrors`` (next to the page, so it works behind a
-path prefix) every :data:`REFRESH_S` seconds and renders each flow: its status and reasons, a row per
-topic, the checkpoint latency per group, and the connectors with their task states and (masked)
-configs. Text is inserted as text, never as HTML. Each flow element carries ``data-flow`` and
-``data-status``, each topic row ``data-topic`` and ``data-state``, for scripts and tests.
+path prefix) every :data:`REFRESH_S` seconds and renders each flow: its status and reasons, a table of
+its active conditions (code, severity, cluster, subject, since, message; pyconnect.conditions), the age
+of the newest heartbeat that crossed it, a row per topic (with record lag and lag in time), the
+checkpoint latency per group, and the connectors with their task states and (masked) configs. Text is
+inserted as text, never as HTML. Each flow element carries ``data-flow`` and ``data-status``, each
+condition row ``data-code``, each topic row ``data-topic`` and ``data-state``, for scripts and tests.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ PAGE = """<!DOCTYPE html>
   .flow h2 { font-size: 1.1rem; margin: 0 0 .5rem; display: flex; gap: .75rem; align-items: center; }
   .badge { font-size: .8rem; padding: .1rem .5rem; border-radius: 1rem; color: #fff; background: var(--muted); }
   .IN_SYNC { background: var(--ok); } .LAGGING, .UNKNOWN, .NOT_RUNNING { background: var(--warn); }
-  .FAILED { background: var(--bad); }
+  .FAILED, .STALLED { background: var(--bad); }
+  tr.critical td.code { color: var(--bad); font-weight: 600; } tr.warning td.code { color: var(--warn); }
   .reasons { color: var(--bad); margin: .25rem 0 .75rem 1rem; padding: 0; }
   .warnings { color: var(--warn, #b8860b); margin: .25rem 0 .75rem 1rem; padding: 0; }
   table { border-collapse: collapse; width: 100%; margin: .5rem 0; }
@@ -68,14 +71,26 @@ function table(headers, rows) {
 function flowNode(flow) {
   const node = el("section", {class: "flow", "data-flow": flow.flow, "data-status": flow.status},
     el("h2", {}, flow.flow, el("span", {class: "badge " + flow.status}, flow.status),
-      el("small", {class: "target"}, "target latency " + ms(flow.target_latency_ms))));
+      el("small", {class: "target"}, "target latency " + ms(flow.target_latency_ms)),
+      el("small", {class: "heartbeat"}, flow.heartbeat_age_ms === null || flow.heartbeat_age_ms === undefined
+        ? "" : "newest heartbeat " + ms(flow.heartbeat_age_ms) + " old")));
   if (flow.reasons.length) node.append(el("ul", {class: "reasons"}, ...flow.reasons.map(r => el("li", {}, r))));
   if ((flow.warnings || []).length) node.append(el("ul", {class: "warnings"}, ...flow.warnings.map(r => el("li", {}, r))));
-  node.append(table(["Topic", "State", "In sync", "Avg latency", "Record lag", "Last record age", "Records", "Lost"],
+  const conditions = flow.conditions || [];
+  if (conditions.length) {
+    node.append(table(["Condition", "Severity", "Cluster", "Subject", "Task", "Since", "Message"],
+      conditions.map(c => el("tr", {"data-code": c.code, class: c.severity},
+        el("td", {class: "code"}, c.code), el("td", {}, c.severity), el("td", {}, c.cluster ?? "-"),
+        el("td", {}, c.subject || "-"),
+        el("td", {}, c.connector ? c.connector + (c.task === null ? "" : "-" + c.task) : "-"),
+        el("td", {}, new Date(c.since_ms).toLocaleTimeString()), el("td", {}, c.message)))));
+  }
+  node.append(table(["Topic", "State", "In sync", "Avg latency", "Record lag", "Lag", "Last record age", "Records", "Lost"],
     flow.topics.map(t => el("tr", {"data-topic": t.topic, "data-state": t.state, title: t.reason || ""},
       el("td", {}, t.topic), el("td", {class: "state-" + t.state}, t.state),
       el("td", {class: t.in_sync === false ? "no" : t.in_sync ? "yes" : ""}, t.in_sync === null ? "-" : (t.in_sync ? "yes" : "no")),
       el("td", {class: "num"}, ms(t.latency_ms)), el("td", {class: "num"}, t.record_lag ?? "-"),
+      el("td", {class: "num"}, ms(t.lag_ms)),
       el("td", {class: "num"}, ms(t.last_record_age_ms)), el("td", {class: "num"}, t.records_replicated),
       el("td", {class: "num"}, t.records_lost ?? 0)))));
   if (flow.checkpoints.length) {
