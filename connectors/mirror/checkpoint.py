@@ -96,6 +96,7 @@ from pyconnect.kafka.mirror_admin import CommittedOffset, GroupAdmin, MirrorAdmi
 from pyconnect.protocol.javahash import default_hash_order, java_string_hash
 
 log = logging.getLogger(__name__)
+GROUP_SYNC_BLOCKED = "GROUP_SYNC_BLOCKED"
 
 CHECKPOINTS_TOPIC_WAIT_S = 5.0
 """How long the task looks for a checkpoints topic its connector just created before it translates
@@ -616,6 +617,7 @@ class MirrorCheckpointTask(SourceTask):
         }
         changes = {tp: o for tp, o in wanted.items() if tp not in current or current[tp].offset < o.offset}
         if not changes:
+            self._sync_unblocked(group)
             return
         view = (await admin.describe_groups([group]))[group]
         if not view.idle:
@@ -631,12 +633,28 @@ class MirrorCheckpointTask(SourceTask):
                 "%s: unable to sync offsets for consumer group %s (error codes %s)", self._name, group, codes
             )
         else:
-            if self._sync_warned.pop(group, None) is not None:
-                log.info("%s: synced offsets of consumer group %s again", self._name, group)
+            self._sync_unblocked(group)
             log.debug("%s: synced %d offsets of group %s", self._name, len(changes), group)
 
+    def _sync_unblocked(self, group: str) -> None:
+        """``group`` is idle on the target and in sync: its ``GROUP_SYNC_BLOCKED`` condition goes."""
+        if self._sync_warned.pop(group, None) is not None:
+            log.info("%s: synced offsets of consumer group %s again", self._name, group)
+        board = getattr(getattr(self, "context", None), "conditions", None)
+        if board is not None:
+            board.clear(GROUP_SYNC_BLOCKED, group)
+
     def _sync_skipped(self, group: str, why: str) -> None:
-        """A group not synced because it is active on the target: WARN the first time, then DEBUG."""
+        """A group not synced because it is active on the target: the condition ``GROUP_SYNC_BLOCKED``
+        (pyconnect.conditions) until it is synced again; WARN the first time, then DEBUG."""
+        board = getattr(getattr(self, "context", None), "conditions", None)
+        if board is not None:
+            board.set(
+                GROUP_SYNC_BLOCKED,
+                f"offsets of consumer group {group} are not synced to {self._target_alias}: {why}",
+                subject=group,
+                cluster=self._target_alias,
+            )
         if group in self._sync_warned:
             log.debug("%s: not syncing offsets of group %s: %s", self._name, group, why)
             return

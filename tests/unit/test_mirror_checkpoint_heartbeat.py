@@ -315,3 +315,25 @@ def test_alter_offsets_checks_java_formats() -> None:
     assert MirrorHeartbeatConnector().alter_offsets({}, [(beat, {"offset": 0})])
     with pytest.raises(ConnectError):
         MirrorHeartbeatConnector().alter_offsets({}, [({"sourceClusterAlias": 1}, {"offset": 0})])
+
+
+async def test_a_group_active_on_the_target_is_a_warning_condition_until_it_is_synced() -> None:
+    from pyconnect.api.source import SourceTaskContext
+    from pyconnect.conditions import WARNING, ConditionBoard
+
+    target = FakeGroups({}, {"g": "Stable"})
+    t = task(["g"], FakeGroups({}), ready_store())
+    board = ConditionBoard("cp", 0)
+    t.initialize(SourceTaskContext({}, offset_storage_reader=None, conditions=board))  # type: ignore[arg-type]
+    t._target_admin = target  # type: ignore[assignment]
+    two_partitions(t)
+    await t.sync_group_offsets()
+    (condition,) = board.active()
+    assert (condition.code, condition.subject, condition.cluster) == ("GROUP_SYNC_BLOCKED", "g", "B")
+    assert (
+        condition.severity == WARNING
+        and "offsets of consumer group g are not synced to B" in condition.message
+    )
+    target.states["g"] = "Empty"
+    await t.sync_group_offsets()
+    assert board.active() == [] and target.altered
