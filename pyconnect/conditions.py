@@ -103,9 +103,10 @@ CODES: dict[str, CodeInfo] = {
     ),
     "CHECKPOINTS_STALLED": CodeInfo(
         WARNING,
-        "A checkpointed group's offsets have not reached the target for three times the "
-        "emit.checkpoints.interval.seconds while the group commits on the source.",
-        "Check the checkpoint task's status and its access to the offset-syncs and checkpoints topics.",
+        "The checkpoint task has emitted no checkpoint for 30 s or more: it cannot read the "
+        "offset-syncs topic, or its rounds of listing and translating group offsets fail (the subject "
+        "names the topic in the way). Translated offsets on the target grow stale meanwhile.",
+        "Check the checkpoint task's log and its access to the offset-syncs and checkpoints topics.",
     ),
     "GROUP_SYNC_BLOCKED": CodeInfo(
         WARNING,
@@ -141,6 +142,12 @@ CODES: dict[str, CodeInfo] = {
         "Check that worker's process and REST listener.",
     ),
 }
+
+
+def markdown_table() -> str:
+    """The codes as the Markdown table of docs/conditions.md (a test keeps the two equal)."""
+    head = "| code | severity | meaning | what to do |\n| --- | --- | --- | --- |\n"
+    return head + "\n".join(f"| `{c}` | {i.severity} | {i.meaning} | {i.action} |" for c, i in CODES.items())
 
 
 def severity(code: str) -> str:

@@ -97,6 +97,9 @@ from pyconnect.protocol.javahash import default_hash_order, java_string_hash
 
 log = logging.getLogger(__name__)
 GROUP_SYNC_BLOCKED = "GROUP_SYNC_BLOCKED"
+CHECKPOINTS_STALLED = "CHECKPOINTS_STALLED"
+CHECKPOINTS_STALLED_AFTER_S = 30.0
+"""How long checkpoints may fail to be emitted before the task raises ``CHECKPOINTS_STALLED``."""
 
 CHECKPOINTS_TOPIC_WAIT_S = 5.0
 """How long the task looks for a checkpoints topic its connector just created before it translates
@@ -321,6 +324,7 @@ class MirrorCheckpointTask(SourceTask):
         self.checkpoints: dict[str, dict[tuple[str, int], Checkpoint]] = {}
         self.groups: list[str] = []
         self._sync_warned: dict[str, str] = {}
+        self._round_failing_since: float | None = None
 
     def version(self) -> str:
         return pyconnect.COMPATIBLE_KAFKA_VERSION
@@ -363,6 +367,7 @@ class MirrorCheckpointTask(SourceTask):
         config = self._config
         ok = await self.load_checkpoints()
         self.store.start(must_read_to_end=not ok)
+        failing_since: float | None = None
         while not self._stopping:
             sync_log = KafkaLog(
                 config.offset_syncs_topic,
@@ -382,14 +387,19 @@ class MirrorCheckpointTask(SourceTask):
                     exc,
                     OFFSET_SYNCS_RETRY_S,
                 )
+                failing_since = failing_since or time.monotonic()
+                self._checkpoints_stalled(config.offset_syncs_topic, failing_since, str(exc))
                 await self._pause(OFFSET_SYNCS_RETRY_S)
                 continue
-            except Exception:
+            except Exception as exc:
                 log.exception(
                     "%s: reading offset-syncs topic %s failed", self._name, config.offset_syncs_topic
                 )
+                failing_since = failing_since or time.monotonic()
+                self._checkpoints_stalled(config.offset_syncs_topic, failing_since, str(exc))
                 await self._pause(OFFSET_SYNCS_RETRY_S)
                 continue
+            self._checkpoints_flowing(config.offset_syncs_topic)
             self._offset_syncs_log = sync_log
             self.store.mark_read_to_end()
             break
@@ -502,12 +512,38 @@ class MirrorCheckpointTask(SourceTask):
         if self._stopping or not self._loaded:
             return None
         try:
-            return await self.checkpoint_records() or None
+            records = await self.checkpoint_records()
         except (asyncio.CancelledError, KafkaAccessError):
             raise
-        except Exception:
+        except Exception as exc:
             log.exception("%s: error while emitting checkpoints", self._name)
+            if self._round_failing_since is None:
+                self._round_failing_since = time.monotonic()
+            self._checkpoints_stalled(self._topic, self._round_failing_since, str(exc))
             return None
+        self._round_failing_since = None
+        self._checkpoints_flowing(self._topic)
+        return records or None
+
+    def _checkpoints_stalled(self, subject: str, since: float, why: str) -> None:
+        """Checkpoints cannot be emitted (``subject``: the topic in the way) since ``since`` (monotonic):
+        the condition ``CHECKPOINTS_STALLED`` once that lasts :data:`CHECKPOINTS_STALLED_AFTER_S`, so a
+        flow whose offset-syncs topic is being created is no alarm."""
+        board = getattr(getattr(self, "context", None), "conditions", None)
+        if board is None or time.monotonic() - since < CHECKPOINTS_STALLED_AFTER_S:
+            return
+        board.set(
+            CHECKPOINTS_STALLED,
+            f"no checkpoint emitted for {time.monotonic() - since:.0f} s or more: {subject}: {why}".splitlines()[
+                0
+            ],
+            subject=subject,
+        )
+
+    def _checkpoints_flowing(self, subject: str) -> None:
+        board = getattr(getattr(self, "context", None), "conditions", None)
+        if board is not None:
+            board.clear(CHECKPOINTS_STALLED, subject)
 
     async def checkpoint_records(self) -> list[SourceRecord]:
         """One round: list, translate and filter; the store is updated only after the last await."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pytest
 
@@ -337,3 +338,30 @@ async def test_a_group_active_on_the_target_is_a_warning_condition_until_it_is_s
     target.states["g"] = "Empty"
     await t.sync_group_offsets()
     assert board.active() == [] and target.altered
+
+
+async def test_rounds_that_keep_failing_are_checkpoints_stalled_until_one_succeeds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from connectors.mirror import checkpoint
+    from pyconnect.api.source import SourceTaskContext
+    from pyconnect.conditions import ConditionBoard
+
+    monkeypatch.setattr(checkpoint, "CHECKPOINTS_STALLED_AFTER_S", 0.0)
+    t = task(["g"], FakeGroups({}), ready_store())
+    board = ConditionBoard("cp", 0)
+    t.initialize(SourceTaskContext({}, offset_storage_reader=None, conditions=board))  # type: ignore[arg-type]
+    t._loaded, t._interval_s = True, 0.0
+
+    async def broken() -> list[Any]:
+        raise RuntimeError("listing offsets failed\nsecond line")
+
+    real = t.checkpoint_records
+    t.checkpoint_records = broken  # type: ignore[method-assign]
+    assert await t.poll() is None
+    (condition,) = board.active()
+    assert condition.code == "CHECKPOINTS_STALLED" and condition.subject == "A.checkpoints.internal"
+    assert condition.message.endswith("A.checkpoints.internal: listing offsets failed")
+    t.checkpoint_records = real  # type: ignore[method-assign]
+    await t.poll()
+    assert board.active() == []
