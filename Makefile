@@ -15,9 +15,11 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[$(EXTRAS)]'
 	@touch $@
 
-## kafka: fetch the pinned Apache Kafka jars with mvn into .cache/ (idempotent; offline once cached)
+## kafka: fetch the pinned Apache Kafka jars with mvn into .cache/ (idempotent; offline once cached),
+## and the older releases the migration tests start as source clusters
 kafka: $(STAMP)
 	$(PY) -m pyconnect.testing.kafka fetch
+	$(PY) -m pyconnect.testing.kafka fetch --versions 3.9.1,2.8.2
 
 ## spark-kafka: fetch Spark's Kafka source jars with mvn into .cache/ (idempotent; offline once cached)
 spark-kafka: $(STAMP)

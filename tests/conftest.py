@@ -15,6 +15,7 @@ import pytest
 
 from pyconnect.testing.backends import ClusterHandle, provide_clusters, provide_secured_clusters
 from pyconnect.testing.kafka import KafkaCluster
+from pyconnect.testing.kafka_versions import provide_release_clusters
 from tests.leak_guard import leak_guard, pytest_sessionfinish  # noqa: F401  (fixture and hook)
 
 
@@ -50,6 +51,16 @@ def secured_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callab
     from a coroutine. ``cluster.client_properties(user, mechanism)`` gives Java client keys and
     ``pyconnect.testing.kafka.grant`` adds ACLs."""
     with provide_secured_clusters(tmp_path_factory.mktemp("kafka-secured")) as get:
+        yield get
+
+
+@pytest.fixture(scope="session")
+def kafka_release(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], KafkaCluster]]:
+    """``kafka_release("3.9.1")`` -> a local one-node plaintext cluster of that Apache Kafka release
+    (pyconnect.testing.kafka_versions: 2.x/3.x, before 3.3 with ZooKeeper; jars fetched by ``make
+    kafka``), started the first time a test asks for that version and shared by the session. Call it
+    from a fixture, not from a coroutine."""
+    with provide_release_clusters(tmp_path_factory.mktemp("kafka-releases")) as get:
         yield get
 
 

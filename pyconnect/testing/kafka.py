@@ -2,8 +2,9 @@
 
 Shell::
 
-    python -m pyconnect.testing.kafka fetch
+    python -m pyconnect.testing.kafka fetch [--versions 4.3.1,3.9.1,2.8.2]
     python -m pyconnect.testing.kafka up --clusters A,B --dir DIR [--brokers 3] [--security sasl_ssl]
+    python -m pyconnect.testing.kafka up --clusters OLD --dir DIR --version 2.8.2
     python -m pyconnect.testing.kafka status --dir DIR
     python -m pyconnect.testing.kafka grant --dir DIR --cluster A --principal User:alice \
         --resource-type topic --name orders --operations read,write,describe
@@ -13,6 +14,9 @@ Shell::
 prints one JSON line ``{"A": "127.0.0.1:port,...", "B": ...}`` and returns with the brokers still
 running. ``down`` stops what ``up`` started in DIR (SIGTERM, then SIGKILL after a bound), by PID, and
 only processes that still carry this launcher's tag.
+
+``--version`` starts another Apache Kafka release (:mod:`pyconnect.testing.kafka_versions`: 2.x/3.x,
+plaintext, before 3.3 with a ZooKeeper server per cluster); ``fetch --versions`` caches releases ahead.
 
 ``--security`` is ``plaintext`` (the default: no authentication, no authorizer), ``sasl_plaintext``,
 ``sasl_ssl``, ``ssl`` or ``mtls`` (see :mod:`pyconnect.testing.kafka_security`: SCRAM and PLAIN
@@ -61,7 +65,12 @@ from functools import partial
 from pathlib import Path
 
 from pyconnect.kafka.probe import wait_for_brokers
-from pyconnect.testing.distribution import DistributionError, KafkaDistribution, ensure_distribution
+from pyconnect.testing.distribution import (
+    KAFKA_VERSION,
+    DistributionError,
+    KafkaDistribution,
+    ensure_distribution,
+)
 from pyconnect.testing.fault_proxy import FaultProxy
 from pyconnect.testing.java_process import JavaProcess, pid_alive, pid_has_tag, stop_tagged
 from pyconnect.testing.kafka_security import (
@@ -557,16 +566,17 @@ def read_state(base_dir: Path) -> dict[str, dict]:
 
 def down(base_dir: Path, timeout: float = 30.0) -> list[int]:
     """Stop every node recorded in ``base_dir/clusters.json`` (all at once), then the clusters' token
-    servers; return the broker PIDs signalled."""
+    servers and ZooKeeper servers; return the broker PIDs signalled."""
     stopped: list[tuple[int, str]] = []
     servers: list[tuple[int, str]] = []
     for cluster in read_state(base_dir).values():
         for node in cluster["nodes"]:
             if _still_ours(node):
                 stopped.append((node["pid"], node["tag"]))
-        server = cluster.get("token_server")
-        if server and _still_ours(server):
-            servers.append((server["pid"], server["tag"]))
+        for side in ("token_server", "zookeeper"):
+            server = cluster.get(side)
+            if server and _still_ours(server):
+                servers.append((server["pid"], server["tag"]))
     _in_parallel([partial(stop_tagged, pid, tag, timeout) for pid, tag in stopped])
     _in_parallel([partial(stop_tagged, pid, tag, 5.0) for pid, tag in servers])
     return [pid for pid, _ in stopped]
@@ -619,14 +629,24 @@ def _main(argv: list[str] | None = None) -> int:
         prog="python -m pyconnect.testing.kafka", description=__doc__.split("\n\n")[0]
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser(
-        "fetch", help="fetch the pinned Kafka jars into the cache (idempotent, offline once cached)"
+    fetch_p = sub.add_parser(
+        "fetch", help="fetch Kafka jars into the cache (idempotent, offline once cached)"
+    )
+    fetch_p.add_argument(
+        "--versions",
+        default=KAFKA_VERSION,
+        help=f"comma-separated Apache Kafka releases to fetch (default {KAFKA_VERSION}; see kafka_versions)",
     )
     up_p = sub.add_parser("up", help="start fresh clusters and print {alias: bootstrap} as one JSON line")
     up_p.add_argument("--clusters", default="A,B", help="comma-separated aliases (default A,B)")
     up_p.add_argument("--dir", required=True, type=Path, help="folder for data, logs and the state file")
     up_p.add_argument("--brokers", type=int, default=1, help="nodes per cluster (default 1)")
     up_p.add_argument("--heap", default=DEFAULT_HEAP, help=f"max heap per broker (default {DEFAULT_HEAP})")
+    up_p.add_argument(
+        "--version",
+        default=KAFKA_VERSION,
+        help=f"Apache Kafka release (default {KAFKA_VERSION}; 2.x/3.x plaintext only, before 3.3 with ZooKeeper)",
+    )
     up_p.add_argument(
         "--security",
         default="plaintext",
@@ -662,23 +682,34 @@ def _main(argv: list[str] | None = None) -> int:
 
     try:
         if args.command == "fetch":
-            dist = ensure_distribution(quiet=False)
-            print(dist.home)
+            from pyconnect.testing.kafka_versions import ensure_release
+
+            for version in [v.strip() for v in args.versions.split(",") if v.strip()]:
+                print(ensure_release(version, quiet=False).home)
         elif args.command == "up":
             aliases = [a.strip() for a in args.clusters.split(",") if a.strip()]
             if not aliases or args.brokers < 1:
                 parser.error("--clusters needs at least one alias and --brokers at least 1")
             if args.token_lifetime < 1:
                 parser.error("--token-lifetime must be at least 1 second")
-            clusters = start_clusters(
-                aliases,
-                args.dir,
-                brokers=args.brokers,
-                heap=args.heap,
-                security=args.security,
-                oauth=args.oauthbearer,
-                token_lifetime_s=args.token_lifetime,
-            )
+            if args.version != KAFKA_VERSION and (args.security != "plaintext" or args.oauthbearer):
+                parser.error(f"Kafka {args.version} runs plaintext only (no --security, no --oauthbearer)")
+            if args.version != KAFKA_VERSION:
+                from pyconnect.testing.kafka_versions import start_release_clusters
+
+                clusters = start_release_clusters(
+                    args.version, aliases, args.dir, brokers=args.brokers, heap=args.heap
+                )
+            else:
+                clusters = start_clusters(
+                    aliases,
+                    args.dir,
+                    brokers=args.brokers,
+                    heap=args.heap,
+                    security=args.security,
+                    oauth=args.oauthbearer,
+                    token_lifetime_s=args.token_lifetime,
+                )
             print(json.dumps({a: c.bootstrap_servers for a, c in clusters.items()}), flush=True)
             for alias, started in clusters.items():
                 if started.security:
