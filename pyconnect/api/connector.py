@@ -35,6 +35,7 @@ import inspect
 from collections.abc import Awaitable, Mapping
 from typing import Any, Protocol, TypeVar
 
+from pyconnect.conditions import ConditionBoard
 from pyconnect.config.definition import ConfigDef, ConfigValue
 from pyconnect.errors import ConnectError
 
@@ -59,6 +60,14 @@ class ConnectorContext(Protocol):
 
     def raise_error(self, exc: BaseException) -> None:
         """Fail the connector with ``exc`` (a background error the connector cannot recover from)."""
+
+    @property
+    def conditions(self) -> ConditionBoard | None:
+        """The connector's conditions (pyconnect's, pyconnect.conditions; ``None`` outside a worker), as
+        ``SourceTaskContext.conditions`` is a task's: raised with ``set(code, message, ...)`` and
+        removed with ``clear`` on the worker's loop; while any is active the connector's status stays
+        RUNNING with them as its ``trace``, and ``GET /mirrors`` lists them. They leave with the
+        connector's stop."""
 
 
 class SourceConnectorContext(ConnectorContext, Protocol):

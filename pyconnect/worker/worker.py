@@ -44,6 +44,7 @@ from typing import Any
 
 from pyconnect import COMPATIBLE_KAFKA_VERSION, __version__
 from pyconnect.api.source import SourceTaskContext, TransactionContext
+from pyconnect.conditions import ConditionBoard
 from pyconnect.config.client_configs import (
     client_overrides,
     exactly_once_task_producer_config,
@@ -120,6 +121,7 @@ class ConnectorContextImpl:
         self._on_reconfigure = on_reconfigure
         self.worker_connector: WorkerConnector | None = None
         self.offset_storage_reader = offset_reader
+        self.conditions: ConditionBoard | None = None
         self._loop = asyncio.get_running_loop()
 
     def _on_loop(self, action: Callable[[], None]) -> None:
@@ -291,6 +293,7 @@ class Worker:
             self._observed(on_state, record_startup),
             calls=self.plugin_calls,
             version=version,
+            conditions=self.metrics.hub.conditions,
         )
         context.worker_connector = runner
         self.connectors[name] = runner

@@ -19,6 +19,10 @@ Contract:
 - ``shutdown()`` stops a started connector and reports UNASSIGNED; it is idempotent and bounded by
   ``stop_timeout_s`` (Java's fixed 5 s graceful connector stop): a ``stop`` that overruns is
   abandoned and logged as Java logs an unresponsive connector.
+- Conditions (pyconnect.conditions): given the worker's ``conditions`` registry, the connector gets
+  a board of its own as ``context.conditions``; while it runs, each change reports RUNNING again with
+  the active conditions as the trace. A stop (pause, stop) clears the board; ``shutdown`` removes it
+  from the registry.
 - Calls come from one task at a time (the herder's); the plugin's own ``raise_error`` may arrive
   from anywhere on the loop.
 """
@@ -32,6 +36,7 @@ from typing import Any
 
 from pyconnect.api.sink import TOPICS_CONFIG, TOPICS_REGEX_CONFIG, SinkConnector
 from pyconnect.concurrency import cancel_and_wait
+from pyconnect.conditions import ConditionBoard, ConditionRegistry
 from pyconnect.log_context import connector_scope
 from pyconnect.protocol.internal_records import State, TargetState
 from pyconnect.worker.failure_trace import failure_trace
@@ -63,6 +68,7 @@ class WorkerConnector:
         calls: PluginCalls | None = None,
         task_configs_timeout_s: float = TASK_CONFIGS_TIMEOUT_S,
         version: str | None = None,
+        conditions: ConditionRegistry | None = None,
     ) -> None:
         self.name = name
         self.connector = connector
@@ -79,6 +85,11 @@ class WorkerConnector:
         self._state: TargetState | None = None
         self._shut_down = False
         self._version = version
+        self._conditions_registry = conditions
+        self.conditions: ConditionBoard | None = None
+        if conditions is not None:
+            self.conditions = conditions.board(name, None, on_change=self._conditions_changed)
+            context.conditions = self.conditions
 
     @property
     def running(self) -> bool:
@@ -149,7 +160,7 @@ class WorkerConnector:
                     self._started = True
                     log.info("Finished creating connector %s", self.name)
                 self._state = target
-                self._reporter.report(self.name, State.RUNNING, version=self.version())
+                self._reporter.report(self.name, State.RUNNING, self._trace(), version=self.version())
                 return True
             if self._started:
                 await self._stop_plugin()
@@ -162,6 +173,14 @@ class WorkerConnector:
                 version=self.version(),
             )
             return True
+
+    def _trace(self) -> str | None:
+        return self.conditions.trace() if self.conditions is not None else None
+
+    def _conditions_changed(self) -> None:
+        """The connector's conditions changed: RUNNING again (while it runs), with them as its trace."""
+        if self._started and not self._failed and not self._shut_down and self._state == TargetState.STARTED:
+            self._reporter.report(self.name, State.RUNNING, self._trace(), version=self.version())
 
     def fail(self, exc: BaseException) -> None:
         """Mark FAILED with the traceback (also the plugin's ``context.raise_error``)."""
@@ -210,6 +229,8 @@ class WorkerConnector:
             )
         except Exception as exc:
             self.fail(exc)
+        if self.conditions is not None:
+            self.conditions.clear_all()
 
     async def shutdown(self) -> None:
         with connector_scope(self.name):
@@ -222,6 +243,9 @@ class WorkerConnector:
             if self._started:
                 await self._stop_plugin()
             self._shut_down = True
+            registry, self._conditions_registry = self._conditions_registry, None
+            if registry is not None and self.conditions is not None:
+                registry.remove(self.conditions)
             if not was_failed and not self._failed:
                 self._reporter.report(self.name, State.UNASSIGNED)
             log.info("Completed shutdown for WorkerConnector{id=%s}", self.name)
