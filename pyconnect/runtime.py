@@ -12,7 +12,8 @@ MirrorMaker's flows in ``mirror_maker.py``), each step run by :func:`~pyconnect.
    group and stops the config and status stores;
 2. the offset store (after the tasks' final commits);
 3. the REST server, last, so that a follower publishing task configs during shutdown cannot reopen
-   the forwarding client after the server closed it.
+   the forwarding client after the server closed it (just before it, the mirror status its
+   ``/metrics`` gathers, for the same reason).
 
 ``start``/``stop`` are idempotent; a failed start stops whatever was started before re-raising.
 :class:`DistributedMember` is the part between the REST server and the group (cluster id, stores,
@@ -51,6 +52,7 @@ from pyconnect.metrics.prometheus import PrometheusExposition
 from pyconnect.metrics.registry import MetricsHub
 from pyconnect.mirror_status.core import Progress, hub_progress
 from pyconnect.protocol.internal_records import TargetState
+from pyconnect.rest.flow_metrics import serve_flow_status
 from pyconnect.rest.security import SslSettings
 from pyconnect.rest.server import RestServer
 from pyconnect.stores.config import ConfigStore
@@ -84,7 +86,9 @@ class WorkerMetricsEndpoint:
     """The metrics of one worker process: the hub its registries live in, the event-loop lag sampler,
     and the Prometheus exposition ``GET /metrics`` serves (Strimzi's Connect rules plus its MirrorMaker 2
     rules for the mirror tasks' ``kafka.connect.mirror`` metrics, then process and event-loop series,
-    ``python_eventloop_info`` naming the loop). ``start``/``stop`` run the lag sampler (idempotent)."""
+    ``python_eventloop_info`` naming the loop, then the mirror flows' ``pyconnect_mirror_*`` series of
+    :attr:`flow_status`, which the runtime stops before the REST server). ``start``/``stop`` run the lag
+    sampler (idempotent)."""
 
     def __init__(self, cfg: WorkerConfig, rest: RestServer) -> None:
         self.hub: MetricsHub = metrics_hub(cfg)
@@ -96,6 +100,8 @@ class WorkerMetricsEndpoint:
         )
         rest.serve_metrics(self.exposition.render)
         rest.serve_mirror_progress(self.mirror_progress)
+        self.flow_status = serve_flow_status(rest)
+        self.exposition.add_collector(self.flow_status.samples)
 
     def mirror_progress(self) -> Progress:
         """The mirror tasks' metrics of this worker (``GET /mirrors``, pyconnect.mirror_status)."""
@@ -281,7 +287,11 @@ class DistributedRuntime:
     async def stop(self) -> None:
         member, self._member = self._member, None
         await stop_in_order(
-            ("worker", member), ("REST server", self.rest), ("metrics", self.metrics), log=log
+            ("worker", member),
+            ("mirror status of /metrics", self.metrics.flow_status),
+            ("REST server", self.rest),
+            ("metrics", self.metrics),
+            log=log,
         )
 
 
@@ -368,6 +378,7 @@ class StandaloneRuntime:
         await stop_in_order(
             ("herder", herder),
             ("offset store", offsets),
+            ("mirror status of /metrics", self.metrics.flow_status),
             ("REST server", self.rest),
             ("metrics", self.metrics),
             log=log,

@@ -16,7 +16,7 @@ import socket
 import subprocess
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -59,9 +59,10 @@ def prometheus_query(port: int, query: str) -> list[dict[str, object]]:
 
 
 @contextmanager
-def prometheus_server(base: Path, targets: list[str]) -> Iterator[int]:
+def prometheus_server(base: Path, targets: list[str], rules: Sequence[Path] = ()) -> Iterator[int]:
     """A real Prometheus (Debian's package) scraping ``targets`` (host:port) every second, on
-    127.0.0.1; yields its HTTP port and stops it (by PID) at the end."""
+    127.0.0.1, evaluating the rule files ``rules`` every second; yields its HTTP port and stops it (by
+    PID) at the end."""
     binary = shutil.which("prometheus")
     if binary is None:
         pytest.fail(INSTALL.replace("promtool", "prometheus"), pytrace=False)
@@ -70,8 +71,9 @@ def prometheus_server(base: Path, targets: list[str]) -> Iterator[int]:
         port = int(probe.getsockname()[1])
     config = base / "prometheus.yml"
     config.write_text(
-        "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
-        "scrape_configs:\n  - job_name: pyconnect\n    static_configs:\n"
+        "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n"
+        + (f"rule_files: [{', '.join(repr(str(r)) for r in rules)}]\n" if rules else "")
+        + "scrape_configs:\n  - job_name: pyconnect\n    static_configs:\n"
         f"      - targets: [{', '.join(repr(t) for t in targets)}]\n"
     )
     with (base / "prometheus.log").open("wb") as log:

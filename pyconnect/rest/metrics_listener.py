@@ -4,7 +4,9 @@ Dedicated mode has no public REST API; with this key set one plain-HTTP server p
 where the key says, serves for every flow of the process:
 
 - ``GET /metrics``: the Prometheus text format, a worker's names and labels with ``source``/``target``
-  labels telling the flows apart (pyconnect.metrics.flows), then the process and event-loop series.
+  labels telling the flows apart (pyconnect.metrics.flows), then the process and event-loop series,
+  then the flows' ``pyconnect_mirror_*`` series of the ``/mirrors`` document (pyconnect.metrics.flow_status,
+  cached for scrapes by pyconnect.rest.flow_metrics; none before the herders are attached).
 - ``GET /mirrors``: the mirror status document (pyconnect.mirror_status.core) of every flow, from each
   flow herder's connector configs and statuses (cluster-wide, from its status topic) and this
   process's mirror task metrics. A node of a multi-node dedicated cluster serves only its own
@@ -49,6 +51,7 @@ from pyconnect.mirror_status.core import (
     task_worker_ids,
 )
 from pyconnect.mirror_status.page import PAGE
+from pyconnect.rest.flow_metrics import StatusDocumentCache
 from pyconnect.rest.media import any_content
 from pyconnect.rest.mirror_status import connector_views
 from pyconnect.rest.resources import json_response
@@ -91,8 +94,10 @@ class MetricsListener(RestServer):
         self.hubs = dict(hubs)
         self.flows = [FlowMetrics.of(source, target, hub) for (source, target), hub in self.hubs.items()]
         self.event_loop_lag = EventLoopLag()
+        self.flow_status = StatusDocumentCache()
         self.exposition = FlowsExposition(
-            self.flows, (process_samples, event_loop_samples, self.event_loop_lag.samples)
+            self.flows,
+            (process_samples, event_loop_samples, self.event_loop_lag.samples, self.flow_status.samples),
         )
         self.herders: dict[Flow, HerderApi] | None = None
         self.serve_metrics(self.exposition.render)
@@ -132,6 +137,10 @@ class MetricsListener(RestServer):
             password_keys=password_keys,
         )
 
+    async def flow_document(self) -> dict[str, Any] | None:
+        """The status document for ``/metrics`` (``None`` before the herders are attached)."""
+        return None if self.herders is None else await self.status_document()
+
     async def start(self) -> None:
         """Bind the listener; a failure to bind raises ``ConnectError`` naming the key."""
         try:
@@ -144,6 +153,7 @@ class MetricsListener(RestServer):
         self.event_loop_lag.start()
 
     async def stop(self) -> None:
+        await self.flow_status.stop()
         await super().stop()
         await self.event_loop_lag.stop()
 
@@ -182,8 +192,10 @@ _routes = web.RouteTableDef()
 @_routes.get("/metrics")
 @any_content
 async def metrics(request: web.Request) -> web.Response:
-    render = request.app[_LISTENER].exposition.render
-    return web.Response(body=render().encode(), headers={"Content-Type": PROMETHEUS_CONTENT_TYPE})
+    listener = request.app[_LISTENER]
+    await listener.flow_status.refresh(listener.flow_document)
+    body = listener.exposition.render().encode()
+    return web.Response(body=body, headers={"Content-Type": PROMETHEUS_CONTENT_TYPE})
 
 
 @_routes.get("/mirrors")

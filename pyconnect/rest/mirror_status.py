@@ -96,18 +96,24 @@ async def peer_progress(
 async def status_document(
     herder: HerderApi, forwarder: Forwarder, slot: MirrorProgressSlot, request: web.Request
 ) -> dict[str, Any]:
+    scheme = request.url.scheme if request.url.scheme in ("http", "https") else "http"
+    return await gather_status(herder, forwarder, slot, scheme, request.headers.get("Authorization"))
+
+
+async def gather_status(
+    herder: HerderApi,
+    forwarder: Forwarder,
+    slot: MirrorProgressSlot,
+    scheme: str,
+    authorization: str | None,
+) -> dict[str, Any]:
+    """The status document of ``GET /mirrors``, asking peers under ``scheme`` with ``authorization``."""
     views, password_keys = await connector_views(herder)
     progress = slot.local()
     own = herder.worker_id
-    scheme = request.url.scheme if request.url.scheme in ("http", "https") else "http"
     peers = sorted(task_worker_ids(views) - {own})
     answers = await asyncio.gather(
-        *(
-            peer_progress(
-                forwarder, f"{scheme}://{peer}{PROGRESS_PATH}", request.headers.get("Authorization")
-            )
-            for peer in peers
-        )
+        *(peer_progress(forwarder, f"{scheme}://{peer}{PROGRESS_PATH}", authorization) for peer in peers)
     )
     unreachable: dict[str, str] = {}
     for peer, (theirs, error) in zip(peers, answers, strict=True):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from aiohttp import web
@@ -47,10 +47,12 @@ class HerderSlot:
 
 
 class MetricsSlot:
-    """What ``GET /metrics`` serves: the worker's exposition, set by the composition root."""
+    """What ``GET /metrics`` serves: the worker's exposition, set by the composition root, and what a
+    scrape awaits before it is rendered (``refresh``, given the request; pyconnect.rest.flow_metrics)."""
 
     def __init__(self) -> None:
         self.render: Callable[[], str] | None = None
+        self.refresh: Callable[[web.Request], Awaitable[None]] | None = None
 
 
 HERDER = web.AppKey("herder", HerderSlot)
@@ -163,10 +165,12 @@ async def health(request: web.Request) -> web.Response:
 async def metrics(request: web.Request) -> web.Response:
     """This worker's metrics in the Prometheus text format (pyconnect.metrics.prometheus); answered by
     every worker for itself, leader or follower, never forwarded."""
-    render = request.app[METRICS].render
-    if render is None:
+    slot = request.app[METRICS]
+    if slot.render is None:
         raise ServiceUnavailableError("Worker is still starting up.")
-    return web.Response(body=render().encode(), headers={"Content-Type": PROMETHEUS_CONTENT_TYPE})
+    if slot.refresh is not None:
+        await slot.refresh(request)
+    return web.Response(body=slot.render().encode(), headers={"Content-Type": PROMETHEUS_CONTENT_TYPE})
 
 
 @routes.get("/mirrors")
