@@ -99,6 +99,13 @@ from connectors.mirror.records import (
     validate_source_partition,
     wrap_partition,
 )
+from connectors.mirror.remote_topics import RemoteTopics
+from connectors.mirror.routed_topics import (
+    builtin_transformation,
+    connector_transformations,
+    routed_topics,
+    routing_errors,
+)
 from connectors.mirror.scheduler import ScheduledConnector, Scheduler
 from pyconnect.api.connector import ExactlyOnceSupport
 from pyconnect.api.source import (
@@ -184,7 +191,12 @@ def offset_syncs_cluster(config: MirrorSourceConfig, client_config: Mapping[str,
 
 
 class MirrorSourceConnector(ScheduledConnector):
-    """Discovers source topics, creates and configures remote topics, deals partitions to tasks."""
+    """Discovers source topics, creates and configures remote topics, deals partitions to tasks.
+
+    Beyond Java: remote topics are created and their configs synced with what the target accepts
+    (a refused config is dropped, logged once at WARN and kept as the connector's ``CONFIG_DRIFT``
+    condition: connectors.mirror.topic_configs, remote_topics), and the topics the connector's
+    transformations route remote topics to are created like them (connectors.mirror.routed_topics)."""
 
     def __init__(self) -> None:
         self._props: dict[str, str] = {}
@@ -195,6 +207,7 @@ class MirrorSourceConnector(ScheduledConnector):
         self.known_source_partitions: list[TopicPartition] = []
         self.known_target_partitions: list[TopicPartition] = []
         self._no_acl_authorizer = False
+        self._remote_topics: RemoteTopics | None = None
 
     def version(self) -> str:
         return pyconnect.COMPATIBLE_KAFKA_VERSION
@@ -234,6 +247,7 @@ class MirrorSourceConnector(ScheduledConnector):
         raw_error = raw_copy.enabled_error(present.get(raw_copy.RAW_BATCHES_CONFIG))
         if raw_error is not None:
             extra[raw_copy.RAW_BATCHES_CONFIG] = raw_error
+        extra.update(routing_errors(present, builtin_transformation))
         if present.get(EXACTLY_ONCE_SUPPORT) == "required" and self.exactly_once_support(present) != (
             ExactlyOnceSupport.SUPPORTED
         ):
@@ -282,6 +296,12 @@ class MirrorSourceConnector(ScheduledConnector):
         target = config.target_admin_config("replication-target-admin")
         self._source_admin = MirrorAdmin(source, cluster_label(source, config.source_cluster_alias, "source"))
         self._target_admin = MirrorAdmin(target, cluster_label(target, config.target_cluster_alias, "target"))
+        self._remote_topics = RemoteTopics(
+            self._name,
+            config.target_cluster_alias,
+            target.get("client.id"),
+            getattr(self.context, "conditions", None),
+        )
         scheduler = self._scheduler = Scheduler(self._name, config.admin_timeout_ms / 1000, self._fail)
         async with self._stopped_unless_started():
             await self._start_jobs(config, scheduler)
@@ -461,6 +481,36 @@ class MirrorSourceConnector(ScheduledConnector):
                     log.info("%s: increased size of %s to %d partitions.", self._name, topic, grow[topic])
                 else:
                     log.warning("%s: could not create topic-partitions for %s: %s", self._name, topic, error)
+        await self._create_routed_topics(source_counts, remote)
+
+    async def _create_routed_topics(self, counts: Mapping[str, int], remote: Mapping[str, str]) -> None:
+        """Beyond Java: the topics the connector's transformations route remote topics to are created
+        (and grown) like them (connectors.mirror.routed_topics). A chain that cannot be built is left
+        to the tasks, which fail on it."""
+        if self._remote_topics is None or not self._props.get("transforms"):
+            return
+        try:
+            chain = connector_transformations(self._props)
+        except ConnectError as exc:
+            log.debug("%s: no routed topics, the transformations cannot be built: %s", self._name, exc)
+            return
+        try:
+            routed = routed_topics(chain, remote, self._cfg.source_cluster_alias, int(time.time() * 1000))
+        finally:
+            with contextlib.suppress(Exception):
+                chain.close()
+        await self._remote_topics.create_routed(
+            await self._admin(self._source_admin),
+            await self._admin(self._target_admin),
+            routed,
+            counts,
+            self._cfg.replication_factor,
+            self._new_topic_configs,
+        )
+
+    def _new_topic_configs(self, entries: Iterable[ConfigEntry]) -> dict[str, str]:
+        """The configs a new remote topic is created with, from its source topic's ``entries``."""
+        return {e.name: e.value for e in self.target_config(entries, False) if e.value is not None}
 
     async def _create_new_topics(self, topics: list[str], counts: Mapping[str, int]) -> None:
         configs = await (await self._admin(self._source_admin)).describe_topic_configs(topics)
@@ -469,23 +519,12 @@ class MirrorSourceConnector(ScheduledConnector):
                 self._remote(topic),
                 counts[topic],
                 self._cfg.replication_factor,
-                {
-                    e.name: e.value
-                    for e in self.target_config(configs.get(topic, []), False)
-                    if e.value is not None
-                },
+                self._new_topic_configs(configs.get(topic, [])),
             )
             for topic in topics
         ]
-        results = await (await self._admin(self._target_admin)).create_topics(specs)
-        for spec in specs:
-            error = results.get(spec.name, "no answer from the broker")
-            if error is None:
-                log.info(
-                    "%s: created remote topic %s with %d partitions.", self._name, spec.name, spec.partitions
-                )
-            else:
-                log.warning("%s: could not create topic %s: %s", self._name, spec.name, error)
+        if self._remote_topics is not None:
+            await self._remote_topics.create(await self._admin(self._target_admin), specs)
 
     def topics_being_replicated(self) -> list[str]:
         target_topics = {tp.topic for tp in self.known_target_partitions}
@@ -497,7 +536,8 @@ class MirrorSourceConnector(ScheduledConnector):
 
     async def sync_topic_configs(self) -> None:
         topics = self.topics_being_replicated()
-        if not topics:
+        remote_topics = self._remote_topics
+        if not topics or remote_topics is None:
             return
         source_configs = await (await self._admin(self._source_admin)).describe_topic_configs(topics)
         operations: dict[str, list[tuple[str, int, str | None]]] = {}
@@ -512,7 +552,9 @@ class MirrorSourceConnector(ScheduledConnector):
                 )
                 for e in self.target_config(entries, True)
             ]
-        results = await (await self._admin(self._target_admin)).incremental_alter_configs(operations)
+            for routed in remote_topics.routes.get(topic, ()):
+                operations[routed] = operations[self._remote(topic)]
+        results = await remote_topics.sync(await self._admin(self._target_admin), operations)
         for topic, error in results.items():
             if error is None:
                 continue
