@@ -12,7 +12,7 @@ operator sees it in every place they look, all carrying the same code:
 - ``GET /mirrors``, the status page and ``pyconnect status`` (a flow's ``conditions``; a flow with a
   ``critical`` condition is never IN_SYNC);
 - ``/metrics``: ``pyconnect_mirror_condition{flow, source, target, code, cluster, severity}``;
-- the alert rules in deploy/prometheus (one per code family).
+- the alert rules in deploy/prometheus (one per code, and a catch-all).
 
 The codes are the table :data:`CODES` (docs/conditions.md is written from it and a test keeps the two
 equal). A code never changes meaning; new ones may be added.

@@ -425,14 +425,7 @@ def mirror_status(
         heartbeat_bound_ms = min(
             (heartbeats_max_age_ms(v.config) for v in sources), default=DEFAULT_TARGET_LATENCY_MS
         )
-        separator = next(
-            (
-                v.config.get("replication.policy.separator")
-                for v in sources
-                if v.config.get("replication.policy.separator")
-            ),
-            ".",
-        )
+        separator = next((sep for v in sources if (sep := v.config.get("replication.policy.separator"))), ".")
         rows = [_connector_row(v, password_keys) for v in views]
         run_state, reasons, conditions = _run_state_reasons(rows, now_ms)
         names = {v.name for v in views}
