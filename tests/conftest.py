@@ -16,6 +16,7 @@ import pytest
 from pyconnect.testing.backends import ClusterHandle, provide_clusters, provide_secured_clusters
 from pyconnect.testing.kafka import KafkaCluster
 from pyconnect.testing.kafka_versions import provide_release_clusters
+from tests.alert_watch import AlertWatch, alert_watch
 from tests.leak_guard import leak_guard, pytest_sessionfinish  # noqa: F401  (fixture and hook)
 
 
@@ -73,3 +74,11 @@ def unique(request: pytest.FixtureRequest) -> Callable[[str], str]:
         return f"{prefix}-{base}-{uuid.uuid4().hex[:8]}"
 
     return make
+
+
+@pytest.fixture(scope="session")
+def alerts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AlertWatch]:
+    """One real Prometheus evaluating the shipped alert rules for the session (tests/alert_watch.py):
+    ``alerts.scrape([worker addresses])``, then ``alerts.wait_firing(code, timeout_s)``."""
+    with alert_watch(tmp_path_factory.mktemp("alerts")) as watch:
+        yield watch

@@ -18,6 +18,7 @@ import pytest
 from aiokafka import AIOKafkaConsumer
 
 from pyconnect.testing.backends import ClusterHandle
+from tests.alert_watch import AlertWatch
 from tests.integration.fleet import fleet, python_workers, running_tasks, wait_for
 from tests.integration.test_mirror_checkpoint import flow
 from tests.integration.test_mirror_source import create_and_fill, mirror_config
@@ -72,7 +73,11 @@ def ab_flow(worker: Any) -> dict[str, Any] | None:
 
 
 def test_a_group_active_on_the_target_is_shown_and_cleared_once_it_leaves(
-    cluster_a: ClusterHandle, cluster_b: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
+    cluster_a: ClusterHandle,
+    cluster_b: ClusterHandle,
+    unique: Callable[[str], str],
+    tmp_path: Path,
+    alerts: AlertWatch,
 ) -> None:
     a, b = cluster_a.bootstrap_servers, cluster_b.bootstrap_servers
     prefix = unique("gsb")
@@ -97,6 +102,7 @@ def test_a_group_active_on_the_target_is_shown_and_cleared_once_it_leaves(
         ),
     }
     with fleet(python_workers(b, tmp_path, unique("gsb-worker"), 1)) as (worker,):
+        alerts.scrape([worker.rest_url])
         code, body = worker.rest(
             "POST", "/connectors", {"name": "mirror-source", "config": connectors["mirror-source"]}
         )
@@ -136,6 +142,11 @@ def test_a_group_active_on_the_target_is_shown_and_cleared_once_it_leaves(
             code, status = worker.rest("GET", "/connectors/mirror-checkpoint/status")
             assert code == 200 and status["tasks"][0]["state"] == "RUNNING", status
             assert status["tasks"][0]["trace"].startswith("GROUP_SYNC_BLOCKED: "), status
+            # the shipped rule waits 10 minutes before it fires (a warning): its alert is pending
+            _, pending = alerts.wait_firing("GROUP_SYNC_BLOCKED", 30, state="pending")
+            assert [(a["alertname"], a["flow"], a["cluster"]) for a in pending] == [
+                ("PyconnectMirrorGroupSyncBlocked", "A->B", "B")
+            ], pending
         left = time.monotonic()
         wait_for(
             "the condition cleared once the group is empty",
@@ -146,6 +157,7 @@ def test_a_group_active_on_the_target_is_shown_and_cleared_once_it_leaves(
             30,
         )
         to_clear = time.monotonic() - left
+        alerts.wait_resolved("GROUP_SYNC_BLOCKED", 30)
         print(
             f"\nGROUP_SYNC_BLOCKED {to_condition:.1f} s after the checkpoint connector was created; "
             f"cleared {to_clear:.1f} s after the consumer left"

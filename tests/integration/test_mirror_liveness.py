@@ -23,6 +23,7 @@ import pytest
 from aiokafka import AIOKafkaProducer
 
 from pyconnect.testing.backends import ClusterHandle
+from tests.alert_watch import AlertWatch
 from tests.integration.fleet import fleet, python_workers, running_tasks, wait_for
 from tests.integration.test_mirror_source import mirror_config
 from tests.integration.test_mirror_status import create_topics
@@ -83,7 +84,11 @@ def codes(view: dict[str, Any]) -> list[str]:
 
 
 def test_heartbeats_show_an_idle_flow_alive_and_their_absence_stalls_it(
-    cluster_a: ClusterHandle, cluster_b: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
+    cluster_a: ClusterHandle,
+    cluster_b: ClusterHandle,
+    unique: Callable[[str], str],
+    tmp_path: Path,
+    alerts: AlertWatch,
 ) -> None:
     idle = unique("live-idle")
     asyncio.run(create_topics(cluster_a.bootstrap_servers, idle))
@@ -95,6 +100,7 @@ def test_heartbeats_show_an_idle_flow_alive_and_their_absence_stalls_it(
     )
     with fleet(python_workers(cluster_b.bootstrap_servers, tmp_path, unique("live-group"), 2)) as workers:
         first = workers[0]
+        alerts.scrape([w.rest_url for w in workers])
         code, body = first.rest(
             "PUT", "/connectors/mirror/config", {**config, "pyconnect.mirror.heartbeats.max.age.ms": "0"}
         )
@@ -139,6 +145,11 @@ def test_heartbeats_show_an_idle_flow_alive_and_their_absence_stalls_it(
             for r in missing[1]["reasons"]
         )
 
+        to_alert, fired = alerts.wait_firing("HEARTBEATS_MISSING", 30)
+        assert [(a["alertname"], a["flow"], a["cluster"]) for a in fired] == [
+            ("PyconnectMirrorHeartbeatsMissing", "A->B", "A")
+        ], fired
+
         assert first.rest("PUT", "/connectors/hb/resume")[0] == 202
         resumed = time.monotonic()
         wait_for(
@@ -149,6 +160,11 @@ def test_heartbeats_show_an_idle_flow_alive_and_their_absence_stalls_it(
             30,
         )
         to_clear = time.monotonic() - resumed
+        resolved = alerts.wait_resolved("HEARTBEATS_MISSING", 30)
+        print(
+            f"alert PyconnectMirrorHeartbeatsMissing firing {to_alert:.1f} s after the condition, "
+            f"resolved {resolved:.1f} s after it cleared"
+        )
         print(
             f"HEARTBEATS_MISSING {to_condition:.1f} s after the pause (bound {BOUND_MS / 1000:g} s); "
             f"cleared {to_clear:.1f} s after the resume"
