@@ -8,7 +8,9 @@ the cluster, the client and the partitions (the condition ``SOURCE_UNREACHABLE``
 when it starts, every :data:`REPEAT_S` while it lasts, and at INFO when fetches are answered again (then
 the trace is cleared).
 
-Pure: :class:`Reachability` takes the time and the late partitions and answers what to report.
+Pure: :class:`Reachability` takes the time and the late partitions and answers what to report. The
+task's source watch (connectors.mirror.source_watch) leaves out the partitions of topics another
+condition explains (READ refused, deleted) and all of them while the source refuses the login.
 """
 
 from __future__ import annotations

@@ -53,8 +53,12 @@ Task contract (Java's ``MirrorSourceTask``):
   timestamps (an approximation: the records between are not read).
 * Refusals (:class:`~pyconnect.errors.KafkaAccessError`, named after the cluster): a refused login or
   ACL in the connector's start fails the start, and in a later scheduled job fails the connector
-  (``context.raise_error``); a task's refused client start or a poll refused READ raises, failing the
-  task. Java logs them and leaves the connector RUNNING (no tasks) or the task polling.
+  (``context.raise_error``); Java logs them and leaves the connector RUNNING (no tasks). A task stays
+  RUNNING and retrying, as Java's, but says why on its condition board (:mod:`connectors.mirror.source_watch`:
+  its RUNNING trace and ``GET /mirrors``): a refused login of its clients (SOURCE_AUTH_FAILED, tried
+  again with backoff), a topic refused READ (ACL_DENIED; its partitions held back and probed, the
+  other topics flowing), a deleted topic (TOPIC_DELETED), an unreachable source (SOURCE_UNREACHABLE)
+  and every gap (TRUNCATED); each is cleared by the repair. Other refusals still fail the task.
 * Metrics (:mod:`connectors.mirror.metrics`, in the worker's hub from ``start`` to ``stop``): ages
   and value bytes per polled partition batch, count and replication latency per acknowledged batch.
 * ``commit_record`` feeds the :class:`OffsetSyncWriter` (upstream offset, downstream offset from the
@@ -107,6 +111,7 @@ from connectors.mirror.routed_topics import (
     routing_errors,
 )
 from connectors.mirror.scheduler import ScheduledConnector, Scheduler
+from connectors.mirror.source_watch import SourceWatch
 from pyconnect.api.connector import ExactlyOnceSupport
 from pyconnect.api.source import (
     RawBatchTarget,
@@ -115,11 +120,11 @@ from pyconnect.api.source import (
     SourceRecord,
     SourceTask,
 )
-from pyconnect.concurrency import TaskSet
+from pyconnect.concurrency import TaskSet, cancel_and_wait
 from pyconnect.conditions import ConditionBoard
 from pyconnect.config.client_configs import mirror_connector_client_config
 from pyconnect.config.definition import ConfigDef, ConfigValue
-from pyconnect.errors import ConnectError
+from pyconnect.errors import AuthenticationError, ConnectError
 from pyconnect.kafka.access import cluster_label
 from pyconnect.kafka.mirror_admin import (
     OP_DELETE,
@@ -140,6 +145,7 @@ from pyconnect.kafka.mirror_admin import (
     start_producer,
 )
 from pyconnect.kafka.raw_source_fetch import RawSourceFetch
+from pyconnect.kafka.source_faults import principal_of, unreachable
 from pyconnect.metrics.client_metrics import value_bytes
 from pyconnect.mirror_status.core import (
     HEARTBEATS_MAX_AGE_CONFIG,
@@ -658,10 +664,28 @@ class MirrorSourceConnector(ScheduledConnector):
             await admin.close()
 
 
-SOURCE_UNREACHABLE = "SOURCE_UNREACHABLE"
 STOP_SYNC_DRAIN_S = 5.0
 TARGET_CHECK_TIMEOUT_S = 30.0
 """Bound of the check for a rebuilt target made at start; past it the check is skipped with a WARN."""
+OPEN_BACKOFF_FIRST_S = 1.0
+OPEN_BACKOFF_MAX_S = 5.0
+"""A task whose clients could not open tries again after 1 s, then twice as long each time up to this."""
+TOPIC_CHECK_TIMEOUT_S = 8.0
+"""Bound of one topic check (connectors.mirror.source_watch); past it the check is simply done again."""
+
+
+def _open_failure(exc: BaseException, on_source: bool) -> str | None:
+    """The condition a client's failed start is (``None``: none, it fails the task)."""
+    side = "SOURCE" if on_source else "TARGET"
+    if isinstance(exc, AuthenticationError):
+        return f"{side}_AUTH_FAILED"
+    return f"{side}_UNREACHABLE" if unreachable(exc) else None
+
+
+def _open_failure_message(exc: BaseException, cluster: str, config: Mapping[str, Any]) -> str:
+    if isinstance(exc, AuthenticationError):
+        return str(exc)
+    return f"{cluster} could not be reached to start client '{config.get('client.id') or ''}': {exc}"
 
 
 class MirrorSourceTask(SourceTask):
@@ -680,8 +704,11 @@ class MirrorSourceTask(SourceTask):
         self._routes: dict[tuple[str, int], tuple[str, dict[str, Any]]] = {}
         self._metrics: MirrorSourceMetrics | None = None
         self._target_check: asyncio.Task[None] | None = None
-        self._reachability: reachability.Reachability | None = None
-        self._reachability_checked = 0.0
+        self._watch: SourceWatch | None = None
+        self._observed_at = 0.0
+        self._checks = TaskSet(log)
+        self._open_retry_at: float | None = None
+        self._open_backoff_s = OPEN_BACKOFF_FIRST_S
         self.partitions: list[TopicPartition] = []
         self._raw_target: RawBatchTarget | None = None
         self._raw: RawSourceFetch | None = None
@@ -720,30 +747,107 @@ class MirrorSourceTask(SourceTask):
         self.partitions = list(
             dict.fromkeys(decode_topic_partition(p) for p in config.task_assigned_partitions)
         )
-        if config.emit_offset_syncs_enabled:
-            self._offset_syncs_topic = config.offset_syncs_topic
+        self._task_config = config
+        self._raw_enabled = raw_enabled
+        consumer_config = self._consumer_config = config.source_consumer_config("replication-consumer")
+        label = cluster_label(consumer_config, self._source_alias, "source")
+        client = str(consumer_config.get("client.id") or "")
+        self._watch = SourceWatch(
+            self._name,
+            self._source_alias,
+            client,
+            self._conditions(),
+            reachability.Reachability(label, client, unreachable_after),
+            cluster=label,
+            principal=principal_of(consumer_config),
+        )
+        await self._open()
+
+    async def _open(self) -> bool:
+        """Open the offset-syncs producer and the replication consumer, then place the partitions (True
+        once done). A refused login or a cluster found unreachable fails no task: it is a condition
+        (SOURCE_AUTH_FAILED or SOURCE_UNREACHABLE; TARGET_ for a producer on the target;
+        connectors.mirror.source_watch) and :meth:`poll` tries again after :data:`OPEN_BACKOFF_FIRST_S`,
+        doubling up to :data:`OPEN_BACKOFF_MAX_S`, so a config put right, a password restored on the
+        cluster or a broker started again resumes the copy (Java's task polls on). Other failures
+        raise, as before."""
+        config, watch = self._task_config, self._watch
+        assert watch is not None
+        if config.emit_offset_syncs_enabled and self._producer is None:
             producer_config = config.offset_syncs_topic_producer_config()
-            self._producer = await start_producer(
-                producer_config, offset_syncs_cluster(config, producer_config)
-            )
+            label = offset_syncs_cluster(config, producer_config)
+            on_source = str(config.offset_syncs_topic_location) == "source"
+            try:
+                producer = await start_producer(producer_config, label)
+            except Exception as exc:
+                code = _open_failure(exc, on_source)
+                if code is None:
+                    raise
+                return self._open_failed(
+                    code,
+                    _open_failure_message(exc, label, producer_config),
+                    self._source_alias if on_source else self._target_alias,
+                    str(producer_config.get("client.id") or ""),
+                )
+            if self._stopping:
+                await producer.stop()
+                return False
+            self._producer = producer
+            self._offset_syncs_topic = config.offset_syncs_topic
             self._writer = OffsetSyncWriter(self._send_offset_sync, config.offset_lag_max, name=self._name)
-        consumer_config = config.source_consumer_config("replication-consumer")
-        self._consumer = SourceConsumer(
-            consumer_config, cluster_label(consumer_config, self._source_alias, "source")
-        )
-        await self._consumer.start()
-        self._reachability = reachability.Reachability(
-            self._consumer.cluster, self._consumer.client_id, unreachable_after
-        )
-        if raw_enabled and self._raw_target is not None:
-            self._raw = RawSourceFetch(self._consumer)
+        consumer = SourceConsumer(self._consumer_config, watch.cluster)
+        try:
+            await consumer.start()
+        except BaseException as exc:
+            await consumer.close()
+            code = _open_failure(exc, on_source=True)
+            if code is None:
+                raise
+            message = _open_failure_message(exc, watch.cluster, self._consumer_config)
+            return self._open_failed(code, message, self._source_alias, watch.client)
+        if self._stopping:
+            await consumer.close()
+            return False
+        self._consumer = consumer
+        self._open_retry_at = None
+        watch.opened()
+        await self._place(consumer)
+        return True
+
+    def _open_failed(self, code: str, message: str, alias: str, client: str) -> bool:
+        """A client could not open (see :meth:`_open`): the condition, and the time of the next try."""
+        if self._open_retry_at is None:
+            self._open_backoff_s = OPEN_BACKOFF_FIRST_S
+        else:
+            self._open_backoff_s = min(OPEN_BACKOFF_MAX_S, self._open_backoff_s * 2)
+        self._open_retry_at = time.monotonic() + self._open_backoff_s
+        if self._watch is not None:
+            self._watch.open_failed(code, message, cluster=alias, client=client)
+        return False
+
+    async def _reopen(self) -> None:
+        """:meth:`poll` while the clients are not open: the next try once due (waits at most one poll
+        timeout for it)."""
+        due = self._open_retry_at
+        wait = 0.0 if due is None else due - time.monotonic()
+        if wait > 0:
+            await asyncio.sleep(min(wait, self._poll_timeout_ms / 1000))
+            if wait > self._poll_timeout_ms / 1000:
+                return
+        if not self._stopping:
+            await self._open()
+
+    async def _place(self, consumer: SourceConsumer) -> None:
+        """Assign the partitions, seek those with committed offsets and start the target check."""
+        config = self._task_config
+        if self._raw_enabled and self._raw_target is not None:
+            self._raw = RawSourceFetch(consumer)
         for tp in self.partitions:
             self._route(tp.topic, tp.partition)
         hub = getattr(getattr(self, "context", None), "metrics", None)
         if hub is not None and hub.recording:
-            self._consumer.measure(hub)
+            consumer.measure(hub)
             sources = {self._routes[(tp.topic, tp.partition)][0]: tp.topic for tp in self.partitions}
-            consumer = self._consumer
 
             def end_offset(remote: str, partition: int) -> int | None:
                 topic = sources.get(remote)
@@ -758,7 +862,7 @@ class MirrorSourceTask(SourceTask):
             )
         wrapped = [self._routes[tp][1] for tp in self.partitions]
         stored = await self.context.offset_storage_reader.offsets(wrapped) if wrapped else []
-        self._consumer.assign(self.partitions)
+        consumer.assign(self.partitions)
         if self._raw is not None:
             self._raw.pause(self.partitions)
         uncommitted: list[TopicPartition] = []
@@ -769,10 +873,10 @@ class MirrorSourceTask(SourceTask):
                 uncommitted.append(tp)
                 continue
             resumed[tp] = committed
-            self._consumer.seek(tp.topic, tp.partition, committed + 1)
+            consumer.seek(tp.topic, tp.partition, committed + 1)
             if self._metrics is not None:
                 self._metrics.resumed(self._routes[(tp.topic, tp.partition)][0], tp.partition, committed)
-        self._consumer.reset((tp.topic, tp.partition) for tp in uncommitted)
+        consumer.reset((tp.topic, tp.partition) for tp in uncommitted)
         if resumed:  # a start never waits for the target; poll copies once it is checked
             self._target_check = asyncio.create_task(self._check_target(resumed))
         log.info(
@@ -844,6 +948,8 @@ class MirrorSourceTask(SourceTask):
                 remote = self._route(gap.topic, gap.partition)[0]
                 moved = not failing and gap.kind != truncation.TARGET_REBUILT
                 self._metrics.truncated(remote, gap.partition, gap.lost, gap.resume if moved else None)
+        if self._watch is not None and gaps:
+            self._watch.gaps(time.monotonic(), gaps)
         if failing and gaps:
             raise ConnectError(
                 f"{self._name}: {'; '.join(g.message() for g in gaps)} "
@@ -891,7 +997,11 @@ class MirrorSourceTask(SourceTask):
 
     async def poll(self) -> list[SourceRecord | RawRecordBatch] | None:
         consumer = self._consumer
-        if self._stopping or consumer is None:
+        if self._stopping:
+            return None
+        if consumer is None:  # a login was refused: try again once due
+            if self._watch is not None:
+                await self._reopen()
             return None
         if not await self._target_checked():
             return None
@@ -902,7 +1012,7 @@ class MirrorSourceTask(SourceTask):
         except PositionOutOfRange as refused:
             self._out_of_range(refused)
             batch = refused.batch  # the same poll's records of other partitions
-        self._check_reachability(consumer)
+        self._observe(consumer)
         if not batch or self._stopping:
             return None
         records: list[SourceRecord] = []
@@ -932,7 +1042,7 @@ class MirrorSourceTask(SourceTask):
             self._out_of_range(refused)
             fetched = refused.raw  # the same fetch's answers for other partitions
         if self._consumer is not None:
-            self._check_reachability(self._consumer)
+            self._observe(self._consumer)
         if not fetched or self._stopping:
             return None
         items: list[SourceRecord | RawRecordBatch] = []
@@ -993,26 +1103,32 @@ class MirrorSourceTask(SourceTask):
         writer.queue_run(tp, batch.first_offset, batch.record_count, base_offset)
         writer.fire_pending_offset_syncs()
 
-    def _check_reachability(self, consumer: SourceConsumer) -> None:
-        """At most once a second: tell the status and the log when the source stops or resumes
-        answering fetches (connectors.mirror.reachability)."""
-        state = self._reachability
+    def _observe(self, consumer: SourceConsumer) -> None:
+        """At most once a second: the source conditions from what the consumer met (refused READs,
+        late partitions, the topic check when due, the hold of old gaps; connectors.mirror.source_watch)."""
+        watch = self._watch
         now = time.monotonic()
-        if state is None or now - self._reachability_checked < 1.0:
+        if watch is None or now - self._observed_at < 1.0:
             return
-        self._reachability_checked = now
-        report = state.observe(now, consumer.unanswered(state.after_ms))
-        if report is None:
+        self._observed_at = now
+        watch.read_refused(consumer.refused_topics())
+        late = consumer.unanswered(watch.check_after_ms)
+        if not late:
+            watch.answered()
+        wanted = watch.check_due(now, {topic for topic, _ in late})
+        if wanted and not self._checks.running():
+            self._checks.spawn(self._check_topics(consumer, wanted), name=f"{self._name}-topic-check")
+        watch.late(now, consumer.unanswered(watch.reachability.after_ms) if late else [])
+        watch.expire(now)
+
+    async def _check_topics(self, consumer: SourceConsumer, topics: set[str]) -> None:
+        """The topic check (connectors.mirror.source_watch), bounded by :data:`TOPIC_CHECK_TIMEOUT_S`."""
+        try:
+            check = await asyncio.wait_for(consumer.check_topics(topics), TOPIC_CHECK_TIMEOUT_S)
+        except TimeoutError:
             return
-        if report.log is not None:
-            log.log(logging.WARNING if report.warn else logging.INFO, "%s: %s", self._name, report.log)
-        board = self._conditions()
-        if board is None:
-            return
-        if report.problem is None:
-            board.clear(SOURCE_UNREACHABLE)
-        else:
-            board.set(SOURCE_UNREACHABLE, report.problem, cluster=self._source_alias, client=state.client)
+        if self._watch is not None and not self._stopping:
+            self._watch.checked(check, topics)
 
     def _conditions(self) -> ConditionBoard | None:
         """The task's conditions (pyconnect.conditions), ``None`` outside a worker."""
@@ -1122,22 +1238,24 @@ class MirrorSourceTask(SourceTask):
     async def stop(self) -> None:
         started = time.monotonic()
         self._stopping = True
+        for running in self._checks.running():  # waited for at the end, whatever happens meanwhile
+            running.cancel()
         check, self._target_check = self._target_check, None
-        if check is not None:
-            check.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await check
         consumer, self._consumer = self._consumer, None
         raw, self._raw = self._raw, None
-        if raw is not None:
-            await raw.close()
         try:
+            await cancel_and_wait(check, log=None)  # its failure, if any, was the task's to report
+            if raw is not None:
+                await raw.close()
             if consumer is not None:
                 with contextlib.suppress(Exception):
                     await consumer.close()
             if self._producer is not None:
                 await self._drain_offset_syncs(STOP_SYNC_DRAIN_S)
         finally:  # even when the runtime cancels a stop that overran its graceful bound
+            if consumer is not None:  # closed above unless cancelled first (closing twice is a no-op)
+                with contextlib.suppress(Exception):
+                    await consumer.close()
             metrics, self._metrics = self._metrics, None
             if metrics is not None:
                 metrics.close()
@@ -1146,6 +1264,7 @@ class MirrorSourceTask(SourceTask):
                 with contextlib.suppress(Exception):
                     await producer.stop()
             await self._sends.close()
+            await self._checks.close()
         log.info(
             "Stopping %s took %.0f ms.",
             getattr(self, "_name", "MirrorSourceTask"),

@@ -6,8 +6,9 @@ everything else to the consumer's ``auto.offset.reset``: records deleted by rete
 under the same name is read from wherever the reset puts it, and a target rebuilt empty behind the
 worker's offsets is never refilled. This module decides, from offsets alone, which of these happened;
 the task (connectors.mirror.source) asks the clusters, reports the :class:`Gap` (a WARN line, the
-``truncated-record-count`` and ``truncation-count`` metrics, the mirror status page) and follows the
-connector's :data:`TRUNCATION_POLICY_CONFIG`.
+``truncated-record-count`` and ``truncation-count`` metrics, the mirror status page, and the warning
+condition ``TRUNCATED`` per partition, held for an hour after its last gap:
+connectors.mirror.source_watch) and follows the connector's :data:`TRUNCATION_POLICY_CONFIG`.
 
 Contract of :func:`source_gap` (called when a fetch at ``position`` was refused as out of range, or
 at start; ``log_start``/``log_end`` are the partition's offsets asked right after):

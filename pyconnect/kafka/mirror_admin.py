@@ -49,7 +49,13 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewPartitions, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.consumer.fetcher import OffsetResetStrategy
-from aiokafka.errors import IllegalStateError, KafkaError, NoOffsetForPartitionError, OffsetOutOfRangeError
+from aiokafka.errors import (
+    IllegalStateError,
+    KafkaError,
+    NoOffsetForPartitionError,
+    OffsetOutOfRangeError,
+    TopicAuthorizationFailedError,
+)
 from aiokafka.protocol.admin import CreateAclsRequest_v1, DescribeAclsRequest_v1
 from aiokafka.protocol.api import Request, RequestStruct, Response
 from aiokafka.protocol.commit import OffsetCommitRequest
@@ -62,6 +68,7 @@ from pyconnect.kafka.clients import create_admin, create_consumer, create_produc
 from pyconnect.kafka.fetched_bytes import count_fetched_bytes
 from pyconnect.kafka.group_describe import describe_groups
 from pyconnect.kafka.group_view import GroupView
+from pyconnect.kafka.source_faults import ReadRefusals, TopicCheck, check_topics
 from pyconnect.kafka.topics import TOPIC_ALREADY_EXISTS, broker_defaults
 from pyconnect.metrics.client_metrics import ConsumerMetrics
 from pyconnect.metrics.registry import MetricsHub
@@ -619,7 +626,8 @@ class SourceConsumer:
     The client never moves a position by itself (its ``auto.offset.reset`` is ``none``): partitions
     without a position are placed by the configured ``auto.offset.reset`` (:meth:`reset`, Java's
     consumer does the same for a partition it was not told to seek), and refused positions surface in
-    :meth:`poll` as :class:`PositionOutOfRange`."""
+    :meth:`poll` as :class:`PositionOutOfRange`. A topic refused READ is held back in :attr:`refusals`
+    (pyconnect.kafka.source_faults) while the other partitions are polled on."""
 
     def __init__(self, java_config: Mapping[str, Any], cluster: str | None = None) -> None:
         self.cluster = cluster or cluster_label(java_config)
@@ -634,6 +642,7 @@ class SourceConsumer:
         self._warned: dict[type, float] = {}
         self._metrics: ConsumerMetrics | None = None
         self._assigned_at: dict[TopicPartition, int] = {}
+        self.refusals = ReadRefusals()
 
     def measure(self, hub: MetricsHub) -> None:
         """Report this consumer's client metrics (pyconnect.metrics.client_metrics) into ``hub`` until
@@ -719,7 +728,8 @@ class SourceConsumer:
 
     async def poll(self, timeout_ms: int, max_records: int | None = None) -> dict[Any, list[Any]]:
         """``{(topic, partition): [ConsumerRecord, ...]}``; ``{}`` on timeout or a transient Kafka error
-        (logged at a bounded rate); a refusal (no READ on a topic) raises :class:`AuthorizationError`.
+        (logged at a bounded rate). A topic refused READ is paused and held back (:meth:`refuse_read`),
+        the others polled on; another refusal raises the access error.
 
         Positions out of range raise :class:`PositionOutOfRange` naming all of them with their log
         bounds, and carrying the records polled for other partitions (they are not moved; the caller
@@ -729,6 +739,8 @@ class SourceConsumer:
         batch: dict[Any, list[Any]] = {}
         refused: dict[TopicPartition, int] = {}
         unplaced: list[TopicPartition] = []
+        if self.refusals:
+            self._consumer.resume(*(TopicPartition(t, p) for t, p in self.refusals.due()))
         try:
             wait_ms = timeout_ms
             for _ in range(2 * len(self._consumer.assignment()) + 2):
@@ -742,6 +754,8 @@ class SourceConsumer:
                 except NoOffsetForPartitionError as exc:
                     if exc.args and isinstance(exc.args[0], TopicPartition):
                         unplaced.append(exc.args[0])
+                except TopicAuthorizationFailedError as exc:
+                    self.refuse_read(str(exc.args[0]) if exc.args else "", pause=True)
                 else:
                     if not polled:
                         break
@@ -771,6 +785,24 @@ class SourceConsumer:
             if known:
                 raise PositionOutOfRange(known, batch)
         return batch
+
+    def refuse_read(self, topic: str, *, pause: bool = False) -> None:
+        """A fetch of ``topic`` was refused READ: its assigned partitions are held back until their
+        next probe (``pause``: the record path pauses them in the client meanwhile)."""
+        held = [(tp.topic, tp.partition) for tp in self._assigned_at if tp.topic == topic]
+        self.refusals.refuse(held)
+        if pause and held:
+            self._consumer.pause(*(TopicPartition(t, p) for t, p in held))
+
+    def refused_topics(self) -> set[str]:
+        """The topics refused READ whose partitions no fetch answered since (see :attr:`refusals`)."""
+        if not self.refusals:
+            return set()
+        return self.refusals.lift(lambda tp: self._consumer.last_poll_timestamp(TopicPartition(*tp)))
+
+    async def check_topics(self, topics: Iterable[str]) -> TopicCheck:
+        """Which of ``topics`` the cluster has, lacks or hides (pyconnect.kafka.source_faults)."""
+        return await check_topics(self._consumer._client, self._config, self.cluster, topics)
 
     def _unplaced(self, partitions: Sequence[TopicPartition]) -> None:
         """Partitions the client has no position for: placed by :meth:`reset`; under ``none``, a poll

@@ -33,7 +33,8 @@ Contract of :meth:`RawSourceFetch.fetch`:
   counted as fetched bytes in the consumer's client metrics, the records taken as consumed.
 - Errors, as the record path's ``SourceConsumer.poll``: an ``OFFSET_OUT_OF_RANGE`` partition raises
   :class:`~pyconnect.kafka.mirror_admin.PositionOutOfRange` with its log bounds, carrying the
-  other partitions' answers in ``raw``; a partition refused READ raises the access error; a leader
+  other partitions' answers in ``raw``; a partition refused READ is held back with its topic
+  (``SourceConsumer.refuse_read``: left out of the fetches until its next probe); a leader
   change or missing metadata (``NOT_LEADER_OR_FOLLOWER``, ``UNKNOWN_TOPIC_OR_PARTITION``, fenced
   epochs ...) refreshes the metadata and the partition is fetched again next time; a failed request
   (or another top-level error) is logged at a bounded rate, followed by a short pause. Partitions
@@ -233,7 +234,10 @@ class RawSourceFetch:
         waiting: list[asyncio.Future[Any]] = []
         stale_metadata = False
         held = self._held
+        kept_back = self._source.refusals.held()
         for tp in states.tps:
+            if kept_back and tp in kept_back:
+                continue
             state = states.state_value(tp)
             if not state.has_valid_position:
                 if state.awaiting_reset:
@@ -324,9 +328,9 @@ class RawSourceFetch:
                     if error is OffsetOutOfRangeError:
                         refused[tp] = position
                         continue
-                    refusal = access_error(error(tp.topic), self._source.cluster)  # Java names the topic
-                    if refusal is not None:
-                        raise refusal
+                    if access_error(error(tp.topic), self._source.cluster) is not None:
+                        self._source.refuse_read(tp.topic)  # the other partitions go on
+                        continue
                     client._client.force_metadata_update()
                     failure = error(f"{tp.topic}-{tp.partition}")
                     continue
