@@ -23,9 +23,11 @@ from pyconnect.api.sink import SinkConnector
 from pyconnect.config.connector_name import address_problem
 from pyconnect.config.definition import ConfigValue
 from pyconnect.config.info import config_infos
+from pyconnect.config.version_range import VersionRange
 from pyconnect.errors import BadRequestError, ConnectError, DataError, ForbiddenError, NotFoundError
 from pyconnect.herder.health import Stage
 from pyconnect.herder.loggers import LOGGERS
+from pyconnect.herder.plugin_versions import check_plugin_version
 from pyconnect.herder.sink_offsets import modify_sink_offsets
 from pyconnect.herder.sink_validation import check_sink_config
 from pyconnect.protocol.javahash import default_hash_order, hash_order, java_string_hash
@@ -57,6 +59,10 @@ def _modified_message(handled: bool, verb: str) -> str:
 
 class _InvalidConnectorRequest(ConnectError):
     """A connector config without ``connector.class`` (worded per REST path by the caller)."""
+
+
+class _UnresolvedConnector(ConnectError):
+    """``connector.class`` names no connector this worker has (worded by Java's ``CachedConnectors``)."""
 
 
 class ValidationTimedOut(ConnectError):
@@ -101,7 +107,10 @@ class AbstractHerder:
     def connector_plugins(self, connectors_only: bool = True) -> list[dict[str, str]]:
         return self.worker.plugins.connector_plugins(connectors_only)
 
-    def connector_plugin_config(self, plugin: str) -> list[dict[str, Any]]:
+    def connector_plugin_config(
+        self, plugin: str, version: VersionRange | None = None
+    ) -> list[dict[str, Any]]:
+        check_plugin_version(self.worker.plugins, plugin, version)
         keys = self.worker.plugins.plugin_config(plugin)
         version = self.worker.plugins.resolve(plugin).version
         for key in keys:
@@ -123,6 +132,21 @@ class AbstractHerder:
         except PluginCallsClosed:
             raise ValidationTimedOut("Request interrupted: the worker is shutting down") from None
 
+    def _new_connector(self, connector_class: str) -> Any:
+        """A connector instance for validation, as Java's ``CachedConnectors`` gives it: a class name
+        that failed to resolve on this worker is remembered, and every later attempt fails with the
+        first failure wrapped, so its message gains the wrapped exception's class name (Java's
+        ``new ConnectException(cause)``). Raises :class:`_UnresolvedConnector`."""
+        failures: dict[str, str] = self.__dict__.setdefault("_unresolved_connectors", {})
+        first = failures.get(connector_class)
+        if first is not None:
+            raise _UnresolvedConnector(f"org.apache.kafka.connect.errors.ConnectException: {first}")
+        try:
+            return self.worker.plugins.resolve_connector(connector_class)()
+        except ConnectError as exc:
+            failures[connector_class] = str(exc)
+            raise _UnresolvedConnector(str(exc)) from None
+
     async def _config_infos(self, config: Mapping[str, str | None]) -> dict[str, Any]:
         """``AbstractHerder.validateConnectorConfig``: framework keys (enriched with the per-alias
         ``transforms.*``/``predicates.*`` keys, pyconnect.transforms.config), then the connector's own.
@@ -139,7 +163,7 @@ class AbstractHerder:
         deadline = time.monotonic() + self.validation_timeout_s
         owner = str(config.get("name") or connector_class)
         plugins = self.worker.plugins
-        connector = plugins.resolve_connector(connector_class)()
+        connector = self._new_connector(connector_class)
         kind = PluginType(plugins.connector_type(connector_class))
         nulls = [k for k, v in config.items() if v is None]
         present = {k: v for k, v in config.items() if v is not None}
@@ -188,7 +212,7 @@ class AbstractHerder:
             infos = await self._config_infos(config)
         except ValidationTimedOut:
             raise
-        except _InvalidConnectorRequest as exc:
+        except (_InvalidConnectorRequest, _UnresolvedConnector) as exc:
             raise BadRequestError(str(exc)) from None
         except ConnectError as exc:
             raise BadRequestError(f"org.apache.kafka.connect.errors.ConnectException: {exc}") from None

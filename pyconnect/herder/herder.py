@@ -32,6 +32,7 @@ import logging
 import os
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from pyconnect.concurrency import together
@@ -803,13 +804,13 @@ class Herder(AbstractHerder):
 
     async def patch_connector_config(self, name: str, patch: Mapping[str, str | None]) -> ConnectorInfo:
         """KIP-477: merge ``patch`` into the current config (``None`` removes a key), validate, write."""
-        if "name" in patch and patch["name"] != name:
-            raise BadRequestError(
-                f"Connector name configuration ({patch['name']}) doesn't match connector name in the URL ({name})"
-            )
         current = self.config_store.snapshot().connector_configs.get(name)
         validated = None
-        if current is not None:
+        if current is not None:  # else the leader answers 404 first, whatever the patch holds (as Java)
+            if "name" in patch and patch["name"] != name:
+                raise BadRequestError(
+                    f"Connector name configuration ({patch['name']}) doesn't match connector name in the URL ({name})"
+                )
             # Validated here, so that a connector whose validate blocks holds up this request, not the
             # herder's loop (which validates again only if the stored config moved meanwhile).
             stored = {k: v for k, v in current.items() if v is not None}
@@ -842,18 +843,16 @@ class Herder(AbstractHerder):
         self, name: str, *, include_tasks: bool, only_failed: bool
     ) -> ConnectorStateInfo | None:
         """``None`` for a plain restart (done); otherwise the status with what the KIP-745 plan
-        restarts shown as RESTARTING."""
+        restarts shown as RESTARTING, each entry keeping its ``worker_id``, ``trace`` and ``version``
+        as Java's ``buildRestartPlan`` does (Strimzi stores this body as the connector's status)."""
         accepted = await self._submit(rq.RestartConnector(name, include_tasks, only_failed))
         if not isinstance(accepted, rq.RestartAccepted):
             return None
         info = self.connector_status(name)
-        connector = info.connector
-        if accepted.connector:
-            connector = ConnectorState(State.RESTARTING.value, connector.worker_id)
+        restarting = State.RESTARTING.value
+        connector = replace(info.connector, state=restarting) if accepted.connector else info.connector
         states = [
-            TaskState(State.RESTARTING.value, t.worker_id, id=t.id)
-            if ConnectorTaskId(name, t.id) in accepted.tasks
-            else t
+            replace(t, state=restarting) if ConnectorTaskId(name, t.id) in accepted.tasks else t
             for t in info.tasks
         ]
         return ConnectorStateInfo(name, connector, states, info.type)
@@ -887,10 +886,15 @@ class Herder(AbstractHerder):
         await self.fencing.fence(name)
 
     async def alter_connector_offsets(
-        self, name: str, offsets: Sequence[tuple[Mapping[str, Any], Mapping[str, Any] | None]]
+        self, name: str, offsets: Sequence[tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]]
     ) -> str:
-        """KIP-875 ``PATCH``: write the given pairs (``None`` offset = tombstone); STOPPED, 0 tasks."""
-        pairs = tuple((dict(p), None if o is None else dict(o)) for p, o in offsets)
+        """KIP-875 ``PATCH``: write the given pairs (``None`` offset = tombstone); STOPPED, 0 tasks.
+        The connector is looked up first (404, as Java); a ``None`` partition is then refused (400:
+        Java writes it, under a key no task can ever read)."""
+        self._known_config(name)
+        if any(p is None for p, _ in offsets):
+            raise BadRequestError("Every offset entry needs a partition: a JSON object, not null")
+        pairs = tuple((dict(p or {}), None if o is None else dict(o)) for p, o in offsets)
         return await self._modify_offsets_request(rq.ModifyOffsets(name, pairs))
 
     async def reset_connector_offsets(self, name: str) -> str:

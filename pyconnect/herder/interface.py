@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
+from pyconnect.config.version_range import VersionRange
 from pyconnect.herder.entities import ConnectorInfo, ConnectorStateInfo, TaskInfo, TaskState
 from pyconnect.herder.health import WorkerHealth
 from pyconnect.protocol.internal_records import TargetState
@@ -99,8 +100,11 @@ class HerderApi(Protocol):
         """``GET /connector-plugins``: ``[{"class","type"[,"version"]}]``."""
         ...
 
-    def connector_plugin_config(self, plugin: str) -> list[dict[str, Any]]:
-        """``GET /connector-plugins/{p}/config``: ConfigKeyInfo list; ``NotFoundError`` if unknown."""
+    def connector_plugin_config(
+        self, plugin: str, version: VersionRange | None = None
+    ) -> list[dict[str, Any]]:
+        """``GET /connector-plugins/{p}/config``: ConfigKeyInfo list; ``NotFoundError`` if unknown,
+        ``BadRequestError`` if no installed version of it satisfies ``version`` (KIP-891)."""
         ...
 
     async def validate_connector_config(
@@ -120,9 +124,11 @@ class HerderApi(Protocol):
         ...
 
     async def alter_connector_offsets(
-        self, name: str, offsets: Sequence[tuple[Mapping[str, Any], Mapping[str, Any] | None]]
+        self, name: str, offsets: Sequence[tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]]
     ) -> str:
-        """Leader only; the connector must be STOPPED with 0 tasks. Returns the success message."""
+        """Leader only; the connector must be STOPPED with 0 tasks. Returns the success message.
+        ``NotFoundError`` for an unknown connector first; then ``BadRequestError`` for a ``None``
+        partition."""
         ...
 
     async def reset_connector_offsets(self, name: str) -> str: ...

@@ -9,8 +9,9 @@ Contract (one instance per process, since ``logging`` is process-global):
   ``last_modified`` (epoch ms of the last change made through this object, else ``None``).
 - ``level(name)``: the effective level of a known logger (``root`` is the root logger), else None.
 - ``set_level(namespace, level)``: sets ``namespace`` and every known descendant logger (every
-  logger for ``root``) and returns their names sorted, as Java's worker-scope PUT does. An unknown
-  level raises ``NotFoundError("invalid log level 'X'.")``: Java answers 404 there.
+  logger for ``root``) and returns, sorted, the names of those whose level changed (``[]`` when none
+  did), as Java's worker-scope PUT does; only those get a new ``last_modified``. An unknown level
+  raises ``NotFoundError("invalid log level 'X'.")``: Java answers 404 there.
 """
 
 from __future__ import annotations
@@ -95,10 +96,17 @@ class Loggers:
                 for name, logger in self._known().items()
                 if name == namespace or name.startswith(namespace + ".")
             }
-        for name, logger in affected.items():
+        before = {name: java_level_name(logger.getEffectiveLevel()) for name, logger in affected.items()}
+        for logger in affected.values():
             logger.setLevel(value)
+        changed = sorted(
+            name
+            for name, logger in affected.items()
+            if java_level_name(logger.getEffectiveLevel()) != before[name]
+        )
+        for name in changed:
             self._last_modified[name] = now
-        return sorted(affected)
+        return changed
 
 
 LOGGERS = Loggers()

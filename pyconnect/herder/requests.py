@@ -225,7 +225,7 @@ def request_effects(
         case RestartTask(task=task):
             known_config(snapshot, task.connector, "Unknown connector: {}")
             if snapshot.task_config(task) is None:
-                raise NotFoundError(f"Task {task.connector}-{task.task} not found")
+                raise NotFoundError(f"Unknown task: {task.connector}-{task.task}")
             if task in running.tasks:
                 return [
                     *core.restart_tasks_locally([task], snapshot, announce=False),

@@ -1,8 +1,9 @@
 """Two-hop forwarding of write requests to the leader or the owning worker (spec §4.2).
 
 - A request without ``forward`` is re-issued to the target with ``forward=true``; one with
-  ``forward=true`` may hop once more with ``forward=false``; ``forward=false`` that still misses the
-  target answers 409. The original query parameters travel along.
+  ``forward=true`` may hop once more with ``forward=false``; ``forward=false`` (any value but
+  ``true``, as Java's ``Boolean`` parameter reads it) that still misses the target answers 409. The
+  original query parameters travel along.
 - The target URL is rebuilt from the matched route and the parsed names, each re-encoded as one
   path segment (pyconnect.rest.paths), never from the decoded path: a name holding ``/``, ``..``,
   ``#`` or ``?`` reaches exactly the resource it names on the target.
@@ -24,6 +25,7 @@ from aiohttp import web
 from pyconnect.errors import ConflictError, ConnectError, RebalanceNeededError, RequestTargetError
 from pyconnect.herder.health import HEALTH_CHECK_TIMEOUT_S, WORKER_SCOPE, LeaderAnswer
 from pyconnect.rest.paths import canonical_path, join_segments, url_at
+from pyconnect.rest.query import java_boolean
 
 FORWARD = "forward"
 CONFLICT = "Cannot complete request because of a conflicting operation (e.g. worker rebalance)"
@@ -78,7 +80,7 @@ class Forwarder:
 
     async def forward(self, request: web.Request, target_url: str | None) -> web.StreamResponse:
         incoming = request.query.get(FORWARD)
-        if incoming is not None and incoming.lower() == "false":
+        if incoming is not None and not java_boolean(incoming):
             raise ConflictError(CONFLICT)
         if not target_url:
             raise ConflictError(NO_LEADER)

@@ -404,9 +404,18 @@ def _paths() -> dict[str, Any]:
         },
         "/connector-plugins/{plugin}/config": {
             "get": _op(
-                "A plugin's config definition",
+                "A plugin's config definition; with version (KIP-891: latest, a version, or a Maven "
+                "range such as [1.0,2.0)), 400 unless an installed version of the plugin satisfies it",
                 {"200": _json("OK", {"type": "array", "items": _ref("ConfigKeyInfo")})},
-                params=[_PLUGIN],
+                params=[
+                    _PLUGIN,
+                    {
+                        "name": "version",
+                        "in": "query",
+                        "required": False,
+                        "schema": {"type": "string", "default": "latest"},
+                    },
+                ],
             )
         },
         "/connector-plugins/{plugin}/config/validate": {

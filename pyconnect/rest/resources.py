@@ -25,12 +25,15 @@ from pyconnect.herder.interface import HerderApi
 from pyconnect.metrics.prometheus import CONTENT_TYPE as PROMETHEUS_CONTENT_TYPE
 from pyconnect.mirror_status.page import PAGE
 from pyconnect.protocol.task_id import ConnectorTaskId
+from pyconnect.rest.bind import NO_OFFSETS as NO_OFFSETS  # the message, for callers of this module
+from pyconnect.rest.bind import logger_level_body, nullable_string_map, offsets_body, string_map
 from pyconnect.rest.errors import MalformedRequest
 from pyconnect.rest.forwarding import Forwarder
 from pyconnect.rest.media import any_content, reads_json_body
 from pyconnect.rest.mirror_status import MirrorProgressSlot, status_document
 from pyconnect.rest.openapi import openapi
 from pyconnect.rest.paths import join_segments, request_base
+from pyconnect.rest.query import flag, version_requirement
 from pyconnect.rest.request_body import number_text, parse_json
 
 
@@ -82,33 +85,6 @@ def with_location(request: web.Request, name: str, response: web.StreamResponse)
     if response.status == 201:
         response.headers["Location"] = request_base(request) + join_segments("connectors", name)
     return response
-
-
-def string_map(value: Any, what: str) -> dict[str, str]:
-    """A connector config: a JSON object whose values are strings (numbers and booleans are accepted
-    and rendered as Java's Jackson binds them to String: numbers as written, ``true``/``false``)."""
-    if not isinstance(value, dict):
-        raise MalformedRequest(f"{what} must be a JSON object of string keys and string values")
-    out: dict[str, str] = {}
-    for key, item in value.items():
-        if isinstance(item, bool):
-            out[key] = "true" if item else "false"
-        elif isinstance(item, str):
-            out[key] = item
-        elif isinstance(item, (int, float)):
-            out[key] = number_text(item)
-        elif item is None:
-            raise BadRequestError(f"Null value can not be supplied as the configuration value for {key}.")
-        else:
-            raise MalformedRequest(f"{what}: the value of {key} must be a string, not {type(item).__name__}")
-    return out
-
-
-def flag(request: web.Request, name: str) -> bool:
-    value = request.query.get(name, "false").strip().lower()
-    if value not in ("true", "false"):
-        raise MalformedRequest(f"query parameter {name} must be true or false, not {value!r}")
-    return value == "true"
 
 
 JAVA_INT = re.compile(r"[+-]?[0-9]+")
@@ -368,7 +344,7 @@ async def task_status(request: web.Request) -> web.Response:
 @routes.post("/connectors/{connector}/restart")
 async def restart_connector(request: web.Request) -> web.StreamResponse:
     name = request.match_info["connector"]
-    include_tasks, only_failed = flag(request, "includeTasks"), flag(request, "onlyFailed")
+    include_tasks, only_failed = flag(request.query, "includeTasks"), flag(request.query, "onlyFailed")
     herder = request.app[HERDER].get()
 
     async def restart() -> web.StreamResponse:
@@ -428,30 +404,18 @@ async def delete_connector(request: web.Request) -> web.StreamResponse:
     return await request.app[FORWARDER].run(request, delete)
 
 
-def nullable_string_map(value: Any, what: str) -> dict[str, str | None]:
-    """Like ``string_map``, but ``null`` values are kept (PATCH removes them, validate reports them)."""
-    if not isinstance(value, dict):
-        raise MalformedRequest(f"{what} must be a JSON object of string keys and string values")
-    nulls = {k: None for k, v in value.items() if v is None}
-    present = string_map({k: v for k, v in value.items() if v is not None}, what)
-    return {k: present.get(k) for k in value} if nulls else dict(present)
-
-
-def flag_default_true(request: web.Request, name: str) -> bool:
-    if name not in request.query:
-        return True
-    return flag(request, name)
-
-
 @routes.get("/connector-plugins")
 async def connector_plugins(request: web.Request) -> web.Response:
-    only = flag_default_true(request, "connectorsOnly")
+    only = flag(request.query, "connectorsOnly", default=True)
     return json_response(request.app[HERDER].get().connector_plugins(only))
 
 
 @routes.get("/connector-plugins/{plugin}/config")
 async def connector_plugin_config(request: web.Request) -> web.Response:
-    return json_response(request.app[HERDER].get().connector_plugin_config(request.match_info["plugin"]))
+    """KIP-891 ``?version=``: 400 when no installed version of the plugin satisfies it (query.py)."""
+    version = version_requirement(request.query)
+    herder = request.app[HERDER].get()
+    return json_response(herder.connector_plugin_config(request.match_info["plugin"], version))
 
 
 @routes.put("/connector-plugins/{plugin}/config/validate")
@@ -466,8 +430,13 @@ async def validate_connector_config(request: web.Request) -> web.Response:
 @reads_json_body
 async def patch_connector_config(request: web.Request) -> web.StreamResponse:
     name = request.match_info["connector"]
-    patch = nullable_string_map(await json_body(request), "connector config")
     herder = request.app[HERDER].get()
+    raw = await request.read()
+    value = parse_json(raw) if raw.strip() else None
+    if value is None:  # no patch at all (empty or null): Java looks the connector up first, 404
+        await herder.connector_config(name)
+        parse_json(raw)  # 400: the body is empty
+    patch = nullable_string_map(value, "connector config")
 
     async def apply() -> web.StreamResponse:
         return json_response((await herder.patch_connector_config(name, patch)).to_json())
@@ -478,31 +447,6 @@ async def patch_connector_config(request: web.Request) -> web.StreamResponse:
 @routes.get("/connectors/{connector}/offsets")
 async def connector_offsets(request: web.Request) -> web.Response:
     return json_response(await request.app[HERDER].get().connector_offsets(request.match_info["connector"]))
-
-
-NO_OFFSETS = "Partitions / offsets need to be provided for an alter offsets request"
-
-
-def offsets_body(body: Any) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
-    """``{"offsets":[{"partition":{...},"offset":{...}|null}]}`` (KIP-875 ``ConnectorOffsets``)."""
-    if not isinstance(body, dict):
-        raise MalformedRequest('Request body must be a JSON object {"offsets": [...]}')
-    entries = body.get("offsets")
-    if entries is None or entries == []:
-        raise BadRequestError(NO_OFFSETS)
-    if not isinstance(entries, list):
-        raise MalformedRequest("offsets must be a JSON array of {partition, offset} objects")
-    pairs: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
-    for entry in entries:
-        if not isinstance(entry, dict):
-            raise MalformedRequest("every element of offsets must be a JSON object {partition, offset}")
-        partition, offset = entry.get("partition"), entry.get("offset")
-        if not isinstance(partition, dict):
-            raise MalformedRequest("partition must be a JSON object")
-        if offset is not None and not isinstance(offset, dict):
-            raise MalformedRequest("offset must be a JSON object or null")
-        pairs.append((partition, offset))
-    return pairs
 
 
 @routes.patch("/connectors/{connector}/offsets")
@@ -556,12 +500,7 @@ async def set_logger_level(request: web.Request) -> web.Response:
     """Worker scope answers the affected loggers (200); ``scope=cluster`` writes the record (204).
 
     Any other ``scope`` is treated as ``worker``, as Java does (with a warning)."""
-    body = await json_body(request)
-    level = body.get("level") if isinstance(body, dict) else None
-    if level is None:
-        raise BadRequestError("Desired 'level' parameter was not specified in request.")
-    if not isinstance(level, str):
-        raise MalformedRequest("level must be a string")
+    level = logger_level_body(await json_body(request))
     namespace = request.match_info["logger"]
     herder = request.app[HERDER].get()
     if request.query.get("scope", "worker").lower() == "cluster":

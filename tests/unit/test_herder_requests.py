@@ -143,7 +143,7 @@ def test_a_patch_validated_before_it_was_queued_is_not_validated_again_unless_th
         (rq.StopConnector("nope"), "Unknown connector nope"),
         (rq.RestartConnector("nope", include_tasks=False, only_failed=False), "Unknown connector: nope"),
         (rq.RestartTask(ConnectorTaskId("nope", 0)), "Unknown connector: nope"),
-        (rq.RestartTask(task(CONN1, 7)), f"Task {CONN1}-7 not found"),
+        (rq.RestartTask(task(CONN1, 7)), f"Unknown task: {CONN1}-7"),
         (rq.PutTaskConfigs("nope", ()), "Connector nope not found"),
         (rq.ModifyOffsets("nope", None), "Connector nope not found"),
     ],

@@ -266,13 +266,7 @@ async def test_create_read_pause_stop_delete(
             "Invalid initial state RUN",
         ),
         ("PUT", "/connectors/a/config", b"", 400, "Request body is empty"),
-        (
-            "POST",
-            "/connectors/a/restart?includeTasks=maybe",
-            None,
-            400,
-            "query parameter includeTasks must be true or false",
-        ),
+        ("POST", "/connectors/a/restart?includeTasks=maybe", None, 404, "Connector a not found"),
     ],
 )
 async def test_bad_requests_get_the_error_body(
@@ -556,7 +550,7 @@ async def test_loggers_worker_and_cluster_scope(
 
 
 UNKNOWN_CLASS = (
-    "org.apache.kafka.connect.errors.ConnectException: Failed to find any class that implements Connector "
+    "Failed to find any class that implements Connector "
     "and which name matches Nope, available connectors are: PluginDesc{klass=class "
 )
 
@@ -581,12 +575,13 @@ UNKNOWN_CLASS = (
         ("PATCH", "/connectors/src/offsets", b'{"offsets":[{"partition":1}]}', 400, "partition must be"),
         ("PATCH", "/connectors/src/offsets", b'{"offsets":[]}', 400, NO_OFFSETS),
         ("PATCH", "/connectors/src/offsets", b"{}", 400, NO_OFFSETS),
-        ("PUT", "/admin/loggers/x", b'{"level":5}', 400, "level must be a string"),
+        ("PUT", "/admin/loggers/x", b'{"level":5}', 404, "invalid log level '5'."),
+        ("PUT", "/admin/loggers/x", b'{"level":{"a":1}}', 400, "logger level request: the value of level"),
         ("PUT", "/admin/loggers/x", b"{}", 400, "Desired 'level' parameter was not specified in request."),
         ("PUT", "/admin/loggers/x", b'{"level":"BOGUS"}', 404, "invalid log level 'BOGUS'."),
         ("PUT", "/admin/loggers/x?scope=cluster", b'{"level":"nah"}', 404, "invalid log level 'nah'."),
         ("GET", "/admin/loggers/no.such.logger.here", None, 404, "Logger no.such.logger.here not found."),
-        ("GET", "/connector-plugins?connectorsOnly=perhaps", None, 400, "query parameter connectorsOnly"),
+        ("GET", "/connector-plugins/VerifiableSource/config?version=[1.0,2.0", None, 400, "Invalid version spec"),
         ("POST", "/connectors", b'{"name":"a","config":{"connector.class":"Nope"}}', 400, UNKNOWN_CLASS),
         (
             "POST",
@@ -638,7 +633,7 @@ UNKNOWN_CLASS = (
         ("GET", "/connectors/nope/status", None, 404, "No status found for connector nope"),
         ("GET", "/connectors/nope/tasks/0/status", None, 404, "No status found for task nope-0"),
         ("GET", "/connectors/nope/tasks/-1/status", None, 404, "No status found for task nope--1"),
-        ("POST", "/connectors/src/tasks/7/restart", None, 404, "Task src-7 not found"),
+        ("POST", "/connectors/src/tasks/7/restart", None, 404, "Unknown task: src-7"),
         ("POST", "/connectors/nope/restart", None, 404, "Unknown connector: nope"),
         ("PUT", "/connectors/nope/pause", None, 404, "Unknown connector nope"),
         ("PUT", "/connectors/nope/stop", None, 404, "Unknown connector nope"),
