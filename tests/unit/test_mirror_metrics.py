@@ -17,7 +17,7 @@ from connectors.mirror.metrics import (
 )
 from connectors.mirror.policy import DefaultReplicationPolicy
 from connectors.mirror.records import TopicPartition
-from connectors.mirror.source import MirrorSourceTask
+from connectors.mirror.source_task import MirrorSourceTask
 from pyconnect.api.source import SourceRecord
 from pyconnect.metrics.prometheus import PrometheusExposition
 from pyconnect.metrics.registry import MetricsHub

@@ -11,7 +11,7 @@ import pytest
 
 from connectors.mirror import raw_copy
 from connectors.mirror.policy import DefaultReplicationPolicy
-from connectors.mirror.source import MirrorSourceTask
+from connectors.mirror.source_task import MirrorSourceTask
 from pyconnect.api.converters.bytearray import ByteArrayConverter
 from pyconnect.api.converters.header import SimpleHeaderConverter
 from pyconnect.api.source import (

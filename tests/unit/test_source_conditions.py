@@ -12,7 +12,7 @@ from aiokafka.errors import KafkaConnectionError
 
 from connectors.mirror import source_watch
 from connectors.mirror.reachability import Reachability
-from connectors.mirror.source import OPEN_BACKOFF_MAX_S, MirrorSourceTask, _open_failure
+from connectors.mirror.source_task import OPEN_BACKOFF_MAX_S, MirrorSourceTask, _open_failure
 from connectors.mirror.source_watch import SourceWatch
 from connectors.mirror.truncation import DELETED, Gap
 from pyconnect.conditions import ConditionBoard
