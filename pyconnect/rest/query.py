@@ -1,8 +1,9 @@
 """Query parameters read as Java's JAX-RS resources read them.
 
 - A boolean parameter (``includeTasks``, ``onlyFailed``, ``connectorsOnly``, ``forward``) is Java's
-  ``Boolean.valueOf``: ``true`` in any case is true, anything else present (``1``, ``yes``, empty)
-  is false; absent, it takes the resource's default. Never a 400: clients were written against
+  ``Boolean.valueOf`` of its first value: ``true`` in any case is true, anything else (``1``,
+  ``yes``) is false; absent or empty (``?connectorsOnly=``, ``?connectorsOnly``), it takes the
+  resource's default, as Jersey's ``@DefaultValue`` does. Never a 400: clients were written against
   this (``?includeTasks=1`` restarts the connector alone in Java, and here).
 - ``version`` on ``GET /connector-plugins/{plugin}/config`` (KIP-891) is
   ``PluginUtils.connectorVersionRequirement``: ``latest`` (the default) asks for none; a Maven range
@@ -29,9 +30,9 @@ def java_boolean(text: str) -> bool:
 
 
 def flag(query: Mapping[str, str], name: str, default: bool = False) -> bool:
-    """The boolean query parameter ``name`` (its first value), or ``default`` when absent."""
+    """The boolean query parameter ``name`` (its first value), or ``default`` when absent or empty."""
     value = query.get(name)
-    return default if value is None else java_boolean(value)
+    return default if not value else java_boolean(value)
 
 
 def version_requirement(query: Mapping[str, str]) -> VersionRange | None:
