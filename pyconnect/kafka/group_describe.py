@@ -27,7 +27,7 @@ from aiokafka.protocol.api import Request, RequestStruct, Response
 from aiokafka.protocol.types import Array, Boolean, Schema, String
 
 from pyconnect.errors import AuthorizationError
-from pyconnect.kafka.group_view import ClassicEntry, GroupView, resolve_group
+from pyconnect.kafka.group_view import ClassicEntry, GroupView, member_label, resolve_group
 from pyconnect.protocol.consumer_group_describe import (
     API_KEY,
     DescribedGroup,
@@ -130,7 +130,8 @@ async def describe_groups(
             error_code, group_id, state, members_list = entry[0], entry[1], entry[2], entry[5]
             if error_code == GROUP_AUTHORIZATION_FAILED:
                 raise _refused(group_id, cluster)
-            classic[group_id] = ClassicEntry(error_code, state, len(members_list))
+            holders = tuple(member_label(m[-4], m[-3], m[0]) for m in members_list)
+            classic[group_id] = ClassicEntry(error_code, state, len(members_list), holders)
         try:
             answer = await admin._send_request(_ConsumerGroupDescribe(members), node)
         except (IncompatibleBrokerVersion, NotImplementedError):

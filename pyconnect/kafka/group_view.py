@@ -21,7 +21,7 @@ Contract (pure, no IO):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from pyconnect.protocol.consumer_group_describe import GROUP_ID_NOT_FOUND, DescribedGroup
@@ -52,6 +52,8 @@ class ClassicEntry:
     error_code: int
     state: str
     members: int
+    holders: tuple[str, ...] = field(default=(), compare=False)
+    """Each member as ``client-id@host (member id)``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +65,8 @@ class GroupView:
     state: str
     members: int = 0
     error: str | None = None
+    holders: tuple[str, ...] = field(default=(), compare=False)
+    """Each member as ``client-id@host (member id)``, when the describe answer named them."""
 
     @property
     def idle(self) -> bool:
@@ -77,12 +81,18 @@ class GroupView:
         return f"{self.state} ({self.protocol} protocol, {self.members} member{plural})"
 
 
+def member_label(client_id: str, client_host: str, member_id: str) -> str:
+    """How a member is named in messages: ``client-id@host (member id)``."""
+    return f"{client_id}@{client_host.lstrip('/')} ({member_id})"
+
+
 def resolve_group(group: str, classic: ClassicEntry | None, consumer: DescribedGroup | None) -> GroupView:
     """The view of ``group`` from its two describe answers (see the module contract)."""
     if consumer is not None and consumer.error_code == 0:
-        return GroupView(group, "consumer", consumer.state, len(consumer.member_ids))
+        holders = tuple(member_label(m.client_id, m.client_host, m.member_id) for m in consumer.members)
+        return GroupView(group, "consumer", consumer.state, len(consumer.member_ids), holders=holders)
     if classic is not None and classic.error_code == 0 and classic.state != DEAD:
-        return GroupView(group, "classic", classic.state, classic.members)
+        return GroupView(group, "classic", classic.state, classic.members, holders=classic.holders)
     errors = []
     if classic is None:
         errors.append("DescribeGroups not answered")

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from pyconnect.protocol.primitives import ProtocolError, encode_utf8
@@ -38,8 +38,17 @@ _I32 = struct.Struct(">i")
 
 
 @dataclass(frozen=True, slots=True)
+class DescribedMember:
+    """Who one member is: its id, client id and client host (as the broker saw its connection)."""
+
+    member_id: str
+    client_id: str
+    client_host: str
+
+
+@dataclass(frozen=True, slots=True)
 class DescribedGroup:
-    """One group of a ConsumerGroupDescribe answer (members reduced to their ids)."""
+    """One group of a ConsumerGroupDescribe answer: its members' ids, and (not compared) who they are."""
 
     error_code: int
     error_message: str | None
@@ -48,6 +57,7 @@ class DescribedGroup:
     group_epoch: int
     assignor: str
     member_ids: tuple[str, ...]
+    members: tuple[DescribedMember, ...] = field(default=(), compare=False)
 
 
 def _unsigned_varint(value: int) -> bytes:
@@ -148,14 +158,14 @@ def _assignment(reader: _FlexibleReader) -> None:
     reader.tagged_fields()
 
 
-def _member(version: int) -> Callable[[_FlexibleReader], str]:
-    def read(reader: _FlexibleReader) -> str:
+def _member(version: int) -> Callable[[_FlexibleReader], DescribedMember]:
+    def read(reader: _FlexibleReader) -> DescribedMember:
         member_id = reader.string()
         reader.nullable_string()  # instance id
         reader.nullable_string()  # rack id
         reader.int32()  # member epoch
-        reader.string()  # client id
-        reader.string()  # client host
+        client_id = reader.string()
+        client_host = reader.string()
         reader.array(_FlexibleReader.string)  # subscribed topic names
         reader.nullable_string()  # subscribed topic regex
         _assignment(reader)
@@ -163,7 +173,7 @@ def _member(version: int) -> Callable[[_FlexibleReader], str]:
         if version >= 1:
             reader.int8()  # member type
         reader.tagged_fields()
-        return member_id
+        return DescribedMember(member_id, client_id, client_host)
 
     return read
 
@@ -181,7 +191,14 @@ def _group(version: int) -> Callable[[_FlexibleReader], DescribedGroup]:
         reader.int32()  # authorized operations
         reader.tagged_fields()
         return DescribedGroup(
-            error_code, error_message, group_id, state, group_epoch, assignor, tuple(members)
+            error_code,
+            error_message,
+            group_id,
+            state,
+            group_epoch,
+            assignor,
+            tuple(m.member_id for m in members),
+            tuple(members),
         )
 
     return read

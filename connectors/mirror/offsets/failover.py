@@ -48,26 +48,36 @@ Errors are :class:`FailoverError` (one line: unknown alias, B unreachable, no ch
 
 from __future__ import annotations
 
-import asyncio
-import csv
-import io
-import json
-import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, TextIO, TypeVar
+from typing import Any, Literal, TextIO
 
 from connectors.mirror.checkpoint_records import Checkpoint
+from connectors.mirror.offsets.failover_calls import (
+    EXIT_ERROR,
+    EXIT_REFUSED,
+    FailoverError,
+    FailoverRefused,
+    bounded,
+    close_quietly,
+    commit_offsets,
+    described,
+    one_line,
+    retrying,
+)
+from connectors.mirror.offsets.failover_flow import FailoverFlow
+from connectors.mirror.offsets.failover_plan import remote_topic, source_topic_guess
 from connectors.mirror.offsets.mirror_client import (
     MirrorClient,
     MirrorClientError,
     read_offset_syncs,
 )
+from connectors.mirror.offsets.translate_render import EXPORT_FIELDS, render_csv, render_json, render_text
 from connectors.mirror.offsets.translation import OffsetSyncStore
 from connectors.mirror.policy import SOURCE_CLUSTER_ALIAS_CONFIG, ReplicationPolicy, replication_policy
 from connectors.mirror.records import TopicPartition
 from pyconnect.config.client_configs import mirror_client_config
-from pyconnect.kafka.group_view import ACTIVE_GROUP_REJECTIONS, UNKNOWN, GroupView
+from pyconnect.kafka.group_view import ACTIVE_GROUP_REJECTIONS
 from pyconnect.kafka.mirror_admin import CommittedOffset, GroupAdmin
 
 __all__ = [
@@ -89,46 +99,17 @@ __all__ = [
     "render_json",
     "render_text",
     "request_from_bootstrap",
+    "request_from_flow",
     "request_from_mm2",
     "run_translate",
 ]
 
-T = TypeVar("T")
 Location = Literal["source", "target"]
 Action = Literal["commit", "keep", "skip-rewind", "rewind", "no-checkpoint"]
 
 EMPTY = "Empty"
 DEAD = "Dead"
 COMMITTABLE_STATES = (EMPTY, DEAD)
-RETRY_BACKOFF_S = 0.5
-COORDINATOR_NOT_READY = frozenset({14, 15, 16})
-"""COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR: retried."""
-
-EXPORT_FIELDS = (
-    "group",
-    "source_cluster",
-    "target_cluster",
-    "topic",
-    "partition",
-    "target_topic",
-    "source_offset",
-    "source_offset_from",
-    "checkpoint_upstream_offset",
-    "translated_offset",
-    "target_committed_offset",
-    "expected_reread",
-    "max_reread",
-    "action",
-    "metadata",
-)
-
-
-class FailoverError(RuntimeError):
-    """The plan cannot be made or committed; the message is one line."""
-
-
-class FailoverRefused(FailoverError):
-    """``--execute`` refused: the group has members on the target cluster. Nothing was committed."""
 
 
 @dataclass(frozen=True)
@@ -212,22 +193,6 @@ class ExecuteResult:
 # -- planning --------------------------------------------------------------------------------------------
 
 
-def _rename(policy: ReplicationPolicy, source: str, target: str, topic: str) -> str:
-    """The checkpoint task's rename of a source topic to the target-side name (spec §3.3)."""
-    if policy.topic_source(topic) == target:
-        return policy.original_topic(topic)
-    return policy.format_remote_topic(source, topic)
-
-
-def _source_topic_guess(policy: ReplicationPolicy, source: str, target: str, target_topic: str) -> str:
-    """Inverse of :func:`_rename` when A's own topic list is unknown (A down)."""
-    if policy.topic_source(target_topic) == source:
-        upstream = policy.upstream_topic(target_topic)
-        if upstream is not None:
-            return upstream
-    return policy.format_remote_topic(target, target_topic)
-
-
 def _action(translated: int | None, current: int | None, allow_rewind: bool) -> Action:
     if translated is None:
         return "no-checkpoint"
@@ -283,17 +248,21 @@ async def _target_side(
         )
     admin = GroupAdmin(mirror_client_config(request.target_config, "admin"))
     try:
-        await _bounded(admin.start(), request, request.target)
-        states = await _retrying(lambda: admin.group_states([request.group]), request, request.target)
-        current = await _retrying(lambda: admin.committed_offsets(request.group), request, request.target)
+        await bounded(admin.start(), request.timeout_s, request.target)
+        states = await retrying(
+            lambda: admin.group_states([request.group]), request.timeout_s, request.target
+        )
+        current = await retrying(
+            lambda: admin.committed_offsets(request.group), request.timeout_s, request.target
+        )
     except FailoverError:
         raise
     except Exception as exc:
         raise FailoverError(
-            f"cannot read group {request.group} on cluster {request.target}: {_line(exc)}"
+            f"cannot read group {request.group} on cluster {request.target}: {one_line(exc)}"
         ) from None
     finally:
-        await _close(admin)
+        await close_quietly(admin)
     return checkpoints, skipped, states.get(request.group, DEAD), current
 
 
@@ -305,16 +274,18 @@ async def _source_offsets(
         return None
     admin = GroupAdmin(mirror_client_config(request.source_config, "admin"))
     try:
-        await _bounded(admin.start(), request, request.source)
-        return await _retrying(lambda: admin.committed_offsets(request.group), request, request.source)
+        await bounded(admin.start(), request.timeout_s, request.source)
+        return await retrying(
+            lambda: admin.committed_offsets(request.group), request.timeout_s, request.source
+        )
     except Exception as exc:
         notes.append(
-            f"cluster {request.source} is unreachable ({_line(exc)}): plan from the checkpoints alone, "
+            f"cluster {request.source} is unreachable ({one_line(exc)}): plan from the checkpoints alone, "
             "source offsets are the checkpointed ones"
         )
         return None
     finally:
-        await _close(admin)
+        await close_quietly(admin)
 
 
 async def _offset_syncs(
@@ -372,11 +343,11 @@ def plan_rows(
     policy = request.policy()
     source_topic_of: dict[str, str] = {}
     for topic, _ in source_offsets or {}:
-        source_topic_of.setdefault(_rename(policy, request.source, request.target, topic), topic)
+        source_topic_of.setdefault(remote_topic(policy, request.source, request.target, topic), topic)
     rows: list[PlanRow] = []
     covered: set[tuple[str, int]] = set()
     for tp, checkpoint in checkpoints.items():
-        source_topic = source_topic_of.get(tp.topic) or _source_topic_guess(
+        source_topic = source_topic_of.get(tp.topic) or source_topic_guess(
             policy, request.source, request.target, tp.topic
         )
         covered.add((source_topic, tp.partition))
@@ -406,7 +377,7 @@ def plan_rows(
     for (topic, partition), committed in (source_offsets or {}).items():
         if (topic, partition) in covered:
             continue
-        target_topic = _rename(policy, request.source, request.target, topic)
+        target_topic = remote_topic(policy, request.source, request.target, topic)
         on_target = current.get((target_topic, partition))
         rows.append(
             PlanRow(
@@ -469,8 +440,8 @@ async def execute_plan(plan: FailoverPlan, request: TranslateRequest) -> Execute
     offsets = plan.to_commit
     admin = GroupAdmin(mirror_client_config(request.target_config, "admin"))
     try:
-        await _bounded(admin.start(), request, plan.target)
-        views = await _retrying(lambda: _described(admin, plan.group), request, plan.target)
+        await bounded(admin.start(), request.timeout_s, plan.target)
+        views = await retrying(lambda: described(admin, [plan.group]), request.timeout_s, plan.target)
         view = views[plan.group]
         state = view.state
         if not view.idle:
@@ -480,15 +451,17 @@ async def execute_plan(plan: FailoverPlan, request: TranslateRequest) -> Execute
             )
         if not offsets:
             return ExecuteResult({}, state)
-        errors = await _retrying(lambda: _commit(admin, plan.group, offsets), request, plan.target)
+        errors = await retrying(
+            lambda: commit_offsets(admin, plan.group, offsets), request.timeout_s, plan.target
+        )
     except FailoverError:
         raise
     except Exception as exc:
         raise FailoverError(
-            f"committing offsets of group {plan.group} on cluster {plan.target} failed: {_line(exc)}"
+            f"committing offsets of group {plan.group} on cluster {plan.target} failed: {one_line(exc)}"
         ) from None
     finally:
-        await _close(admin)
+        await close_quietly(admin)
     if errors:
         codes = sorted(set(errors.values()))
         names = ", ".join(ACTIVE_GROUP_REJECTIONS.get(c, f"error code {c}") for c in codes)
@@ -504,135 +477,6 @@ async def execute_plan(plan: FailoverPlan, request: TranslateRequest) -> Execute
     return ExecuteResult(offsets, state)
 
 
-# -- rendering -------------------------------------------------------------------------------------------
-
-
-def _cell(value: object) -> str:
-    return "-" if value is None else str(value)
-
-
-def render_text(plan: FailoverPlan) -> str:
-    """The human-readable plan (a header, one table row per partition, a total)."""
-    state = "unknown" if plan.target_group_state == DEAD else plan.target_group_state
-    lines = [
-        f"Failover plan for group {plan.group}: {plan.source} -> {plan.target} "
-        f"(checkpoints {plan.checkpoints_topic} on {plan.target})",
-        f"Source offsets: {'committed offsets on ' + plan.source if plan.source_reachable else 'checkpointed'}"
-        f"; re-reads from {plan.offset_syncs_topic or 'nothing (offset syncs not read)'}",
-        f"Group {plan.group} on {plan.target}: {state}",
-    ]
-    lines += [f"Note: {note}" for note in plan.notes]
-    header = (
-        "TOPIC",
-        "PARTITION",
-        "TARGET TOPIC",
-        "SOURCE OFFSET",
-        "TRANSLATED",
-        f"ON {plan.target}",
-        "RE-READ",
-        "MAX RE-READ",
-        "ACTION",
-    )
-    table = [header] + [
-        (
-            row.topic,
-            str(row.partition),
-            row.target_topic,
-            _cell(row.source_offset) + ("" if row.source_offset_from == "source" else "*"),
-            _cell(row.translated_offset),
-            _cell(row.target_committed_offset),
-            _cell(row.expected_reread),
-            _cell(row.max_reread),
-            row.action,
-        )
-        for row in plan.rows
-    ]
-    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in table]
-    total = plan.total_expected_reread
-    lines.append(
-        f"Expected re-read: {'unknown' if total is None else total} records"
-        + ("" if plan.source_reachable else " (* = checkpointed source offset)")
-    )
-    return "\n".join(lines)
-
-
-def render_json(plan: FailoverPlan) -> str:
-    """A JSON array with one object per row (keys :data:`EXPORT_FIELDS`; unknown values are null)."""
-    return json.dumps(plan.export_rows(), indent=2)
-
-
-def render_csv(plan: FailoverPlan) -> str:
-    """CSV with a header row (:data:`EXPORT_FIELDS`); unknown values are empty cells."""
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=EXPORT_FIELDS, lineterminator="\n")
-    writer.writeheader()
-    for row in plan.export_rows():
-        writer.writerow({k: "" if v is None else v for k, v in row.items()})
-    return out.getvalue()
-
-
-# -- helpers ---------------------------------------------------------------------------------------------
-
-
-def _line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
-
-
-async def _bounded(awaitable: Awaitable[T], request: TranslateRequest, cluster: str) -> T:
-    try:
-        return await asyncio.wait_for(awaitable, request.timeout_s)
-    except TimeoutError:
-        raise FailoverError(f"cluster {cluster} did not answer within {request.timeout_s:.0f} s") from None
-
-
-class _RetriableCommitError(Exception):
-    retriable = True
-
-
-async def _commit(
-    admin: GroupAdmin, group: str, offsets: Mapping[tuple[str, int], CommittedOffset]
-) -> dict[tuple[str, int], int]:
-    errors = await admin.alter_offsets(group, offsets)
-    if errors and set(errors.values()) <= COORDINATOR_NOT_READY:
-        raise _RetriableCommitError(f"coordinator not ready (error codes {sorted(set(errors.values()))})")
-    return errors
-
-
-async def _described(admin: GroupAdmin, group: str) -> dict[str, GroupView]:
-    """The group's view; a describe the coordinator did not answer (loading, moving) is retried."""
-    views = await admin.describe_groups([group])
-    if views[group].state == UNKNOWN:
-        raise _RetriableCommitError(f"group {group} could not be described: {views[group].error}")
-    return views
-
-
-async def _retrying(call: Callable[[], Awaitable[T]], request: TranslateRequest, cluster: str) -> T:
-    """``call()`` on a started client, again after errors Kafka marks retriable (a coordinator still
-    loading, a leader moving) until ``timeout_s`` has passed; other errors propagate at once."""
-    deadline = time.monotonic() + request.timeout_s
-    while True:
-        remaining = deadline - time.monotonic()
-        try:
-            return await asyncio.wait_for(call(), max(remaining, 0.001))
-        except TimeoutError:
-            raise FailoverError(
-                f"cluster {cluster} did not answer within {request.timeout_s:.0f} s"
-            ) from None
-        except Exception as exc:
-            if not getattr(exc, "retriable", False) or time.monotonic() + RETRY_BACKOFF_S >= deadline:
-                raise
-        await asyncio.sleep(RETRY_BACKOFF_S)
-
-
-async def _close(admin: GroupAdmin) -> None:
-    try:
-        await admin.close()
-    except Exception:
-        return
-
-
 def parse_bootstrap(values: Sequence[str]) -> dict[str, str]:
     """``["A=host:port", ...]`` -> ``{alias: bootstrap}``; one-line :class:`FailoverError` when malformed."""
     found: dict[str, str] = {}
@@ -645,9 +489,6 @@ def parse_bootstrap(values: Sequence[str]) -> dict[str, str]:
 
 
 # -- command line ----------------------------------------------------------------------------------------
-
-EXIT_ERROR = 1
-EXIT_REFUSED = 3
 
 
 def request_from_mm2(
@@ -703,6 +544,23 @@ def request_from_bootstrap(
         {"bootstrap.servers": servers[source]} if source in servers else None,
         {},
         _location(location or "source"),
+        timeout_s,
+    )
+
+
+def request_from_flow(
+    flow: FailoverFlow, group: str, timeout_s: float, location: str | None = None
+) -> TranslateRequest:
+    """A request for ``group`` along ``flow`` (its policy, client settings and offset-syncs location, unless
+    ``location`` overrides it), as ``pyconnect failover`` reads it."""
+    return TranslateRequest(
+        group,
+        flow.source,
+        flow.target,
+        flow.target_config,
+        flow.source_config or None,
+        flow.policy_config,
+        _location(location or flow.offset_syncs_location),
         timeout_s,
     )
 
