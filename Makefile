@@ -6,7 +6,8 @@ EXTRAS ?= test,docker,spark,bench
 STAMP  := $(VENV)/.installed-$(shell echo '$(EXTRAS)' | tr ',' '-')
 CLUSTERS_DIR ?= run/clusters
 
-.PHONY: test chaos unit lint typecheck kafka spark-kafka clusters clusters-down demo bench clean
+.PHONY: test chaos unit lint typecheck kafka spark-kafka clusters clusters-down demo bench clean \
+	container-tools image test-containers
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required")'
@@ -27,12 +28,38 @@ spark-kafka: $(STAMP)
 
 ## test: the whole suite, unit and integration, against two real local Kafka clusters; tests marked
 ## `long` (each has a short version that runs here) are left to `make chaos`
-test: kafka spark-kafka
+test: kafka spark-kafka image
 	$(PY) -m pytest -m "not long"
 
 ## chaos: the long runs only (faults, scale, many rounds); bounded, tens of minutes
-chaos: kafka spark-kafka
+chaos: kafka spark-kafka image
 	$(PY) -m pytest -m long
+
+## container-tools: podman, buildah, mmdebstrap and runc from Debian when missing (podman reads the
+## project's deploy/image/containers.conf through CONTAINERS_CONF; nothing under /etc changes)
+CONTAINER_TOOLS := podman buildah mmdebstrap runc uidmap binutils
+container-tools:
+	@missing=""; for t in podman buildah mmdebstrap runc newuidmap strip; do command -v $$t >/dev/null || missing=1; done; \
+	if [ -n "$$missing" ]; then \
+	  sudo_if_needed=""; if [ "$$(id -u)" -ne 0 ]; then sudo_if_needed="sudo"; fi; \
+	  $$sudo_if_needed apt-get update -qq && \
+	  $$sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(CONTAINER_TOOLS); \
+	fi
+
+## image: the pyconnect image and the Java (Apache Kafka) image it is measured against, both on a Debian
+## base made by mmdebstrap (pyconnect/testing/images.py); each is rebuilt only when one of its inputs changed
+image: kafka container-tools
+	$(PY) -m pyconnect.testing.images build all
+
+## test-containers: podman's Docker API socket, the images, and a slice of the suite (mirror, checkpoints,
+## fleet, REST) with the test clusters in containers through testcontainers
+TEST_CONTAINERS_SLICE := tests/integration/test_mirror_source.py tests/integration/test_mirror_checkpoint.py \
+	tests/integration/test_distributed_fleet.py tests/integration/test_rest_adversarial.py \
+	tests/integration/test_testcontainers_backend.py
+test-containers: image
+	$(PY) -m pyconnect.testing.podman up
+	PYCONNECT_TEST_BACKEND=testcontainers TESTCONTAINERS_RYUK_DISABLED=true DOCKER_HOST=unix:///run/pyconnect-podman/podman.sock \
+	  $(PY) -m pytest -m "not long" $(TEST_CONTAINERS_SLICE)
 
 ## unit: only the tests that need no Kafka
 unit: $(STAMP)

@@ -55,6 +55,7 @@ from pyconnect.protocol.internal_records import TargetState
 from pyconnect.rest.flow_metrics import serve_flow_status
 from pyconnect.rest.security import SslSettings
 from pyconnect.rest.server import RestServer
+from pyconnect.rest.strimzi_metrics import metrics_listeners
 from pyconnect.stores.config import ConfigStore
 from pyconnect.stores.file_offsets import FileOffsetStore
 from pyconnect.stores.offsets import OffsetStore
@@ -102,6 +103,8 @@ class WorkerMetricsEndpoint:
         rest.serve_mirror_progress(self.mirror_progress)
         self.flow_status = serve_flow_status(rest)
         self.exposition.add_collector(self.flow_status.samples)
+        self.listeners = metrics_listeners(cfg.originals, self.hub, self.exposition.render)
+        """The metrics-only ports Strimzi scrapes (pyconnect.rest.strimzi_metrics); started by ``start_listeners``."""
 
     def mirror_progress(self) -> Progress:
         """The mirror tasks' metrics of this worker (``GET /mirrors``, pyconnect.mirror_status)."""
@@ -114,7 +117,13 @@ class WorkerMetricsEndpoint:
     def start(self) -> None:
         self.event_loop_lag.start()
 
+    async def start_listeners(self) -> None:
+        for listener in self.listeners:
+            await listener.start()
+
     async def stop(self) -> None:
+        for listener in self.listeners:
+            await listener.stop()
         await self.event_loop_lag.stop()
 
 
@@ -261,6 +270,7 @@ class DistributedRuntime:
         try:
             self.metrics.start()
             await self.rest.start()
+            await self.metrics.start_listeners()
             worker_id = self.rest_url.split("://", 1)[-1].rstrip("/")
             self._member = DistributedMember(
                 self.config,

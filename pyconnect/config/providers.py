@@ -33,6 +33,7 @@ Two code paths exist, as in Java:
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -43,6 +44,8 @@ from typing import Any, Protocol
 from pyconnect.config import properties
 from pyconnect.config.javastr import invalid_value
 from pyconnect.errors import ConfigError
+
+log = logging.getLogger(__name__)
 
 VARIABLE_PATTERN = re.compile(r"\$\{([^}]*?):(([^}]*?):)?([^}]*?)\}")
 CONFIG_PROVIDERS_CONFIG = "config.providers"
@@ -191,9 +194,52 @@ for _java_class, _cls in _BUILTINS.items():
     PROVIDER_CLASSES[_simple.removesuffix("ConfigProvider")] = _cls
 
 
+_WARNED_JAVA_ONLY: set[str] = set()
+
+
+class JavaOnlyProvider:
+    """A provider class that exists only in Java (:data:`JAVA_ONLY_PROVIDERS`): configuring it works, so
+    a config that declares it but never uses it runs; each variable that uses it is a
+    :class:`~pyconnect.errors.ConfigError` naming the class and why pyconnect does not have it."""
+
+    java_class = ""
+    reason = ""
+
+    def configure(self, params: Mapping[str, object]) -> None:
+        if self.java_class not in _WARNED_JAVA_ONLY:
+            _WARNED_JAVA_ONLY.add(self.java_class)
+            log.warning(
+                "Config provider %s is Java-only (%s): variables that use it cannot be resolved",
+                self.java_class,
+                self.reason,
+            )
+
+    def get(self, path: str, keys: Iterable[str] | None = None) -> ConfigData:
+        wanted = ", ".join(sorted(keys or ()))
+        raise ConfigError(
+            f"Config provider {self.java_class} is not available in pyconnect ({self.reason}): "
+            f"cannot resolve {wanted or 'variables'} of path {path!r}"
+        )
+
+
+JAVA_ONLY_PROVIDERS: dict[str, str] = {
+    "io.strimzi.kafka.KubernetesSecretConfigProvider": "it reads Secrets from the Kubernetes API in Java",
+    "io.strimzi.kafka.KubernetesConfigMapConfigProvider": "it reads ConfigMaps from the Kubernetes API in Java",
+}
+"""Java provider classes Strimzi's configurations declare, with the reason pyconnect lacks each."""
+
+
 def provider_class(class_name: str) -> type[Any] | None:
-    """The provider implementing a Java class name or Connect alias, or ``None``."""
-    return PROVIDER_CLASSES.get(class_name.strip())
+    """The provider implementing a Java class name or Connect alias, a :class:`JavaOnlyProvider` for a
+    class of :data:`JAVA_ONLY_PROVIDERS`, or ``None``."""
+    name = class_name.strip()
+    if name in JAVA_ONLY_PROVIDERS:
+        return type(
+            name.rsplit(".", 1)[-1],
+            (JavaOnlyProvider,),
+            {"java_class": name, "reason": JAVA_ONLY_PROVIDERS[name]},
+        )
+    return PROVIDER_CLASSES.get(name)
 
 
 @dataclass

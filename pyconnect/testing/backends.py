@@ -6,8 +6,9 @@ Chosen by environment variables:
   only one of them is an error that names the other, not a silent fall-back to local clusters).
   Tests of three-cluster topologies also ask for ``C`` (``PYCONNECT_TEST_BOOTSTRAP_C``).
 - ``PYCONNECT_TEST_BACKEND``: ``local`` (the default; brokers from the fetched jars on 127.0.0.1),
-  ``external`` (requires the two variables above) or ``testcontainers`` (needs a Docker engine and
-  the ``docker`` extra).
+  ``external`` (requires the two variables above) or ``testcontainers`` (brokers in containers of
+  the locally built Kafka image, through podman's Docker API and the ``docker`` extra; see
+  :func:`_testcontainers`).
 
 Secured clusters (:func:`provide_secured_clusters`) always come from the local launcher, whatever the
 backend: their users, passwords and CA are made when they start.
@@ -131,56 +132,78 @@ def _external(aliases: tuple[str, ...]) -> dict[str, ClusterHandle]:
 
 @contextmanager
 def _testcontainers(aliases: tuple[str, ...]) -> Iterator[dict[str, ClusterHandle]]:
-    """One single-node KRaft container per alias from the official ``apache/kafka`` image of the pinned
-    release. The PLAINTEXT listener is published on a free host port chosen up front and advertised
-    as ``127.0.0.1:<that port>``, so clients outside the container reach the broker directly."""
+    """One single-node KRaft container per alias, through testcontainers, from the Apache Kafka image
+    built locally from the jars ``make kafka`` fetched (pyconnect.testing.images; nothing is pulled).
+
+    The engine is podman's Docker API (pyconnect.testing.podman): ``DOCKER_HOST`` when set, else the
+    socket ``make test-containers`` leaves running, else a service this process starts and stops.
+    testcontainers' reaper (Ryuk) is disabled, as its documentation says for engines that cannot run
+    it (``TESTCONTAINERS_RYUK_DISABLED=true``): its image cannot be pulled here. Instead every container
+    carries this process's PID as a label and is stopped by ID when the context ends, and containers
+    of test runs that died are removed (by ID) before new ones start. Host networking: each broker
+    listens on, and advertises, a free 127.0.0.1 port.
+    """
+    os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
     try:
-        import docker
+        import docker  # noqa: F401  (the testcontainers engine client)
         from testcontainers.core.container import DockerContainer
-        from testcontainers.core.waiting_utils import wait_for_logs
+        from testcontainers.core.wait_strategies import LogMessageWaitStrategy
     except ImportError as exc:
         raise BackendUnavailable(
             "the testcontainers backend needs the 'docker' extra: pip install -e '.[docker]'"
         ) from exc
-    try:
-        docker.from_env().ping()
-    except Exception as exc:
-        raise BackendUnavailable(
-            f"the testcontainers backend needs a Docker engine, and none answers: {exc}"
-        ) from exc
-    from pyconnect.testing.distribution import KAFKA_VERSION
+    from pyconnect.testing.images import ImageBuildError, ensure_image
     from pyconnect.testing.kafka import free_ports
+    from pyconnect.testing.podman import DockerApiService, EngineUnavailable, owner_labels, remove_orphans
 
+    service = DockerApiService()
+    try:
+        if not os.environ.get("DOCKER_HOST"):
+            os.environ["DOCKER_HOST"] = service.start()
+        remove_orphans()
+        image = ensure_image("kafka")
+    except (EngineUnavailable, ImageBuildError, RuntimeError) as exc:
+        service.stop()
+        raise BackendUnavailable(f"the testcontainers backend cannot run: {exc}") from exc
     containers = []
     try:
         handles = {}
-        for alias, port in zip(aliases, free_ports(len(aliases)), strict=True):
-            container = DockerContainer(f"apache/kafka:{KAFKA_VERSION}").with_bind_ports(9092, port)
-            for key, value in _container_env(port).items():
-                container = container.with_env(key, value)
-            container.start()
+        for alias in aliases:
+            port, controller = free_ports(2)
+            container = (
+                DockerContainer(image, command="server", env=_container_env(port, controller))
+                .with_kwargs(network_mode="host", labels=owner_labels())
+                .waiting_for(LogMessageWaitStrategy("Kafka Server started").with_startup_timeout(120))
+            )
             containers.append(container)
-            wait_for_logs(container, "Kafka Server started", timeout=120)
+            container.start()
             handles[alias] = ClusterHandle(alias, f"127.0.0.1:{port}")
         yield handles
     finally:
         for container in containers:
             container.stop()
+        service.stop()
 
 
-def _container_env(host_port: int) -> dict[str, str]:
+def _container_env(port: int, controller_port: int) -> dict[str, str]:
+    from pyconnect.testing.kafka import _kraft_cluster_id
+
     return {
+        "CLUSTER_ID": _kraft_cluster_id(),
         "KAFKA_NODE_ID": "1",
         "KAFKA_PROCESS_ROLES": "broker,controller",
-        "KAFKA_LISTENERS": "PLAINTEXT://0.0.0.0:9092,CONTROLLER://127.0.0.1:9093",
-        "KAFKA_ADVERTISED_LISTENERS": f"PLAINTEXT://127.0.0.1:{host_port}",
+        "KAFKA_LISTENERS": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",
+        "KAFKA_ADVERTISED_LISTENERS": f"PLAINTEXT://127.0.0.1:{port}",
         "KAFKA_CONTROLLER_LISTENER_NAMES": "CONTROLLER",
+        "KAFKA_INTER_BROKER_LISTENER_NAME": "PLAINTEXT",
         "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-        "KAFKA_CONTROLLER_QUORUM_VOTERS": "1@127.0.0.1:9093",
+        "KAFKA_CONTROLLER_QUORUM_VOTERS": f"1@127.0.0.1:{controller_port}",
         "KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR": "1",
+        "KAFKA_OFFSETS_TOPIC_NUM_PARTITIONS": "5",
         "KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR": "1",
         "KAFKA_TRANSACTION_STATE_LOG_MIN_ISR": "1",
         "KAFKA_SHARE_COORDINATOR_STATE_TOPIC_REPLICATION_FACTOR": "1",
         "KAFKA_SHARE_COORDINATOR_STATE_TOPIC_MIN_ISR": "1",
         "KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS": "0",
+        "KAFKA_HEAP_OPTS": "-Xmx512m -Xms64m",
     }

@@ -1,0 +1,5 @@
+import sys
+
+from pyconnect.strimzi.launch import main
+
+sys.exit(main(sys.argv[1:]))
