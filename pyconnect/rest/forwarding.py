@@ -2,8 +2,8 @@
 
 - A request without ``forward`` is re-issued to the target with ``forward=true``; one with
   ``forward=true`` may hop once more with ``forward=false``; ``forward=false`` (any value but
-  ``true``, as Java's ``Boolean`` parameter reads it) that still misses the target answers 409. The
-  original query parameters travel along.
+  ``true``, as Java's ``Boolean`` parameter reads it; an empty one is absent) that still misses the
+  target answers 409. The original query parameters travel along.
 - The target URL is rebuilt from the matched route and the parsed names, each re-encoded as one
   path segment (pyconnect.rest.paths), never from the decoded path: a name holding ``/``, ``..``,
   ``#`` or ``?`` reaches exactly the resource it names on the target.
@@ -79,7 +79,7 @@ class Forwarder:
             return await self.forward(request, exc.forward_url)
 
     async def forward(self, request: web.Request, target_url: str | None) -> web.StreamResponse:
-        incoming = request.query.get(FORWARD)
+        incoming = request.query.get(FORWARD) or None  # empty reads as absent, as Jersey reads it
         if incoming is not None and not java_boolean(incoming):
             raise ConflictError(CONFLICT)
         if not target_url:
