@@ -5,6 +5,8 @@ workers, the leader and the follower (so forwarding is on the path); answers are
 and JSON after :meth:`RestPair.normalize` (worker ids, each side's topic names and file paths). Java's
 ``connect-file`` plugin jar (FileStreamSource/FileStreamSink) is fetched with Maven into the project's
 cache and put on the Java worker's ``plugin.path``, as Kafka's quick start does.
+:func:`kafka_connect_openapi` gives Apache Kafka's own Connect OpenAPI document for the pinned
+release, generated from its jars the way Kafka's build generates the one it publishes.
 """
 
 from __future__ import annotations
