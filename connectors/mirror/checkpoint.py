@@ -222,16 +222,21 @@ class MirrorCheckpointConnector(ScheduledConnector):
         source, target = config.source_admin_config(), config.target_admin_config()
         self._source_admin = GroupAdmin(source, cluster_label(source, config.source_cluster_alias, "source"))
         self._target_admin = MirrorAdmin(target, cluster_label(target, config.target_cluster_alias, "target"))
-        scheduler = self._scheduler = Scheduler(self._name, config.admin_timeout_s, self._fail)
+        scheduler = self._scheduler = self._scheduler_for(self._name, config.admin_timeout_s)
         async with self._stopped_unless_started():
-            await scheduler.execute(self._create_checkpoints_topic, "creating checkpoints topic")
-            await scheduler.execute(self._load_initial_groups, "loading initial consumer groups")
-        scheduler.schedule_repeating(
-            self.refresh_consumer_groups,
-            config.refresh_groups_interval_s,
-            "refreshing consumer groups",
-            delayed=True,
-        )
+            await self._start_steps(
+                scheduler,
+                [
+                    (self._create_checkpoints_topic, "creating checkpoints topic"),
+                    (self._load_initial_groups, "loading initial consumer groups"),
+                ],
+                lambda: scheduler.schedule_repeating(
+                    self.refresh_consumer_groups,
+                    config.refresh_groups_interval_s,
+                    "refreshing consumer groups",
+                    delayed=True,
+                ),
+            )
         log.info(
             "Started %s with %s consumer groups.",
             self._name,
@@ -421,8 +426,10 @@ class MirrorCheckpointTask(SourceTask):
                 delayed=True,
             )
 
-    def _refused(self, exc: KafkaAccessError) -> None:
-        """A scheduled job (group offset sync) met a refusal: the next ``poll`` raises it."""
+    def _refused(self, exc: KafkaAccessError, description: str = "") -> None:
+        """A scheduled job (group offset sync, ``description``) met a refusal: the next ``poll`` raises
+        it (the task fails and says why: unlike the connector, a task's refusal is no state to wait in,
+        since its group ACLs are what the operator grants for the checkpoints to flow at all)."""
         self._refusal = exc
         self._wake.set()
 

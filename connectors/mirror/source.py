@@ -52,7 +52,7 @@ from connectors.mirror.routed_topics import (
     routed_topics,
     routing_errors,
 )
-from connectors.mirror.scheduler import ScheduledConnector, Scheduler
+from connectors.mirror.scheduler import Job, ScheduledConnector, Scheduler
 from connectors.mirror.source_task import (  # noqa: F401  (the task is reached through this module too)
     TASK_INDEX,
     MirrorSourceTask,
@@ -216,7 +216,7 @@ class MirrorSourceConnector(ScheduledConnector):
             target.get("client.id"),
             getattr(self.context, "conditions", None),
         )
-        scheduler = self._scheduler = Scheduler(self._name, config.admin_timeout_ms / 1000, self._fail)
+        scheduler = self._scheduler = self._scheduler_for(self._name, config.admin_timeout_ms / 1000)
         async with self._stopped_unless_started():
             await self._start_jobs(config, scheduler)
         log.info(
@@ -227,13 +227,17 @@ class MirrorSourceConnector(ScheduledConnector):
         )
 
     async def _start_jobs(self, config: MirrorSourceConfig, scheduler: Scheduler) -> None:
+        steps: list[tuple[Job, str]] = []
         if config.emit_offset_syncs_enabled:
-            await scheduler.execute(self._create_offset_syncs_topic, "creating upstream offset-syncs topic")
-        await scheduler.execute(self._load_topic_partitions, "loading initial set of topic-partitions")
-        await scheduler.execute(
-            self.compute_and_create_topic_partitions, "creating downstream topic-partitions"
-        )
-        await scheduler.execute(self._refresh_known_target_topics, "refreshing known target topics")
+            steps.append((self._create_offset_syncs_topic, "creating upstream offset-syncs topic"))
+        steps += [
+            (self._load_topic_partitions, "loading initial set of topic-partitions"),
+            (self.compute_and_create_topic_partitions, "creating downstream topic-partitions"),
+            (self._refresh_known_target_topics, "refreshing known target topics"),
+        ]
+        await self._start_steps(scheduler, steps, lambda: self._schedule_jobs(config, scheduler))
+
+    def _schedule_jobs(self, config: MirrorSourceConfig, scheduler: Scheduler) -> None:
         scheduler.schedule_repeating(
             self.sync_topic_acls, config.sync_topic_acls_interval_s, "syncing topic ACLs"
         )

@@ -32,9 +32,9 @@ Task contract (Java's ``MirrorSourceTask``):
   run and counts its records. Metrics of a copied batch: ``byte-count`` counts the batch's bytes (not
   its value bytes) and its record ages and replication latency are those of its first and max
   timestamps (an approximation: the records between are not read).
-* Refusals (:class:`~pyconnect.errors.KafkaAccessError`, named after the cluster): a refused login or
-  ACL in the connector's start fails the start, and in a later scheduled job fails the connector
-  (``context.raise_error``); Java logs them and leaves the connector RUNNING (no tasks). A task stays
+* Refusals (:class:`~pyconnect.errors.KafkaAccessError`, named after the cluster): the connector keeps
+  RUNNING with a condition and retries (connectors.mirror.scheduler); Java logs them and leaves the
+  connector RUNNING (no tasks) without a word in its status. A task stays
   RUNNING and retrying, as Java's, but says why on its condition board (:mod:`connectors.mirror.source_watch`:
   its RUNNING trace and ``GET /mirrors``): a refused login of its clients (SOURCE_AUTH_FAILED, tried
   again with backoff), a topic refused READ (ACL_DENIED; its partitions held back and probed, the

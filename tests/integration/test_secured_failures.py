@@ -238,6 +238,19 @@ def failed_connector(worker: PyconnectWorker, name: str) -> dict[str, Any]:
     )
 
 
+def refused_connector(worker: PyconnectWorker, name: str, code: str) -> dict[str, Any]:
+    """The connector once it is RUNNING with the condition ``code`` first in its trace (a refusal is a
+    condition the connector retries through, connectors.mirror.scheduler)."""
+    return wait_for(
+        f"{name} RUNNING with {code}",
+        lambda: (s := status(worker, name))
+        and s["connector"]["state"] == "RUNNING"
+        and (s["connector"].get("trace") or "").startswith(f"{code}: ")
+        and s["connector"],
+        FAIL_S,
+    )
+
+
 def failed_task(worker: PyconnectWorker, name: str) -> dict[str, Any]:
     def probe() -> dict[str, Any] | None:
         body = status(worker, name)
@@ -325,7 +338,7 @@ LOGIN_CASES: dict[str, tuple[Callable[[dict[str, str]], dict[str, str]], str]] =
         for case in LOGIN_CASES
     ],
 )
-def test_refused_login_fails_the_connector_until_a_good_config_is_put(
+def test_refused_login_is_a_condition_of_the_connector_until_a_good_config_is_put(
     case: str, clusters: dict[str, KafkaCluster], worker: PyconnectWorker, unique: Callable[[str], str]
 ) -> None:
     s, t = clusters["S"], clusters["T"]
@@ -341,21 +354,28 @@ def test_refused_login_fails_the_connector_until_a_good_config_is_put(
     started = time.monotonic()
     post(worker, name, bad)
 
-    connector = failed_connector(worker, name)
-    took = time.monotonic() - started
-    line = first_line(connector["trace"])
-    assert reason in line, line
-    assert f"source cluster S ({s.bootstrap_servers})" in line, line
-    serves_rest(worker)
-    assert status(worker, name)["tasks"] == []  # type: ignore[index]
-    time.sleep(3)  # no retry loop: the log does not grow with attempts
-    log = worker_log(worker)[log_before:]
-    attempts = log.count("Unable connect to") + log.count("Authentication to source cluster")
-    time.sleep(3)
-    assert worker_log(worker)[log_before:].count("Unable connect to") <= attempts
-    assert f"Connector {name} failed: {line.split(': ', 1)[1]}" in log, "the log carries the status line"
-    assert_no_secret(clusters, connector["trace"], log)
-    print(f"\n{case}: FAILED after {took:.1f} s: {line}")
+    if reason.startswith("Invalid value"):  # a config the client cannot use: no refusal to wait in
+        connector = failed_connector(worker, name)
+        line = first_line(connector["trace"])
+        assert reason in line, line
+        serves_rest(worker)
+        assert_no_secret(clusters, connector["trace"], worker_log(worker)[log_before:])
+        print(f"\n{case}: FAILED: {line}")
+    else:
+        connector = refused_connector(worker, name, "SOURCE_AUTH_FAILED")
+        took = time.monotonic() - started
+        line = first_line(connector["trace"])
+        assert reason in line, line
+        assert f"source cluster S ({s.bootstrap_servers})" in line, line
+        serves_rest(worker)
+        assert status(worker, name)["tasks"] == []  # type: ignore[index]
+        time.sleep(6)  # retried with backoff, but the reason is logged at ERROR once, not per try
+        log = worker_log(worker)[log_before:]
+        errors = [x for x in log.splitlines() if " ERROR " in x and "caught exception" in x and name in x]
+        assert len(errors) == 1, errors
+        assert reason in errors[0] and f"source cluster S ({s.bootstrap_servers})" in errors[0], errors
+        assert_no_secret(clusters, connector["trace"], log)
+        print(f"\n{case}: RUNNING with SOURCE_AUTH_FAILED after {took:.1f} s: {line}")
 
     code, body = worker.rest("PUT", f"/connectors/{name}/config", good)
     assert code == 200, body
@@ -567,7 +587,8 @@ def test_java_worker_answers_a_wrong_password_with_a_running_connector_and_log_l
 ) -> None:
     """What Java's Connect worker does with the same wrong-password config (recorded, not copied):
     Java's MM2 Scheduler logs the refused start and goes on, so the connector stays RUNNING without
-    tasks and the reason is only in the log; pyconnect fails the connector with that reason instead."""
+    tasks and the reason is only in the log; pyconnect's connector stays RUNNING and retrying too, with
+    the reason as its SOURCE_AUTH_FAILED condition (status trace, GET /mirrors, /metrics)."""
     s, t = clusters["S"], clusters["T"]
     topic = unique("java")
     run(create_topic(s, topic))
@@ -714,14 +735,15 @@ def expired(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
 
 
 @pytest.mark.long
-def test_expired_broker_certificate_fails_the_connector_naming_the_cluster(
+def test_expired_broker_certificate_is_a_condition_naming_the_cluster(
     expired: KafkaCluster,
     clusters: dict[str, KafkaCluster],
     worker: PyconnectWorker,
     unique: Callable[[str], str],
 ) -> None:
-    """The source cluster presents an expired (but trusted) certificate: the connector FAILS with the
-    handshake's reason and the cluster's name, once; the worker serves on; no password shown."""
+    """The source cluster presents an expired (but trusted) certificate: the connector is RUNNING with
+    SOURCE_AUTH_FAILED, the handshake's reason and the cluster's name, logged once while it retries;
+    the worker serves on; no password shown."""
     x, t = expired, clusters["T"]
     topic = unique("expired")
     target_grants(t, "target", topic)
@@ -731,7 +753,7 @@ def test_expired_broker_certificate_fails_the_connector_naming_the_cluster(
     log_before = len(worker_log(worker))
     post(worker, name, config)
 
-    connector = failed_connector(worker, name)
+    connector = refused_connector(worker, name, "SOURCE_AUTH_FAILED")
     line = first_line(connector["trace"])
     assert "certificate has expired" in line, line
     assert f"source cluster S ({x.bootstrap_servers})" in line, line  # the alias of the config
@@ -740,8 +762,8 @@ def test_expired_broker_certificate_fails_the_connector_naming_the_cluster(
     assert status(worker, name)["tasks"] == []  # type: ignore[index]
     time.sleep(3)
     repeats = worker_log(worker)[log_before:].count("certificate has expired")
-    time.sleep(3)
+    time.sleep(6)
     log = worker_log(worker)[log_before:]
-    assert log.count("certificate has expired") == repeats, "no retry loop: the log does not grow"
+    assert log.count("certificate has expired") == repeats, "retries are not logged again"
     assert_no_secret({**clusters, "X": x}, connector["trace"], log)
     worker.rest("DELETE", f"/connectors/{name}")

@@ -181,31 +181,33 @@ def test_failure_trace_starts_with_the_exception_line() -> None:
     assert "TopicAuthorizationFailedError" in "\n".join(rest) and rest[-1] == first
 
 
-async def test_scheduler_raises_a_refusal_from_execute_and_hands_a_repeated_one_to_on_fatal() -> None:
+async def test_scheduler_raises_a_refusal_from_execute_and_keeps_retrying_a_refused_repeating_job() -> None:
     refusal = AuthorizationError("Not authorized to access group: g on cluster x")
-    fatal: list[KafkaAccessError] = []
+    refused_with: list[tuple[KafkaAccessError, str]] = []
+    accepted: list[str] = []
     runs = 0
 
-    async def refused() -> None:
+    async def refused_twice() -> None:
         nonlocal runs
         runs += 1
-        raise refusal
+        if runs <= 3:
+            raise refusal
 
     async def failing() -> None:
         raise ConnectError("transient")
 
-    scheduler = Scheduler("c", 5.0, fatal.append)
+    scheduler = Scheduler("c", 5.0, lambda exc, what: refused_with.append((exc, what)), accepted.append)
     with pytest.raises(AuthorizationError):
-        await scheduler.execute(refused, "loading groups")
+        await scheduler.execute(refused_twice, "loading groups")
     assert await scheduler.execute(failing, "other") is False  # other errors are only logged
 
-    scheduler.schedule_repeating(refused, 0.0, "syncing")
-    for _ in range(20):
-        if fatal:
+    scheduler.schedule_repeating(refused_twice, 0.001, "syncing")
+    for _ in range(2000):
+        if accepted:
             break
-        await asyncio.sleep(0)
-    assert fatal == [refusal]
-    assert runs == 2  # stopped repeating after handing it over
+        await asyncio.sleep(0.001)
+    assert refused_with == [(refusal, "syncing"), (refusal, "syncing")]
+    assert accepted and set(accepted) == {"syncing"}  # still repeating once it passes
     await scheduler.close()
 
 
