@@ -108,6 +108,12 @@ def add_audit_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     flow.add_argument(
         "--allow-lag", dest="flow_allow_lag", action="store_true", help="accept the not-yet-copied tail"
     )
+    flow.add_argument(
+        "--delivery",
+        choices=("exactly-once", "at-least-once"),
+        help="the flow's promise: duplicates on the target are findings under exactly-once (default: "
+        "exactly-once when the target's exactly.once.source.support is enabled in the config)",
+    )
     flow.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     flow.add_argument("--log-level", default="WARNING", help="root log level (default WARNING)")
     flow.add_argument(
@@ -143,6 +149,13 @@ def add_audit_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "--allow-lag",
         action="store_true",
         help="pass when the only missing records are the not-yet-copied tail of a partition",
+    )
+    replication.add_argument(
+        "--delivery",
+        choices=("exactly-once", "at-least-once"),
+        default="at-least-once",
+        help="the flow's promise: under exactly-once a duplicate on the target is a finding (exit 1); "
+        "under at-least-once (the default) duplicates are reported only",
     )
     translation = kinds.add_parser(
         "translation",
@@ -239,7 +252,14 @@ def _audit(
             spark, source, target, remote_topics, source_alias=args.source_alias, sample=args.sample
         )
         print(dumps(replication) if args.json else replication.render(), file=out)
-        return EXIT_OK if replication.ok(allow_lag=args.allow_lag) else EXIT_FINDINGS
+        duplicates = args.delivery == "exactly-once" and replication.total("duplicates") > 0
+        if duplicates and not args.json:
+            print(
+                f"replication audit: {replication.total('duplicates')} duplicates on the target of a flow "
+                "that runs exactly-once",
+                file=out,
+            )
+        return EXIT_OK if replication.ok(allow_lag=args.allow_lag) and not duplicates else EXIT_FINDINGS
     from spark_analytics.translation_audit import dumps as dumps_translation
     from spark_analytics.translation_audit import run_translation_audit
 

@@ -11,9 +11,11 @@ Contract:
   ``group_wanted`` accepts. Only aggregates and samples reach the driver.
 - :class:`FlowReport` holds both results; :meth:`FlowReport.to_json` is the JSON report (the HTML report
   is drawn from it, :mod:`spark_analytics.html_report`), :meth:`FlowReport.ok` the verdict: no missing
-  record (except the not-yet-copied tail with ``allow_lag``), no mismatch, no checkpoint or offset-sync
-  violation. Records retention left unverifiable (:mod:`spark_analytics.retention`) are a note in the
-  verdict line, not a finding.
+  record (except the not-yet-copied tail with ``allow_lag``), no mismatch, no checkpoint, committed group
+  offset or offset-sync violation, and, when the flow promises exactly-once (``delivery``), no duplicate
+  on the target; under at-least-once duplicates are reported in the verdict line, not a finding. Records
+  retention left unverifiable (:mod:`spark_analytics.retention`) are a note in the verdict line, not a
+  finding.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from spark_analytics import copies
+from spark_analytics.group_offsets import CommittedPosition
 from spark_analytics.kafka_frames import KafkaCluster, raw_reader, read_records
 from spark_analytics.mirror_codecs import decode_checkpoints, decode_offset_syncs
 from spark_analytics.progress import Progress
@@ -35,6 +38,7 @@ from spark_analytics.snapshot import FlowFrames
 from spark_analytics.translation_audit import TranslationAudit, audit_translation_frames
 
 REPORT_VERSION = 1
+EXACTLY_ONCE, AT_LEAST_ONCE = "exactly-once", "at-least-once"
 NO_GROUP = "\x00"
 """A group name no consumer can have: the translation audit of an empty group list audits every group,
 so when the filter leaves none, this one is asked for (the offset syncs are still checked)."""
@@ -53,9 +57,11 @@ class FlowReport:
     allow_lag: bool
     seconds: float
     origin: str
+    delivery: str = AT_LEAST_ONCE
 
     def ok(self) -> bool:
-        return self.replication.ok(allow_lag=self.allow_lag) and self.translation.ok()
+        duplicates_allowed = self.delivery != EXACTLY_ONCE or self.replication.total("duplicates") == 0
+        return self.replication.ok(allow_lag=self.allow_lag) and self.translation.ok() and duplicates_allowed
 
     def findings(self) -> list[str]:
         """One phrase per kind of finding, empty when the flow passed."""
@@ -68,15 +74,23 @@ class FlowReport:
             found.append(f"{r.total('mismatches')} altered or foreign records on the target")
         if r.total("reordered"):
             found.append(f"{r.total('reordered')} records out of order")
+        if self.delivery == EXACTLY_ONCE and r.total("duplicates"):
+            found.append(f"{r.total('duplicates')} duplicates on the target of a flow that runs exactly-once")
         if t.violations:
             found.append(f"{t.violations} checkpoints past the true position")
+        if t.committed.violations:
+            found.append(f"{t.committed.violations} committed group offsets past the true position")
         if t.sync_violations:
             found.append(f"{t.sync_violations} offset syncs that point at no copy")
         return found
 
     def verdict(self) -> str:
         dups = self.replication.total("duplicates")
-        extra = f" ({dups} duplicates, allowed by at-least-once)" if dups else ""
+        extra = (
+            f" ({dups} duplicates, allowed by at-least-once)"
+            if dups and self.delivery != EXACTLY_ONCE
+            else ""
+        )
         note = self.replication.retention_note()
         extra += f" ({note})" if note else ""
         if self.ok():
@@ -93,6 +107,7 @@ class FlowReport:
             "verdict": self.verdict(),
             "findings": self.findings(),
             "allow_lag": self.allow_lag,
+            "delivery": self.delivery,
             "origin": self.origin,
             "seconds": round(self.seconds, 1),
             "remote_topics": self.remote_topics,
@@ -150,12 +165,19 @@ def audit_flow(
     allow_lag: bool,
     origin: str,
     progress: Progress,
+    committed: Callable[[list[str]], tuple[list[CommittedPosition] | None, str | None]] | None = None,
+    delivery: str = AT_LEAST_ONCE,
 ) -> FlowReport:
+    """Both audits (see the module contract); ``committed(groups)`` gives the audited groups' committed
+    offsets on both clusters (``None`` and a note when they cannot be read)."""
     started = time.monotonic()
     with progress.watch(spark.sparkContext):
         progress.step("listing the checkpointed groups")
         groups = group_wanted(checkpointed_groups(frames, remote_topics.values()))
         progress.note(f"{len(groups)} groups to audit: {', '.join(groups) if groups else 'none'}")
+        positions, note = (
+            committed(groups) if committed is not None else (None, "committed group offsets not read")
+        )
         # Both audits match by content: the records are read and digested once, cached for both.
         digested = (copies.digests(frames.source).cache(), copies.digests(frames.target).cache())
         try:
@@ -170,6 +192,7 @@ def audit_flow(
                 groups=groups,
                 sample=sample,
                 progress=progress,
+                committed=(positions, note),
             )
         finally:
             for frame in digested:
@@ -192,6 +215,7 @@ def audit_flow(
         allow_lag=allow_lag,
         seconds=time.monotonic() - started,
         origin=origin,
+        delivery=delivery,
     )
 
 
@@ -207,6 +231,7 @@ def _both_audits(
     groups: list[str],
     sample: int,
     progress: Progress,
+    committed: tuple[list[CommittedPosition] | None, str | None],
 ) -> tuple[ReplicationAudit, TranslationAudit]:
     progress.step(f"replication audit of {len(remote_topics)} topics")
     replication = audit_replication_frames(
@@ -235,6 +260,8 @@ def _both_audits(
         groups=groups or [NO_GROUP],
         sample=sample,
         digested=digested,
+        committed=committed[0],
+        committed_note=committed[1],
     )
     syncs = sum(translation.syncs.values()) + translation.undecodable["offset_syncs"]
     progress.note(f"checked {syncs} offset syncs and {translation.checkpoints} checkpoints")

@@ -8,6 +8,10 @@ Contract (exit codes and one-line errors as :mod:`spark_analytics.audit_cli`):
 - from the clusters: the source topics the flow replicates (:meth:`FlowPlan.topics_to_audit`, none is a
   usage error) are read with their remote topics, offset syncs and checkpoints; with ``--snapshot DIR``
   they are first written there as Parquet and the audit runs on the written files;
+- the audited groups' committed offsets are read from both clusters (kept in the snapshot's manifest) and
+  each target commit is judged against the group's position on the source;
+- duplicates on the target are judged by the flow's promise: a finding when it runs exactly-once, reported
+  under at-least-once; ``--delivery`` overrides what the config (or the snapshot) says;
 - from a snapshot: the manifest says what was audited; ``--groups`` still narrows the groups;
 - progress goes to ``err`` (unless ``--quiet``); the verdict line and the report paths to ``out``;
   ``DIR/audit.json`` and ``DIR/audit.html`` are written; exit 0 when the flow passed, 1 on findings.
@@ -72,6 +76,7 @@ def plan_from_manifest(manifest: dict[str, Any], groups: str | None) -> FlowPlan
         policy_config=dict(manifest.get("policy_config", {})),
         offset_syncs_on_target=bool(manifest.get("offset_syncs_on_target", False)),
         filter_config=filters,
+        delivery=str(manifest.get("delivery", "at-least-once")),
     )
 
 
@@ -127,7 +132,8 @@ def _run_flow(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _audit(
     spark: Any, args: argparse.Namespace, plan: FlowPlan, snapshot_in: Path | None, progress: Any
 ) -> Any:
-    from spark_analytics.flow_audit import audit_flow, read_flow
+    from spark_analytics.flow_audit import audit_flow, checkpointed_groups, read_flow
+    from spark_analytics.group_offsets import positions_from_json, positions_to_json, read_positions
     from spark_analytics.kafka_frames import KafkaCluster, list_topics
     from spark_analytics.snapshot import read_snapshot, write_snapshot
 
@@ -139,6 +145,14 @@ def _audit(
         remote_topics = dict(manifest["remote_topics"])
         offset_syncs_topic, checkpoints_topic = manifest["offset_syncs_topic"], manifest["checkpoints_topic"]
         origin = f"snapshot {snapshot_in}"
+        kept = manifest.get("committed_offsets")
+        kept_positions = None if kept is None else positions_from_json(kept)
+
+        def committed(groups: list[str]) -> tuple[Any, str | None]:
+            if kept_positions is None:
+                return None, "the snapshot holds no committed group offsets"
+            return [p for p in kept_positions if p.group in groups], None
+
     else:
         source = KafkaCluster(plan.source_bootstrap, plan.source_properties, args.flow_timeout)
         target = KafkaCluster(plan.target_bootstrap, plan.target_properties, args.flow_timeout)
@@ -162,6 +176,10 @@ def _audit(
         origin = (
             f"{plan.source_alias} ({plan.source_bootstrap}) and {plan.target_alias} ({plan.target_bootstrap})"
         )
+
+        def committed(groups: list[str]) -> tuple[Any, str | None]:
+            return read_positions(spark, source, target, groups, remote_topics)
+
         if args.snapshot:
             folder = Path(args.snapshot)
             progress.step(f"writing the snapshot {folder}")
@@ -175,7 +193,12 @@ def _audit(
                 "checkpoints_topic": checkpoints_topic,
                 "policy_config": plan.policy_config,
                 "filter_config": plan.filter_config,
+                "delivery": plan.delivery,
             }
+            groups = plan.groups_to_audit(checkpointed_groups(frames, remote_topics.values()))
+            positions, _ = read_positions(spark, source, target, groups, remote_topics)
+            if positions is not None:
+                manifest["committed_offsets"] = positions_to_json(positions)
             with progress.watch(spark.sparkContext):
                 write_snapshot(frames, folder, manifest)
             frames, _ = read_snapshot(spark, folder)
@@ -194,4 +217,6 @@ def _audit(
         allow_lag=args.flow_allow_lag,
         origin=origin,
         progress=progress,
+        committed=committed,
+        delivery=args.delivery or plan.delivery,
     )

@@ -10,7 +10,9 @@ Contract:
   MirrorSourceConnector source consumer when it is set (the source is read as the mirror read it: a
   ``read_committed`` mirror does not copy aborted records, so the audit must not expect them), the
   replication policy of the target's client
-  config, the flow's ``offset-syncs.topic.location``, and the flow's topic and group filters
+  config, the flow's ``offset-syncs.topic.location``, its delivery promise (``exactly-once`` when the flow's
+  worker has ``exactly.once.source.support=enabled``, ``<target>.exactly.once.source.support`` in
+  ``mm2.properties``; else ``at-least-once``), and the flow's topic and group filters
   (``topics``/``topics.exclude``, ``groups``/``groups.exclude`` of ``A->B.`` or top level). ``--topics`` /
   ``--groups`` replace the include pattern (Java regex, whole name), the exclude lists still apply. An
   unknown alias, a side without ``bootstrap.servers`` or a bad pattern is a :class:`FlowError`.
@@ -64,6 +66,7 @@ class FlowPlan:
     policy_config: dict[str, str]
     offset_syncs_on_target: bool
     filter_config: dict[str, str] = field(default_factory=dict)
+    delivery: str = "at-least-once"
 
     @property
     def policy(self) -> ReplicationPolicy:
@@ -100,6 +103,7 @@ def plan_from_mm2(
         source = mm2.mirror_client_config(flow.source)
         target = mm2.mirror_client_config(flow.target)
         connector = mm2.connector_base_config(flow, "MirrorSourceConnector")
+        eos = mm2.cluster_props(flow.target).get("exactly.once.source.support", "").strip().lower()
     except ConfigError as exc:
         raise FlowError(str(exc).splitlines()[0]) from None
     for alias, config in ((flow.source, source), (flow.target, target)):
@@ -127,6 +131,7 @@ def plan_from_mm2(
         policy_config={k: v for k, v in target.items() if k.startswith("replication.policy.")},
         offset_syncs_on_target=location == "target",
         filter_config=filters,
+        delivery="exactly-once" if eos == "enabled" else "at-least-once",
     )
     try:
         topic_filter(filters)

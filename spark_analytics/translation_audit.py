@@ -33,194 +33,44 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
 
 from pyspark.sql import Column, DataFrame, Row, SparkSession, Window, WindowSpec
 from pyspark.sql import functions as F
 
 from spark_analytics import copies
+from spark_analytics.group_offsets import CommittedPosition, read_positions
 from spark_analytics.kafka_frames import KafkaCluster, raw_reader, read_records
 from spark_analytics.mirror_codecs import decode_checkpoints, decode_offset_syncs
-from spark_analytics.tables import format_table
+from spark_analytics.translation_report import (
+    REREAD_BUCKETS,
+    SYNC_OK,
+    SYNC_UNVERIFIABLE,
+    SYNC_VIOLATION,
+    CheckpointCheck,
+    CommittedAudit,
+    GroupRereads,
+    SyncCheck,
+    TranslationAudit,
+)
 
 DEFAULT_SAMPLE = 10
-REREAD_BUCKETS: tuple[tuple[str, int, int | None], ...] = (
-    ("0", 0, 0),
-    ("1-9", 1, 9),
-    ("10-99", 10, 99),
-    ("100-999", 100, 999),
-    ("1000+", 1000, None),
-)
-SYNC_OK, SYNC_VIOLATION, SYNC_UNVERIFIABLE = "ok", "violation", "unverifiable"
 _UNDECODABLE = "undecodable"
-
-
-@dataclass(frozen=True)
-class CheckpointCheck:
-    """One checkpoint against the data (``topic`` is the source name, ``remote_topic`` the target's)."""
-
-    group: str
-    topic: str
-    remote_topic: str
-    partition: int
-    upstream_offset: int
-    downstream_offset: int
-    true_position: int
-    reread: int
-    skipped: int
-
-    @property
-    def violation(self) -> bool:
-        return self.downstream_offset > self.true_position
-
-    def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "violation": self.violation}
-
-
-@dataclass(frozen=True)
-class GroupRereads:
-    """The re-read counts of every checkpoint of one group: summary statistics and a histogram."""
-
-    group: str
-    checkpoints: int
-    violations: int
-    reread_min: int
-    reread_p50: int
-    reread_p90: int
-    reread_max: int
-    reread_mean: float
-    histogram: dict[str, int]
-
-
-@dataclass(frozen=True)
-class SyncCheck:
-    topic: str
-    partition: int
-    upstream_offset: int
-    downstream_offset: int
-    status: str
-
-
-@dataclass(frozen=True)
-class TranslationAudit:
-    source_alias: str
-    target_alias: str
-    remote_topics: dict[str, str]
-    offset_syncs_topic: str
-    checkpoints_topic: str
-    syncs: dict[str, int]
-    checkpoints: int
-    violations: int
-    undecodable: dict[str, int]
-    groups: list[GroupRereads] = field(default_factory=list)
-    latest: list[CheckpointCheck] = field(default_factory=list)
-    violation_samples: list[CheckpointCheck] = field(default_factory=list)
-    sync_violation_samples: list[SyncCheck] = field(default_factory=list)
-
-    @property
-    def sync_violations(self) -> int:
-        return self.syncs.get(SYNC_VIOLATION, 0)
-
-    def ok(self) -> bool:
-        return self.violations == 0 and self.sync_violations == 0
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "source_alias": self.source_alias,
-            "target_alias": self.target_alias,
-            "remote_topics": self.remote_topics,
-            "offset_syncs_topic": self.offset_syncs_topic,
-            "checkpoints_topic": self.checkpoints_topic,
-            "ok": self.ok(),
-            "checkpoints": self.checkpoints,
-            "violations": self.violations,
-            "syncs": self.syncs,
-            "undecodable": self.undecodable,
-            "groups": [asdict(g) for g in self.groups],
-            "latest": [c.to_json() for c in self.latest],
-            "violation_samples": [c.to_json() for c in self.violation_samples],
-            "sync_violation_samples": [asdict(s) for s in self.sync_violation_samples],
-        }
-
-    def render(self, latest_rows: int = 50) -> str:
-        syncs = ", ".join(f"{n} {status}" for status, n in self.syncs.items()) or "none"
-        lines = [
-            f"offset syncs ({self.offset_syncs_topic}): {syncs}",
-            f"checkpoints ({self.checkpoints_topic}): {self.checkpoints} checked, {self.violations} violations",
-        ]
-        if any(self.undecodable.values()):
-            lines.append(f"undecodable records skipped: {self.undecodable}")
-        if self.groups:
-            lines.append("")
-            header = (
-                "group",
-                "checkpoints",
-                "violations",
-                "reread min",
-                "p50",
-                "p90",
-                "max",
-                "mean",
-                *(name for name, _, _ in REREAD_BUCKETS),
-            )
-            rows = [
-                (
-                    g.group,
-                    g.checkpoints,
-                    g.violations,
-                    g.reread_min,
-                    g.reread_p50,
-                    g.reread_p90,
-                    g.reread_max,
-                    round(g.reread_mean, 1),
-                    *(g.histogram[n] for n, _, _ in REREAD_BUCKETS),
-                )
-                for g in self.groups
-            ]
-            lines.append(format_table(header, rows))
-        if self.latest:
-            lines.append("")
-            lines.append("latest checkpoint per group and partition:")
-            latest_header = (
-                "group",
-                "remote topic",
-                "part",
-                "upstream",
-                "downstream",
-                "true pos",
-                "reread",
-                "skipped",
-            )
-            rows = [
-                (
-                    c.group,
-                    c.remote_topic,
-                    c.partition,
-                    c.upstream_offset,
-                    c.downstream_offset,
-                    c.true_position,
-                    c.reread,
-                    c.skipped,
-                )
-                for c in self.latest[:latest_rows]
-            ]
-            lines.append(format_table(latest_header, rows))
-            if len(self.latest) > latest_rows:
-                lines.append(f"... {len(self.latest) - latest_rows} more (see --json)")
-        for c in self.violation_samples:
-            lines.append(
-                f"VIOLATION group {c.group} {c.remote_topic}-{c.partition}: upstream {c.upstream_offset} "
-                f"translated to {c.downstream_offset} > true position {c.true_position} "
-                f"({c.skipped} records skipped)"
-            )
-        for s in self.sync_violation_samples:
-            lines.append(
-                f"SYNC VIOLATION {s.topic}-{s.partition}: upstream {s.upstream_offset} -> downstream "
-                f"{s.downstream_offset} is not a copy"
-            )
-        lines.append(f"translation audit: {'OK' if self.ok() else 'FAILED'}")
-        return "\n".join(lines)
+__all__ = [
+    "REREAD_BUCKETS",
+    "SYNC_OK",
+    "SYNC_UNVERIFIABLE",
+    "SYNC_VIOLATION",
+    "CheckpointCheck",
+    "CommittedAudit",
+    "GroupRereads",
+    "SyncCheck",
+    "TranslationAudit",
+    "audit_translation_frames",
+    "check_checkpoints",
+    "check_committed",
+    "dumps",
+    "run_translation_audit",
+]
 
 
 # -- the computation ------------------------------------------------------------------------------
@@ -471,6 +321,32 @@ def _sync_summary(checked: DataFrame, sample: int) -> tuple[dict[str, int], list
     return counts, samples
 
 
+_COMMITTED_SCHEMA = (
+    "qid bigint, group string, topic string, partition int, upstream_offset bigint, downstream_offset bigint"
+)
+
+
+def check_committed(
+    spark: SparkSession,
+    positions: Sequence[CommittedPosition] | None,
+    note: str | None,
+    pairs: DataFrame,
+    target: DataFrame,
+    remote_topics: Mapping[str, str],
+) -> CommittedAudit:
+    """Each committed target offset judged against the first copy of the group's next record."""
+    if positions is None:
+        return CommittedAudit(note=note or "committed group offsets not read")
+    if not positions:
+        return CommittedAudit(note=note or "no group committed an audited partition on both clusters")
+    rows = [
+        (i, p.group, p.topic, p.partition, p.source_offset, p.target_offset) for i, p in enumerate(positions)
+    ]
+    queries = spark.createDataFrame(rows, _COMMITTED_SCHEMA)
+    checked = check_checkpoints(queries, pairs, target).orderBy("group", "topic", "partition").collect()
+    return CommittedAudit([_check(r, remote_topics) for r in checked], note)
+
+
 def audit_translation_frames(
     source: DataFrame,
     target: DataFrame,
@@ -485,12 +361,16 @@ def audit_translation_frames(
     groups: Sequence[str] = (),
     sample: int = DEFAULT_SAMPLE,
     digested: tuple[DataFrame, DataFrame] | None = None,
+    committed: Sequence[CommittedPosition] | None = None,
+    committed_note: str | None = None,
 ) -> TranslationAudit:
     """Audit already-read data. ``source``/``target``: record frames (target ``topic`` = source names);
     ``syncs``/``checkpoints``: :mod:`spark_analytics.mirror_codecs` frames (checkpoint ``topic`` = the
     target-side name, as in the record). ``groups`` limits the checkpoints audited (all when empty).
     ``digested``: the :func:`spark_analytics.copies.digests` of ``source`` and ``target`` when the
-    caller already has them (it then owns their caching); else they are computed and cached here."""
+    caller already has them (it then owns their caching); else they are computed and cached here.
+    ``committed``: the groups' committed offsets on both clusters (:mod:`spark_analytics.group_offsets`),
+    each judged like a checkpoint (``None``: not read, ``committed_note`` says why)."""
     cached: list[DataFrame] = []
     if digested is not None:
         source_digests, target_digests = digested
@@ -550,6 +430,9 @@ def audit_translation_frames(
             latest=latest,
             violation_samples=violation_samples,
             sync_violation_samples=sync_samples,
+            committed=check_committed(
+                source.sparkSession, committed, committed_note, pairs, target_digests, remote_topics
+            ),
         )
     finally:
         for frame in cached:
@@ -570,7 +453,8 @@ def run_translation_audit(
     groups: Sequence[str] = (),
     sample: int = DEFAULT_SAMPLE,
 ) -> TranslationAudit:
-    """Read the topics, the offset syncs and the checkpoints from the clusters and audit them."""
+    """Read the topics, the offset syncs, the checkpoints and the groups' committed offsets (``groups``, or
+    every checkpointed group) from the clusters and audit them."""
     source_records = read_records(spark, source, list(remote_topics))
     target_records = read_records(
         spark, target, list(remote_topics.values()), rename={r: s for s, r in remote_topics.items()}
@@ -579,6 +463,14 @@ def run_translation_audit(
         raw_reader(spark, target if offset_syncs_on_target else source, [offset_syncs_topic])
     )
     checkpoints = decode_checkpoints(raw_reader(spark, target, [checkpoints_topic]))
+    wanted = list(groups) or sorted(
+        r["group"]
+        for r in checkpoints.where(F.col("decodable") & F.col("topic").isin(list(remote_topics.values())))
+        .select("group")
+        .distinct()
+        .collect()
+    )
+    committed, committed_note = read_positions(spark, source, target, wanted, remote_topics)
     return audit_translation_frames(
         source_records,
         target_records,
@@ -591,6 +483,8 @@ def run_translation_audit(
         checkpoints_topic=checkpoints_topic,
         groups=groups,
         sample=sample,
+        committed=committed,
+        committed_note=committed_note,
     )
 
 
