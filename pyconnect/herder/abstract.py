@@ -34,6 +34,7 @@ from pyconnect.protocol.javahash import default_hash_order, hash_order, java_str
 from pyconnect.transforms.config import enrich, validate_enriched
 from pyconnect.worker.plugin_calls import PluginCallsClosed, PluginCallTimeout
 from pyconnect.worker.plugins import PluginType
+from pyconnect.worker.target_wait_config import check_target_wait
 
 log = logging.getLogger(__name__)
 
@@ -174,6 +175,7 @@ class AbstractHerder:
         framework_values = validate_enriched(plugins, framework, present)
         if kind == PluginType.SOURCE:
             self._validate_source_connector(connector, present, framework_values)
+            check_target_wait(present, framework_values)
         else:
             check_sink_config(present, framework_values, getattr(self.config, "group_id", None))
         own_values = await self._plugin_call(

@@ -11,21 +11,26 @@ Contract:
   partition per topic (Java's sticky partitioning, which changes partition per batch).
 - Order: records for the same partition keep their input order; with an idempotent producer
   (the default) batches of one partition are written in submission order.
-- Handing a batch to the producer is retried, as Java's producer blocks in ``send``, for up to the
-  producer's ``max.block.ms`` (:func:`~pyconnect.kafka.clients.max_block_seconds`; Connect gives task
-  producers ``Long.MAX_VALUE``): while the topic's metadata is not there yet, while its partition is
-  missing from the producer's metadata (a topic created or grown a moment ago: the metadata is
-  refreshed), and while the partition's queue has no room. Then a ``KafkaTimeoutError`` naming the
-  cause (Java's ``TimeoutException``).
+- Handing a batch to the producer goes through the sender's
+  :class:`~pyconnect.kafka.target_lanes.TargetLanes` (see there): a batch whose target partition is not
+  ready (the topic or the partition missing, a refused WRITE, a batch larger than the topic accepts, no
+  leader) waits in that partition's lane instead of failing the task or holding up the batches of other
+  partitions, and resumes within seconds of the target being ready; the task's conditions say why
+  (:meth:`BatchSender.observe`). The futures ``send`` and ``send_raw`` return resolve on
+  acknowledgement, or fail with what fails the task (a wait past ``pyconnect.target.wait.max.ms``, an
+  error the target does not heal from), or with :class:`~pyconnect.kafka.target_lanes.SendAbandoned`
+  after :meth:`BatchSender.abandon` (the task stops: the batch was never acknowledged). A record
+  without a partition waits for its topic to exist (its partition needs the count).
 - With ``metrics``, every batch handed over is counted (bytes, records) and held against the producer's
   buffer until its acknowledgement or failure (pyconnect.metrics.client_metrics).
 - ``send_raw(topic, partition, builder)`` hands over one ready-made batch (a fetched record batch,
   :class:`~pyconnect.kafka.raw_batches_io.RawBatch`) the same way, after checking its size against
   ``max_request_size`` (aiokafka never splits a batch); counted in ``metrics`` as any batch.
 - Topics the producer's metadata does not track yet are learnt together, in one metadata update per
-  call (:meth:`BatchSender.learn_topics`, done by ``send`` and by the callers of ``send_raw``): the
-  client would learn them one ``send_batch`` at a time, a metadata round trip each, and a first poll
-  over a thousand new topics took minutes.
+  call (:meth:`BatchSender.learn_topics`, done by ``send`` and by the callers of ``send_raw``; waited for
+  at most ``LEARN_WAIT_S``): the client would learn them one
+  ``send_batch`` at a time, a metadata round trip each, and a first poll over a thousand new topics took
+  minutes.
 - As in Java, a record larger than the batch size travels in a batch of its own; a batch larger
   than the producer's ``max_request_size`` raises ``RecordTooLargeError`` before anything of that
   call is sent.
@@ -41,15 +46,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
-from aiokafka.errors import KafkaTimeoutError
 from aiokafka.partitioner import murmur2
 
 from pyconnect.kafka.clients import max_block_seconds
 from pyconnect.kafka.parked_errors import read_parked_errors
+from pyconnect.kafka.target_lanes import TargetLanes
+from pyconnect.kafka.target_watch import TargetWatch
 from pyconnect.metrics.client_metrics import ProducerMetrics
 
-FIRST_PAUSE_S = 0.05
-LONGEST_PAUSE_S = 1.0
+LEARN_WAIT_S = 10.0
 
 
 class RecordTooLargeError(ValueError):
@@ -96,6 +101,7 @@ class BatchSender:
         *,
         rng: random.Random | None = None,
         metrics: ProducerMetrics | None = None,
+        watch: TargetWatch | None = None,
     ) -> None:
         self._producer = producer
         read_parked_errors(producer)
@@ -103,44 +109,41 @@ class BatchSender:
         self._rng = rng or random.Random()
         self._partition_counts: dict[str, int] = {}
         self._max_block_s = max_block_seconds(producer)
+        self.lanes = TargetLanes(producer)
+        if watch is not None:
+            self.lanes.observe(watch)
 
-    async def _hand_over(self, builder: Any, topic: str, partition: int) -> asyncio.Future[Any]:
-        """``send_batch`` once the producer can take the batch; see the module docstring."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self._max_block_s
-        pause = FIRST_PAUSE_S
-        while True:
-            client = self._producer.client
-            known = client.cluster.partitions_for_topic(topic)
-            if known is not None and partition not in known:
-                reason = (
-                    f"Partition {partition} of topic {topic} with partition count {len(known)} is not "
-                    "present in metadata"
-                )
-                client.force_metadata_update()  # answered in the client's own task; never awaited here
-            else:
-                try:
-                    return await self._producer.send_batch(builder, topic, partition=partition)
-                except KafkaTimeoutError as exc:  # no metadata for the topic, or no room in the queue
-                    reason = str(exc) or type(exc).__name__
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                raise KafkaTimeoutError(
-                    f"{reason} after {round(self._max_block_s * 1000)} ms (max.block.ms)."
-                )
-            await asyncio.sleep(min(pause, remaining))
-            pause = min(2 * pause, LONGEST_PAUSE_S)
+    def observe(self, watch: TargetWatch) -> None:
+        """Report waits for the target to ``watch`` (the task's board, the target's name, the bounds)."""
+        self.lanes.observe(watch)
+
+    def abandon(self) -> None:
+        """The task stops: batches waiting for their partition fail with ``SendAbandoned``."""
+        self.lanes.abandon()
+
+    def resume(self) -> None:
+        """Wait for partitions again after :meth:`abandon` (a final transaction's offsets)."""
+        self.lanes.resume()
+
+    async def wait_settled(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the batches handed to the producer (not those abandoned)."""
+        return await self.lanes.wait_settled(timeout)
+
+    async def close(self) -> None:
+        """Abandon and end the sender's own tasks (idempotent)."""
+        await self.lanes.close()
 
     async def learn_topics(self, topics: Iterable[str]) -> None:
         """Track the topics of ``topics`` the producer's metadata does not track yet, in one metadata
-        update (waited for at most ``max.block.ms``; a batch for a topic still unknown then waits in
-        :meth:`_hand_over` as before)."""
+        update (see the module docstring; a batch for a topic still unknown then waits in its lane)."""
         client = self._producer.client
         tracked = client._topics
         unknown = {topic for topic in topics if topic not in tracked}
         if unknown:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(client.set_topics(tracked | unknown), self._max_block_s)
+                await asyncio.wait_for(
+                    client.set_topics(tracked | unknown), min(self._max_block_s, LEARN_WAIT_S)
+                )
 
     async def send_raw(self, topic: str, partition: int, builder: Any) -> asyncio.Future[Any]:
         """One ready-made batch to ``topic``/``partition``; see the module docstring."""
@@ -150,7 +153,7 @@ class BatchSender:
             raise RecordTooLargeError(
                 f"a record batch for {topic}-{partition} is {size} bytes, larger than max.request.size ({limit})"
             )
-        future = await self._hand_over(builder, topic, partition)
+        future = await self.lanes.submit(topic, partition, builder, builder.record_count())
         if self._metrics is not None:
             future.add_done_callback(_released(self._metrics.sent(size, builder.record_count())))
         return future
@@ -158,7 +161,7 @@ class BatchSender:
     async def partition_count(self, topic: str) -> int:
         count = self._partition_counts.get(topic)
         if count is None:
-            count = len(await self._producer.partitions_for(topic))
+            count = await self.lanes.partition_count(topic)
             self._partition_counts[topic] = count
         return count
 
@@ -214,7 +217,7 @@ class BatchSender:
         sent = []
         for topic, partition, builder, carried in ready:
             builder.close()
-            future = await self._hand_over(builder, topic, partition)
+            future = await self.lanes.submit(topic, partition, builder, len(carried))
             if self._metrics is not None:
                 future.add_done_callback(_released(self._metrics.sent(builder.size(), len(carried))))
             sent.append(SentBatch(topic, partition, carried, future))

@@ -11,7 +11,17 @@ Contract:
 - Every ``offset_flush_interval_s`` (first after one interval) committable offsets go to the offset
   writer (bounded by ``offset_flush_timeout_s``); offsets that fail to commit are retried next time,
   newer ones winning. ``task.commit()`` follows each flush. On stop: wait up to the flush timeout
-  for in-flight records, then a final commit.
+  for the records handed to the producer, then a final commit; records the target acknowledges while
+  the producer closes are committed after it (without hooks: the plugin has stopped).
+- The target side never fails the task for a target that is not ready (the
+  :class:`~pyconnect.kafka.batch_sender.BatchSender`'s lanes, :mod:`pyconnect.kafka.target_lanes`): a
+  batch for a missing topic or partition, a refused WRITE or a batch too large for the topic waits in
+  its partition's lane while the others flow, with a condition on the task's board
+  (TARGET_TOPIC_MISSING, ACL_DENIED, RECORD_TOO_LARGE; TARGET_UNREACHABLE when the target acknowledges
+  nothing), until the target is ready or ``target_bounds.wait_max_s`` passes (then the task fails with
+  the error naming topic, partition and what the target has). ``stop()`` abandons the batches still
+  waiting: never sent, never committed (the task's next owner copies them); under exactly-once the open
+  transaction is then aborted instead of committed.
 - Every commit, the final one too, first asks ``may_commit()`` (the worker's stale-membership fence,
   :mod:`pyconnect.herder.commit_fence`; beyond Java, which always commits). When refused, nothing is
   written and ``task.commit()`` is not called: a running task keeps its offsets for its next commit; a
@@ -86,11 +96,14 @@ Contract:
   schema registry), each batch is converted on a plugin thread (one hop per batch, no bound, as
   ``poll``); the record-by-record conversion after a failed batch makes one hop per converter call.
 - ``stop()`` asks the loop to end (a blocking ``poll`` is cancelled); ``wait_stopped(timeout)``
-  waits for a clean end and otherwise cancels the loop: then no UNASSIGNED is reported and the final
-  commit may be skipped, as in Java; the same when ``wait_stopped`` itself is cancelled. Either way
+  waits for a clean end and otherwise cancels the loop: then no UNASSIGNED is reported; the offsets of
+  the records the target acknowledged are still committed (beyond Java, which may skip that commit and
+  copy them again), before the plugin stops and once more after the producer closed; the same when
+  ``wait_stopped`` itself is cancelled. Either way
   the plugin's ``stop()`` runs exactly once when its ``start()`` was called (even a failed or
   cancelled ``start``), so its clients are always closed, and no task of this object outlives it. A
-  failed task reports FAILED with its trace and leaves other tasks alone.
+  failed task reports FAILED with its trace and leaves other tasks alone; its log line is an ERROR
+  with the trace's first line on every path (never demoted to WARN for a retriable cause).
 """
 
 from __future__ import annotations
@@ -119,6 +132,9 @@ from pyconnect.errors import RetriableError
 from pyconnect.kafka.access import access_error
 from pyconnect.kafka.batch_sender import BatchSender, OutgoingRecord, SentBatch
 from pyconnect.kafka.raw_batches_io import RawBatch
+from pyconnect.kafka.target_lanes import SendAbandoned
+from pyconnect.kafka.target_waits import WaitBounds
+from pyconnect.kafka.target_watch import TargetWatch
 from pyconnect.kafka.task_transactions import TaskTransactions
 from pyconnect.log_context import enter_task
 from pyconnect.log_guard import is_retriable
@@ -146,6 +162,7 @@ from pyconnect.worker.submitted_records import (
     SubmittedRecord,
     SubmittedRecords,
 )
+from pyconnect.worker.target_wait_config import target_label
 from pyconnect.worker.task_lifecycle import TaskLifecycle
 from pyconnect.worker.worker_connector import java_class_name
 
@@ -209,6 +226,7 @@ class WorkerSourceTask(TaskLifecycle):
         open_offsets: Callable[[], Awaitable[None]] | None = None,
         calls: PluginCalls | None = None,
         stop_timeout_s: float = 5.0,
+        target_bounds: WaitBounds | None = None,
     ) -> None:
         super().__init__(task_id, target_state)
         self.task = task
@@ -230,11 +248,23 @@ class WorkerSourceTask(TaskLifecycle):
         else:
             self._conditions_registry = None
         self._context = context
+        assert context.conditions is not None
         self.conditions: ConditionBoard = context.conditions
         self._problem: str | None = None
         self._running = False
         self._producer = producer
-        self._sender = BatchSender(producer, metrics=producer_metrics)
+        watch = TargetWatch(
+            self.conditions,
+            target_label(cluster, task_config),
+            str(task_id),
+            target_bounds or WaitBounds(),
+            wait_refused=errors is None or not errors.tolerate_all,
+        )
+        self._sender = BatchSender(producer, metrics=producer_metrics, watch=watch)
+        if transactions is not None:
+            transactions.sender.observe(watch)
+        self._abandoned = False
+        self._plugin_stopping = False
         self._key_converter = key_converter
         self._value_converter = value_converter
         self._header_converter = header_converter
@@ -292,13 +322,42 @@ class WorkerSourceTask(TaskLifecycle):
 
     kind = "source"
 
+    def stop(self) -> None:
+        """Ask the loop to end; batches waiting for their target partition are abandoned (never sent,
+        so never committed: the task's next owner copies them)."""
+        super().stop()
+        self._abandon_waits()
+
+    def _abandon_waits(self) -> None:
+        self._sender.abandon()
+        if self._transactions is not None:
+            self._transactions.sender.abandon()
+
+    async def _close_senders(self) -> None:
+        await self._sender.close()
+        if self._transactions is not None:
+            await self._transactions.sender.close()
+
     async def _release(self) -> None:
-        """After a cancelled loop: stop the plugin and close the producer (as the loop's end would)."""
+        """After a cancelled loop: commit the offsets of what the target acknowledged (at-least-once),
+        stop the plugin and close the producer (as the loop's end would), then commit what the target
+        acknowledged while the producer closed."""
+        await self._hooks.close()
+        self._abandon_waits()
+        if self._transactions is None:
+            with contextlib.suppress(Exception):
+                await self._commit_acknowledged()
+        self._plugin_stopping = True
         await self._hooks.close()
         with contextlib.suppress(Exception):
             await self._stop_plugin()
         with contextlib.suppress(Exception):
             await self._stop_producer()
+        if self._transactions is None:
+            with contextlib.suppress(Exception):
+                await self._commit_acknowledged()
+        with contextlib.suppress(Exception):
+            await self._close_senders()
         self._forget_conditions()
 
     async def _run(self) -> None:
@@ -363,6 +422,8 @@ class WorkerSourceTask(TaskLifecycle):
                     await self._commit_transaction()
         except asyncio.CancelledError:
             raise
+        except SendAbandoned:  # stopped while a batch waited for its target partition: a clean stop
+            self._abandoned = True
         except Exception as raised:
             failed = True
             refusal = self._transactions.refusal(raised) if self._transactions is not None else None
@@ -375,8 +436,8 @@ class WorkerSourceTask(TaskLifecycle):
                     self.id,
                     exc,
                 )
-            else:
-                log.error("Task %s failed: %s", self.id, exc)
+            else:  # the first line as text: a retriable cause must not turn this line into a WARN
+                log.error("Task %s failed: %s", self.id, first_line(exc))
             self._running = False
             self._reporter.report(self.id, State.FAILED, failure_trace(exc), self._version())
         finally:
@@ -385,27 +446,57 @@ class WorkerSourceTask(TaskLifecycle):
         await self._finish(started, failed)
 
     async def _finish(self, started: bool, failed: bool) -> None:
+        """The loop's end: batches still waiting for their partition are abandoned; the final commit
+        (or transaction) covers what the target acknowledged; then the plugin and the producer stop, and
+        records acknowledged while the producer closed are committed too."""
+        self._abandon_waits()
         if started and self._transactions is not None:
             if not failed:  # a failed task abandons its open transaction (Java)
                 try:
-                    if self._txn_context is None:
-                        await self._commit_transaction()
+                    if self._abandoned:  # part of a dispatch was never sent: its offsets must not commit
+                        await self._abort_abandoned_transaction()
                     else:
-                        await self._end_connector_transaction(self._txn_context, final=True)
+                        self._transactions.sender.resume()  # the offsets of the final transaction
+                        if self._txn_context is None:
+                            await self._commit_transaction()
+                        else:
+                            await self._end_connector_transaction(self._txn_context, final=True)
                 except Exception as exc:
                     failed = True
-                    log.error("Task %s failed: %s", self.id, exc)
+                    log.error("Task %s failed: %s", self.id, first_line(exc))
                     self._reporter.report(self.id, State.FAILED, failure_trace(exc), self._version())
             await self._hooks.close(grace_s=self._flush_timeout_s)
         elif started:
-            await self._submitted.wait_all_acked(self._flush_timeout_s)
+            await self._sender.wait_settled(self._flush_timeout_s)
             await self._hooks.close(grace_s=self._flush_timeout_s)
             await self._commit_offsets(final=True)
+        self._plugin_stopping = True
+        await self._hooks.close()
         await self._stop_plugin()
         await self._stop_producer()
+        if started and self._transactions is None:
+            await self._commit_acknowledged()
+        await self._close_senders()
         self._forget_conditions()
         if not failed:
             self._reporter.report(self.id, State.UNASSIGNED)
+
+    async def _abort_abandoned_transaction(self) -> None:
+        """A stop interrupted a dispatch: the open transaction (records of that dispatch included) is
+        aborted, nothing of it is visible to ``read_committed``, and the task's next owner copies it."""
+        transactions = self._transactions
+        assert transactions is not None
+        self._txn_offsets, self._after_commit = {}, []
+        if transactions.open:
+            log.info("Task %s: aborting the open transaction: the task stopped during a dispatch", self.id)
+            await transactions.abort()
+
+    async def _commit_acknowledged(self) -> None:
+        """Offsets of records acknowledged since the last commit (the producer's close, a cancelled
+        task), written before the task goes: its next owner never copies what the target has."""
+        self._unflushed.update(self._submitted.committable().offsets)
+        if self._unflushed:
+            await self._commit_offsets(final=True)
 
     async def _stop_producer(self) -> None:
         closer, self._close_producer = self._close_producer, None
@@ -549,6 +640,8 @@ class WorkerSourceTask(TaskLifecycle):
             error: BaseException = (  # a cancelled future raises from exception(): a producer stopped
                 asyncio.CancelledError() if fut.cancelled() else fut.exception() or asyncio.CancelledError()
             )
+            if isinstance(error, SendAbandoned):  # never sent: not acknowledged, never committed
+                return
             if not self._errors.tolerate_all:
                 self._send_error = error
                 self._state_changed.set()
@@ -577,7 +670,7 @@ class WorkerSourceTask(TaskLifecycle):
                 self._on_topic(self.id, item.topic)
             except Exception:
                 log.exception("Task %s: recording active topic %s failed", self.id, item.topic)
-        if not self._hooks_commit_raw:
+        if not self._hooks_commit_raw or self._plugin_stopping:
             return
         if self._transactions is not None:  # hooks run once the transaction has committed
             self._after_commit.append(functools.partial(self._raw_hook, item, meta.offset))
@@ -604,7 +697,7 @@ class WorkerSourceTask(TaskLifecycle):
                     outgoing = await self._convert_one_by_one(records, records)
                     results: list[SourceRecord | None] = list(records)
                 else:  # the fast path: nothing dropped, nothing skipped
-                    await self._send(converted, records, DispatchedRuns(self._submitted, records))
+                    await self._send(converted, records, None)
                     return
             else:
                 results = await self._transform_all(records, chain)
@@ -789,17 +882,25 @@ class WorkerSourceTask(TaskLifecycle):
                 log.exception("Task %s: commit_record() failed", self.id)
 
     async def _send(
-        self, outgoing: list[OutgoingRecord], kept: list[SourceRecord], tracked: DispatchedRuns
+        self, outgoing: list[OutgoingRecord], kept: list[SourceRecord], tracked: DispatchedRuns | None
     ) -> None:
+        """Hand ``outgoing`` over and follow each batch's acknowledgement. ``tracked`` ``None`` (the fast
+        path): the records are submitted once their batches are known, in runs that end where a batch
+        begins, so that each batch's acknowledgement commits on its own (a task stopped while one batch
+        of a run waits still commits the batches before it)."""
         if not outgoing:
             return
         if self._transactions is not None:
             batches = await self._transactions.send(outgoing)
+            if tracked is None:
+                tracked = DispatchedRuns(self._submitted, kept, batch_starts(batches, len(kept)))
             offsets = self._txn_offsets
             for entry in tracked.entries:  # offsets of records the producer accepted (recordDispatched)
                 offsets[entry.key] = (entry.partition, entry.offset)
         else:
             batches = await self._sender.send(outgoing)
+            if tracked is None:
+                tracked = DispatchedRuns(self._submitted, kept, batch_starts(batches, len(kept)))
         for batch in batches:
             batch.future.add_done_callback(
                 functools.partial(self._on_batch_done, batch=batch, kept=kept, tracked=tracked)
@@ -867,6 +968,8 @@ class WorkerSourceTask(TaskLifecycle):
             error: BaseException = (  # a cancelled future raises from exception(): a producer stopped
                 asyncio.CancelledError() if fut.cancelled() else fut.exception() or asyncio.CancelledError()
             )
+            if isinstance(error, SendAbandoned):  # never sent: not acknowledged, never committed
+                return
             if not self._errors.tolerate_all:
                 self._send_error = error
                 self._state_changed.set()
@@ -892,8 +995,8 @@ class WorkerSourceTask(TaskLifecycle):
                 self._on_topic(self.id, batch.topic)
             except Exception:
                 log.exception("Task %s: recording active topic %s failed", self.id, batch.topic)
-        if not (self._hooks_commit_batch or self._hooks_commit_record):
-            return
+        if not (self._hooks_commit_batch or self._hooks_commit_record) or self._plugin_stopping:
+            return  # (acknowledged while the producer closed, after the plugin stopped: no hook)
         if self._transactions is not None:  # hooks run once the transaction has committed
             self._after_commit.append(functools.partial(self._batch_hooks, batch, kept, meta))
         else:
@@ -1068,6 +1171,8 @@ class WorkerSourceTask(TaskLifecycle):
                 self._record_commit(started, False)
                 return
         self._record_commit(started, True)
+        if self._plugin_stopping:  # offsets of records acknowledged after the plugin stopped
+            return
         try:
             await self._commit_plugin()
         except Exception:
@@ -1076,6 +1181,22 @@ class WorkerSourceTask(TaskLifecycle):
     def _record_commit(self, started: float, success: bool) -> None:
         if self._task_metrics is not None:
             self._task_metrics.record_commit((time.monotonic() - started) * 1000, success)
+
+
+def batch_starts(batches: Sequence[SentBatch], count: int) -> list[int]:
+    """The record indices (ascending) where a producer batch begins, for ``count`` records."""
+    if all(b.indices[-1] - b.indices[0] == len(b.indices) - 1 for b in batches):  # each batch a slice
+        return sorted(b.indices[0] for b in batches)
+    owner = [0] * count
+    for number, batch in enumerate(batches):
+        for index in batch.indices:
+            owner[index] = number
+    return [0] + [i for i in range(1, count) if owner[i] != owner[i - 1]]
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of a failed task's trace (``module.Class: message``), as its log line says it."""
+    return failure_trace(exc).partition("\n")[0]
 
 
 def runtime_converter(converter: Any) -> bool:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -180,15 +180,19 @@ class SubmittedRecords:
 class DispatchedRuns:
     """The entries of one dispatched batch of records, by record index (see the module docstring).
 
-    ``DispatchedRuns(submitted, records)`` submits, in order, one entry per run of consecutive records
-    with equal source partitions (``record.source_partition``; the entry's offset is the run's last
-    record's ``source_offset``). ``ack(indices)`` acknowledges the records at these ascending indices
-    (``in_flight`` drops at once; an entry is acknowledged once every record of its run is). Each
-    record must be acknowledged once. O(log runs) for indices within one run, else O(len(indices))."""
+    ``DispatchedRuns(submitted, records, splits)`` submits, in order, one entry per run of consecutive
+    records with equal source partitions (``record.source_partition``; the entry's offset is the run's
+    last record's ``source_offset``), a run also ending before each index of ``splits`` (ascending: where
+    a producer batch begins, so that what one batch's acknowledgement releases commits on its own).
+    ``ack(indices)`` acknowledges the records at these ascending indices (``in_flight`` drops at once;
+    an entry is acknowledged once every record of its run is). Each record must be acknowledged once.
+    O(log runs) for indices within one run, else O(len(indices))."""
 
     __slots__ = ("_ends", "_single", "_starts", "entries")
 
-    def __init__(self, submitted: SubmittedRecords | None, records: Sequence[Any]) -> None:
+    def __init__(
+        self, submitted: SubmittedRecords | None, records: Sequence[Any], splits: Sequence[int] = ()
+    ) -> None:
         self._single = False
         if submitted is None:  # see one_per_record
             return
@@ -199,9 +203,11 @@ class DispatchedRuns:
         end = 0
         for partition, run in groupby([r.source_partition for r in records]):
             start, end = end, end + len(list(run))
-            starts.append(start)
-            ends.append(end)
-            entries.append(submit(partition, records[end - 1].source_offset, end - start))
+            cuts = splits[bisect_right(splits, start) : bisect_left(splits, end)]
+            for low, high in zip([start, *cuts], [*cuts, end], strict=True):
+                starts.append(low)
+                ends.append(high)
+                entries.append(submit(partition, records[high - 1].source_offset, high - low))
         self._starts = starts
         self._ends = ends
         self.entries = entries

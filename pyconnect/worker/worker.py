@@ -88,6 +88,7 @@ from pyconnect.worker.sink_setup import create_sink_task, flag, is_sink
 from pyconnect.worker.sink_task import WorkerSinkTask
 from pyconnect.worker.source_task import WorkerSourceTask
 from pyconnect.worker.status import Item, ObservedReporter, StatusReporter
+from pyconnect.worker.target_wait_config import wait_bounds
 from pyconnect.worker.worker_connector import WorkerConnector, java_class_name
 
 log = logging.getLogger(__name__)
@@ -421,7 +422,7 @@ class Worker:
                     await producer.stop()
             if not isinstance(exc, Exception):
                 raise
-            log.error("Task %s could not be created: %s", task_id, exc)
+            log.error("Task %s could not be created: %s", task_id, failure_trace(exc).partition("\n")[0])
             self._observed(lambda state: None, self.worker_metrics.record_task_startup).report(
                 task_id, State.FAILED, failure_trace(exc)
             )
@@ -560,6 +561,7 @@ class Worker:
             postflight=postflight if exactly_once else None,
             calls=self.plugin_calls,
             stop_timeout_s=int(self._setting("task.shutdown.graceful.timeout.ms")) / 1000,
+            target_bounds=wait_bounds(connector_config),
         )
         self.tasks[task_id] = runner
         self._task_metrics[task_id] = (task_metrics, source_metrics, producer_metrics, error_metrics)
@@ -580,7 +582,7 @@ class Worker:
                 self, task_id, connector_config, task_config, target
             )
         except Exception as exc:
-            log.error("Task %s could not be created: %s", task_id, exc)
+            log.error("Task %s could not be created: %s", task_id, failure_trace(exc).partition("\n")[0])
             self._observed(lambda state: None, self.worker_metrics.record_task_startup).report(
                 task_id, State.FAILED, failure_trace(exc)
             )

@@ -95,6 +95,12 @@ class _Reporter(StatusReporter):
         return None
 
 
+async def _callbacks() -> None:
+    """Two loop turns: the producer's future settles the batch future the sender returned."""
+    for _ in range(2):
+        await asyncio.sleep(0)
+
+
 def _record(offset: int) -> SourceRecord:
     return SourceRecord(PARTITION, {"o": offset}, "out", 0, BYTES_SCHEMA, b"k", BYTES_SCHEMA, b"v")
 
@@ -138,11 +144,11 @@ async def test_raw_batches_go_in_poll_order_and_commit_once_every_batch_before_t
     assert runner._submitted.in_flight == 11
     for index in (3, 2, 1):  # acknowledged out of order, the first last
         producer.sent[index][3].set_result(_Metadata(100 + index))
-    await asyncio.sleep(0)  # the done callbacks
+    await _callbacks()
     assert runner._submitted.in_flight == 1  # the first record's batch
     assert runner._submitted.committable().offsets == {}
     producer.sent[0][3].set_result(_Metadata(100))
-    await asyncio.sleep(0)
+    await _callbacks()
     committable = runner._submitted.committable()
     assert list(committable.offsets.values()) == [(PARTITION, {"o": 19})]
     assert runner.records_written == 11 and runner.raw_batches_written == 2
@@ -156,7 +162,7 @@ async def test_a_failed_raw_batch_fails_the_task_or_is_skipped_whole_under_toler
         runner = _runner(task, producer, [], tolerate_all=tolerate_all)
         await runner._dispatch([_raw(0)])
         producer.sent[0][3].set_exception(RuntimeError("refused"))
-        await asyncio.sleep(0)
+        await _callbacks()
         if tolerate_all:
             assert runner._send_error is None and runner.records_skipped == 4
             assert runner._submitted.in_flight == 0
@@ -178,7 +184,7 @@ async def test_a_raw_batch_cancelled_by_a_stopping_producer_fails_or_is_skipped_
         loop.set_exception_handler(lambda _loop, context, seen=raised: seen.append(context))
         try:
             producer.sent[0][3].cancel()
-            await asyncio.sleep(0)
+            await _callbacks()
         finally:
             loop.set_exception_handler(None)
         assert raised == []

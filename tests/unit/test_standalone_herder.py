@@ -49,9 +49,9 @@ class FakeProducer:
 
     def __init__(self, _config: Any) -> None:
         self.offset = 0
-        # The metadata view a batch sender reads before it hands a batch over: no topic known yet.
+        # The metadata view a batch sender reads before it hands a batch over: every topic has one partition.
         self.client = SimpleNamespace(
-            cluster=SimpleNamespace(partitions_for_topic=lambda _topic: None),
+            cluster=SimpleNamespace(partitions_for_topic=lambda _topic: {0}),
             force_metadata_update=lambda: None,
             _topics=set(),
             set_topics=self._set_topics,
