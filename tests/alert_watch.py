@@ -6,15 +6,12 @@ runs one (Debian's ``prometheus``: scrape and evaluation every second, on 127.0.
 targets come from a file (``file_sd_configs``, re-read on change). A test calls
 :meth:`AlertWatch.scrape` with its workers' REST addresses, then :meth:`AlertWatch.wait_firing` for the
 alert of a condition code, and :meth:`AlertWatch.wait_resolved` after the repair. A missing
-``prometheus`` binary fails the test with one line saying what to install.
+``prometheus`` binary fails the test with one line saying what to install (tests/promtool.py).
 """
 
 from __future__ import annotations
 
 import json
-import shutil
-import socket
-import subprocess
 import time
 import urllib.parse
 import urllib.request
@@ -22,10 +19,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
+from tests.promtool import prometheus_process
 
 RULES = Path(__file__).resolve().parents[1] / "deploy" / "prometheus" / "pyconnect-alerts.yml"
-INSTALL = "prometheus not found: install Debian's prometheus package (apt-get install -y prometheus)"
 
 
 class AlertWatch:
@@ -80,49 +76,21 @@ class AlertWatch:
 @contextmanager
 def alert_watch(base: Path) -> Iterator[AlertWatch]:
     """Start the session's Prometheus under ``base`` and stop it (by PID) at the end."""
-    binary = shutil.which("prometheus")
-    if binary is None:
-        pytest.fail(INSTALL, pytrace=False)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
     targets = base / "targets.json"
     targets.write_text("[]")
-    config = base / "prometheus.yml"
-    config.write_text(
-        "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n"
-        f"rule_files: [{str(RULES)!r}]\n"
-        "scrape_configs:\n  - job_name: pyconnect\n    file_sd_configs:\n"
+    scrape = (
+        "  - job_name: pyconnect\n    file_sd_configs:\n"
         f"      - files: [{str(targets)!r}]\n        refresh_interval: 1s\n"
     )
-    with (base / "prometheus.log").open("wb") as log:
-        server = subprocess.Popen(
-            [
-                binary,
-                f"--config.file={config}",
-                f"--storage.tsdb.path={base / 'tsdb'}",
-                f"--web.listen-address=127.0.0.1:{port}",
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    try:
+    with prometheus_process(base, scrape, [RULES]) as port:
         deadline = time.monotonic() + 30
         while True:
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/-/ready", timeout=2):
                     break
             except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise AssertionError(
-                        f"prometheus did not start: {(base / 'prometheus.log').read_text()[-2000:]}"
-                    ) from None
+                if time.monotonic() > deadline:
+                    log = (base / "prometheus.log").read_text()[-2000:]
+                    raise AssertionError(f"prometheus did not start: {log}") from None
                 time.sleep(0.3)
         yield AlertWatch(port, targets)
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=10)

@@ -59,10 +59,10 @@ def prometheus_query(port: int, query: str) -> list[dict[str, object]]:
 
 
 @contextmanager
-def prometheus_server(base: Path, targets: list[str], rules: Sequence[Path] = ()) -> Iterator[int]:
-    """A real Prometheus (Debian's package) scraping ``targets`` (host:port) every second, on
-    127.0.0.1, evaluating the rule files ``rules`` every second; yields its HTTP port and stops it (by
-    PID) at the end."""
+def prometheus_process(base: Path, scrape_configs: str, rules: Sequence[Path] = ()) -> Iterator[int]:
+    """A real Prometheus (Debian's package) on 127.0.0.1 with ``scrape_configs`` (YAML, indented as the
+    list under ``scrape_configs:``), scraping and evaluating the rule files ``rules`` every second,
+    storage under ``base``; yields its HTTP port and stops it (by PID) at the end."""
     binary = shutil.which("prometheus")
     if binary is None:
         pytest.fail(INSTALL.replace("promtool", "prometheus"), pytrace=False)
@@ -73,8 +73,8 @@ def prometheus_server(base: Path, targets: list[str], rules: Sequence[Path] = ()
     config.write_text(
         "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n"
         + (f"rule_files: [{', '.join(repr(str(r)) for r in rules)}]\n" if rules else "")
-        + "scrape_configs:\n  - job_name: pyconnect\n    static_configs:\n"
-        f"      - targets: [{', '.join(repr(t) for t in targets)}]\n"
+        + "scrape_configs:\n"
+        + scrape_configs
     )
     with (base / "prometheus.log").open("wb") as log:
         server = subprocess.Popen(
@@ -96,3 +96,14 @@ def prometheus_server(base: Path, targets: list[str], rules: Sequence[Path] = ()
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait(timeout=10)
+
+
+@contextmanager
+def prometheus_server(base: Path, targets: list[str], rules: Sequence[Path] = ()) -> Iterator[int]:
+    """:func:`prometheus_process` scraping ``targets`` (host:port)."""
+    scrape = (
+        "  - job_name: pyconnect\n    static_configs:\n"
+        f"      - targets: [{', '.join(repr(t) for t in targets)}]\n"
+    )
+    with prometheus_process(base, scrape, rules) as port:
+        yield port
