@@ -36,6 +36,7 @@ from pyconnect.testing.backends import ClusterHandle
 from pyconnect.testing.kafka import KafkaCluster, render_properties, start_clusters, stop_clusters
 from pyconnect.testing.kafka_security import ADMIN_USER
 from pyconnect.testing.worker_process import PyconnectWorker
+from tests.alert_watch import AlertWatch
 from tests.integration.fleet import FAST_GROUP, fleet, status, wait_for
 from tests.integration.secured_fleet import grant_sync
 
@@ -67,8 +68,32 @@ def routed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
         stop_clusters(clusters.values(), timeout=15)
 
 
+SCRAPED: list[AlertWatch] = []
+"""The session's Prometheus, scraping this module's worker (set by the ``worker`` fixture)."""
+
+
+def fires(code: str) -> None:
+    """The shipped alert rule of ``code`` fires in Prometheus for the condition just shown (pending for a
+    rule with a ``for`` longer than a test, such as TRUNCATED's)."""
+    (watch,) = SCRAPED
+    try:
+        took, found = watch.wait_firing(code, 20)
+    except AssertionError:
+        took, found = watch.wait_firing(code, 5, state="pending")
+    print(
+        f"alert for {code}: {found[0]['alertname']} {found[0]['alertstate']} {took:.1f} s after the condition"
+    )
+
+
+def resolves(code: str) -> None:
+    (watch,) = SCRAPED
+    print(f"alert for {code} resolved {watch.wait_resolved(code, 30):.1f} s after the condition cleared")
+
+
 @pytest.fixture(scope="module")
-def worker(cluster_b: ClusterHandle, tmp_path_factory: pytest.TempPathFactory) -> Iterator[PyconnectWorker]:
+def worker(
+    cluster_b: ClusterHandle, tmp_path_factory: pytest.TempPathFactory, alerts: AlertWatch
+) -> Iterator[PyconnectWorker]:
     w = PyconnectWorker(
         cluster_b.bootstrap_servers,
         tmp_path_factory.mktemp("conditions-worker"),
@@ -77,6 +102,8 @@ def worker(cluster_b: ClusterHandle, tmp_path_factory: pytest.TempPathFactory) -
         die_with_parent=True,
     )
     with fleet([w]):
+        alerts.scrape([w.rest_url])
+        SCRAPED[:] = [alerts]
         yield w
 
 
@@ -285,6 +312,7 @@ def test_wrong_source_password_is_source_auth_failed_until_the_right_one_is_put(
     found, raised = timed(
         "SOURCE_AUTH_FAILED", lambda: shows(worker, name, source_alias, "SOURCE_AUTH_FAILED"), 40
     )
+    fires("SOURCE_AUTH_FAILED")
     line = task0(worker, name)["trace"].splitlines()[0]  # type: ignore[index]
     assert "Authentication to source cluster" in line and "wrong-" not in line, line
     held = condition(found, "SOURCE_AUTH_FAILED")
@@ -297,6 +325,7 @@ def test_wrong_source_password_is_source_auth_failed_until_the_right_one_is_put(
     _, clearing = timed(
         "SOURCE_AUTH_FAILED cleared", lambda: cleared(worker, name, source_alias, "SOURCE_AUTH_FAILED"), 40
     )
+    resolves("SOURCE_AUTH_FAILED")
     assert clearing < CLEAR_S, clearing
     arrives(cluster_b.bootstrap_servers, remote, [b"a0", b"a1"])
     print(
@@ -337,6 +366,7 @@ def test_read_acl_revoked_is_acl_denied_for_that_topic_while_the_other_flows(
     found, raised = timed(
         "ACL_DENIED", lambda: shows(worker, name, source_alias, "ACL_DENIED", subject=denied), 30
     )
+    fires("ACL_DENIED")
     held = condition(found, "ACL_DENIED")
     assert held["message"].startswith(f"READ on topic {denied} refused for principal User:{MIRROR} on "), held
     assert held["cluster"] == source_alias and held["client"].endswith("|replication-consumer"), held
@@ -349,6 +379,7 @@ def test_read_acl_revoked_is_acl_denied_for_that_topic_while_the_other_flows(
     _, clearing = timed(
         "ACL_DENIED cleared", lambda: cleared(worker, name, source_alias, "ACL_DENIED"), CLEAR_S + 5
     )
+    resolves("ACL_DENIED")
     assert clearing < CLEAR_S, clearing
     arrives(cluster_b.bootstrap_servers, f"{source_alias}.{denied}", [b"d0", b"d1"])
     print(
@@ -380,6 +411,7 @@ def test_deleted_source_topic_is_topic_deleted_until_the_refresh_drops_it(
     found, raised = timed(
         "TOPIC_DELETED", lambda: shows(worker, name, source_alias, "TOPIC_DELETED", subject=gone), 20
     )
+    fires("TOPIC_DELETED")
     held = condition(found, "TOPIC_DELETED")
     assert held["message"].startswith(f"topic {gone} no longer exists on source cluster {source_alias}"), held
     assert all(c["code"] != "SOURCE_UNREACHABLE" for c in found["conditions"]), found["conditions"]
@@ -429,6 +461,7 @@ def test_records_deleted_before_they_were_copied_are_a_truncated_warning(
     found, raised = timed(
         "TRUNCATED", lambda: shows(worker, name, source_alias, "TRUNCATED", f"{topic}-0"), 40
     )
+    fires("TRUNCATED")
     held = condition(found, "TRUNCATED")
     assert held["severity"] == "warning" and held["cluster"] == source_alias, held
     assert held["message"].startswith(
@@ -538,6 +571,7 @@ def test_a_stopped_source_broker_is_source_unreachable_until_it_is_back(
     found, raised = timed(
         "SOURCE_UNREACHABLE", lambda: shows(worker, name, source_alias, "SOURCE_UNREACHABLE"), 30
     )
+    fires("SOURCE_UNREACHABLE")
     since_stop = time.monotonic() - stopped
     held = condition(found, "SOURCE_UNREACHABLE")
     assert held["cluster"] == source_alias and held["client"].endswith("|replication-consumer"), held
@@ -560,6 +594,7 @@ def test_a_stopped_source_broker_is_source_unreachable_until_it_is_back(
     _, clearing = timed(
         "SOURCE_UNREACHABLE cleared", lambda: cleared(worker, name, source_alias, "SOURCE_UNREACHABLE"), 30
     )
+    resolves("SOURCE_UNREACHABLE")
     assert clearing < CLEAR_S, clearing
     run(produce({"bootstrap.servers": routed.bootstrap_servers}, topic, [b"u1"]))
     arrives(cluster_b.bootstrap_servers, remote, [b"u0", b"u1"])
