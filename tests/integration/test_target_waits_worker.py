@@ -18,6 +18,7 @@ import pytest
 from aiokafka.admin import AIOKafkaAdminClient, NewPartitions
 
 from pyconnect.testing.backends import ClusterHandle
+from tests.alert_watch import AlertWatch
 from tests.integration.fleet import create_topic, fleet, python_workers, status, wait_for
 from tests.integration.test_mirror_source import create_and_fill, mirror_config, read_all
 
@@ -37,7 +38,11 @@ async def grow(bootstrap: str, topic: str, partitions: int) -> None:
 
 
 def test_a_routed_topic_with_fewer_partitions_waits_visibly_and_resumes_when_grown(
-    cluster_a: ClusterHandle, cluster_b: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
+    cluster_a: ClusterHandle,
+    cluster_b: ClusterHandle,
+    unique: Callable[[str], str],
+    tmp_path: Path,
+    alerts: AlertWatch,
 ) -> None:
     a, b = cluster_a.bootstrap_servers, cluster_b.bootstrap_servers
     topic = unique("routed")
@@ -62,6 +67,7 @@ def test_a_routed_topic_with_fewer_partitions_waits_visibly_and_resumes_when_gro
     )
     (worker,) = python_workers(b, tmp_path, unique("tw-group"), 1)
     with fleet([worker]):
+        alerts.scrape([worker.rest_url])
         code, body = worker.rest("POST", "/connectors", {"name": "bad", "config": {**config, KEY: "0"}})
         assert code == 400 and f"Invalid value 0 for configuration {KEY}" in body["message"], body
         code, body = worker.rest(
@@ -97,6 +103,9 @@ def test_a_routed_topic_with_fewer_partitions_waits_visibly_and_resumes_when_gro
             c["code"] == "TARGET_TOPIC_MISSING" and c["subject"] == small for c in flow["conditions"]
         ), flow
         assert flow["status"] != "IN_SYNC", flow
+        # the shipped rule fires after a minute of waiting: within the test its alert is pending
+        _, pending = alerts.wait_firing("TARGET_TOPIC_MISSING", 20, state="pending")
+        assert pending[0]["alertname"] == "PyconnectMirrorTargetTopicMissing", pending
 
         grown = time.monotonic()
         asyncio.run(grow(b, small, 3))
@@ -118,6 +127,7 @@ def test_a_routed_topic_with_fewer_partitions_waits_visibly_and_resumes_when_gro
             return bool(tasks) and tasks[0]["state"] == "RUNNING" and not tasks[0].get("trace")
 
         wait_for("the condition cleared", cleared, 30)
+        alerts.wait_resolved("TARGET_TOPIC_MISSING", 30)
         assert total == COUNT, total
         print(
             f"\nrouted onto 1 of 3 partitions: TARGET_TOPIC_MISSING in the REST status {to_condition:.1f} s "
