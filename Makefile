@@ -60,6 +60,7 @@ test-containers: image
 	$(PY) -m pyconnect.testing.podman up
 	PYCONNECT_TEST_BACKEND=testcontainers TESTCONTAINERS_RYUK_DISABLED=true DOCKER_HOST=unix:///run/pyconnect-podman/podman.sock \
 	  $(PY) -m pytest -m "not long" $(TEST_CONTAINERS_SLICE)
+	DOCKER_HOST=unix:///run/pyconnect-podman/podman.sock $(PY) -m pytest tests/integration/test_testcontainers_backend.py
 
 ## unit: only the tests that need no Kafka
 unit: $(STAMP)

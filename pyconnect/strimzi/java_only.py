@@ -7,7 +7,8 @@ sentence per Java-only thing, naming the key or variable and the class:
 - ``*metric.reporters`` classes other than Kafka's ``JmxReporter`` (its metrics are the JMX exporter's
   series at ``/metrics``) and Strimzi's Metrics Reporter (pyconnect.metrics.strimzi_reporter);
 - ``config.providers.<name>.class`` classes pyconnect has no provider for (Strimzi's Kubernetes
-  secret provider: its variables then fail with a message naming it);
+  secret provider is not one of them: pyconnect.config.providers warns once that it is Java-only, and
+  each variable that uses it fails naming it);
 - ``STRIMZI_TRACING`` (the Java tracing agent), ``STRIMZI_JMX_ENABLED`` (remote JMX),
   ``STRIMZI_JAVA_SYSTEM_PROPERTIES`` and ``STRIMZI_JAVA_OPTS`` / ``KAFKA_JVM_PERFORMANCE_OPTS`` (JVM flags).
 """
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pyconnect.config.providers import JAVA_ONLY_PROVIDERS, provider_class
+from pyconnect.config.providers import provider_class
 
 JMX_REPORTER = "org.apache.kafka.common.metrics.JmxReporter"
 STRIMZI_REPORTERS = (
@@ -45,12 +46,7 @@ def findings(props: Mapping[str, str], environ: Mapping[str, str]) -> list[str]:
             if other:
                 found.append(f"{key}: the metrics reporters {', '.join(other)} are Java classes; not loaded")
         elif key.startswith("config.providers.") and key.endswith(".class"):
-            if value.strip() in JAVA_ONLY_PROVIDERS:
-                found.append(
-                    f"{key}: {value.strip()} is Java-only ({JAVA_ONLY_PROVIDERS[value.strip()]}); "
-                    "variables that use it fail, naming it"
-                )
-            elif provider_class(value) is None:
+            if provider_class(value) is None:
                 found.append(f"{key}: {value.strip()} is a Java class pyconnect has no provider for")
     tracing = environ.get("STRIMZI_TRACING", "")
     if tracing:

@@ -9,7 +9,8 @@ graceful stop a pod's termination is, and the exit code is the worker's (143 aft
 SIGKILLs ``podman run``, and the container is then removed by name. ``command`` overrides what runs
 (by default ``distributed <worker.properties>``; with ``java=True`` the Kafka image's
 ``connect-distributed <worker.properties>``); ``mounts`` adds ``(host path, container path)`` pairs and
-``environment`` variables; ``entrypoint`` replaces the image's (then only ``command`` follows it).
+``environment`` variables; ``entrypoint`` replaces the image's (then only ``command`` follows it); ``mount_work_dir=False`` keeps
+``work_dir`` out of the container (Strimzi's scripts empty ``/tmp``, where a test's directory lives).
 
 :func:`container_pid` and :func:`rss_kib` read the worker's process as the host sees it (the child of
 the container's ``tini``).
@@ -37,6 +38,7 @@ class ContainerWorker(ConnectWorkerProcess):
     mounts: Sequence[tuple[Path, str]] = ()
     environment: Mapping[str, str] = field(default_factory=dict)
     entrypoint: str | None = None
+    mount_work_dir: bool = True
     name: str = ""
     cpu_to_ready: float = 0.0
 
@@ -58,7 +60,8 @@ class ContainerWorker(ConnectWorkerProcess):
         args = [podman_binary(), "run", "--rm", "--name", self.name, "--network", "host", "--init=false"]
         for key, value in owner_labels().items():
             args += ["--label", f"{key}={value}"]
-        args += ["-v", f"{self.work_dir}:{self.work_dir}"]
+        if self.mount_work_dir:
+            args += ["-v", f"{self.work_dir}:{self.work_dir}"]
         for host, inside in self.mounts:
             args += ["-v", f"{host}:{inside}:ro"]
         for key, value in self.environment.items():

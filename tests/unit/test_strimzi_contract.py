@@ -190,11 +190,12 @@ def test_java_only_classes_and_variables_are_named() -> None:
             "admin.metric.reporters": "com.example.Reporter",
             "config.providers.strimzisecrets.class": "io.strimzi.kafka.KubernetesSecretConfigProvider",
             "config.providers.strimzienv.class": "org.apache.kafka.common.config.provider.EnvVarConfigProvider",
+            "config.providers.vault.class": "com.example.VaultConfigProvider",
         },
         {"STRIMZI_JMX_ENABLED": "true", "STRIMZI_JAVA_SYSTEM_PROPERTIES": "-Dx=y"},
     )
     assert [f.split(":")[0] for f in found] == [
-        "admin.metric.reporters", "config.providers.strimzisecrets.class", "producer.interceptor.classes",
+        "admin.metric.reporters", "config.providers.vault.class", "producer.interceptor.classes",
         "STRIMZI_JMX_ENABLED=true", "STRIMZI_JAVA_SYSTEM_PROPERTIES",
     ]  # fmt: skip
 
