@@ -327,6 +327,87 @@ def assert_connector_paths(pod: StrimziPod, name: str) -> None:
     assert code == 200, body
 
 
+def plain_target_scram_tls_source(
+    scram: KafkaCluster, sasl_ssl: KafkaCluster, topic: str, group: str
+) -> Deployment:
+    """PLAIN to the target, SCRAM-SHA-512 over TLS (a trusted CA, a truststore made from it) to the
+    source, the JMX exporter's metrics (``KAFKA_CONNECT_JMX_EXPORTER_ENABLED``)."""
+    target = strimzi.ClusterSpec(
+        "target",
+        scram.bootstrap_servers,
+        auth="plain",
+        username=ADMIN_USER,
+        password_secret=("target-admin", "password"),
+    )
+    source = strimzi.ClusterSpec(
+        "source", sasl_ssl.bootstrap_servers, trusted=("source-cluster-ca-cert/*.crt",), auth="scram-sha-512",
+        username=ADMIN_USER, password_secret=("source-admin", "password"),
+    )  # fmt: skip
+    assert scram.security is not None and sasl_ssl.security is not None
+    replication = {
+        f"{t}.replication.factor": "1" for t in ("config.storage", "offset.storage", "status.storage")
+    }
+    target_password = scram.security.passwords[ADMIN_USER].encode()
+    return Deployment(
+        strimzi.worker_config(
+            target,
+            group_id=group,
+            topics=(f"{group}-c", f"{group}-s", f"{group}-o"),
+            metrics="jmx",
+            user_config=replication,
+        ),
+        mirror_connectors(target, source, topic),
+        {**strimzi.environment([target, source]), "KAFKA_CONNECT_JMX_EXPORTER_ENABLED": "true"},
+        {
+            "/opt/kafka/connect-password/target-admin/password": target_password,
+            "/opt/kafka/mm2-password/target/target-admin/password": target_password,
+            "/opt/kafka/mm2-password/source/source-admin/password": sasl_ssl.security.passwords[
+                ADMIN_USER
+            ].encode(),
+            "/opt/kafka/mm2-certs/source/source-cluster-ca-cert/ca.crt": sasl_ssl.security.ca_file.read_bytes(),
+        },
+    )
+
+
+@pytest.mark.long
+def test_plain_target_scram_over_tls_source_and_the_jmx_exporter_port(
+    image: str, scram_cluster: KafkaCluster, secured_cluster: Callable[[str], KafkaCluster],
+    unique: Callable[[str], str], tmp_path: Path, pods: list[StrimziPod],
+) -> None:  # fmt: skip
+    sasl_ssl = secured_cluster("sasl_ssl")
+    topic, group = unique("pmm2"), unique("mm2-plain")
+    pod = StrimziPod(image, plain_target_scram_tls_source(scram_cluster, sasl_ssl, topic, group), tmp_path)
+    pods.append(pod)
+    pod.worker.start()
+    pod.worker.wait_ready(timeout=90)
+    asyncio.run(produce(sasl_ssl, topic, 20))
+    create_connectors_as_the_operator_does(pod)
+    mirrored = wait_for(
+        "20 records on the target",
+        lambda: (
+            len(found := asyncio.run(read_topic_secured(scram_cluster, f"source.{topic}"))) >= 20 and found
+        ),
+        120,
+    )
+    assert sorted(mirrored) == sorted(f"r{i}".encode() for i in range(20))
+
+    def jmx_exporter_port() -> str:
+        with urllib.request.urlopen("http://127.0.0.1:9404/metrics", timeout=10) as answer:
+            return str(answer.read().decode())
+
+    exported = wait_for(
+        "the mirror series on the JMX exporter's port",
+        lambda: (
+            "kafka_connect_mirror_mirrorsourceconnector_record_count{" in (text := jmx_exporter_port())
+            and text
+        ),
+        30,
+    )
+    assert "kafka_connect_worker_connector_count" in exported
+    code, _ = pod.rest("GET", "/metrics")
+    assert code == 200
+
+
 def test_a_tls_target_read_through_the_kubernetes_api_refuses_to_start_in_one_line(
     image: str, cluster_b: ClusterHandle, unique: Callable[[str], str], tmp_path: Path, pods: list[StrimziPod]
 ) -> None:
