@@ -31,7 +31,7 @@ from pyconnect.kafka.clients import create_consumer, create_producer
 from pyconnect.testing.backends import ClusterHandle
 from pyconnect.testing.containers import ContainerWorker
 from pyconnect.testing.images import ensure_image
-from pyconnect.testing.kafka import KafkaCluster, free_ports
+from pyconnect.testing.kafka import KafkaCluster, free_ports, start_clusters, stop_clusters
 from pyconnect.testing.kafka_security import ADMIN_USER
 from tests.integration import strimzi_configs as strimzi
 from tests.integration.fleet import wait_for
@@ -278,9 +278,13 @@ def test_scram_target_tls_source_with_rack_tracing_and_the_metrics_reporter(
 
 
 async def read_topic_secured(cluster: KafkaCluster, topic: str) -> list[bytes]:
-    """The values of ``topic`` (empty while it does not exist yet)."""
+    return await read_topic_as(cluster, topic, "SCRAM-SHA-512")
+
+
+async def read_topic_as(cluster: KafkaCluster, topic: str, mechanism: str) -> list[bytes]:
+    """The values of ``topic`` read as the admin user with ``mechanism`` (empty while it does not exist)."""
     consumer = create_consumer(
-        {**client(cluster, "SCRAM-SHA-512"), "auto.offset.reset": "earliest", "enable.auto.commit": "false"},
+        {**client(cluster, mechanism), "auto.offset.reset": "earliest", "enable.auto.commit": "false"},
         topic,
     )
     values: list[bytes] = []
@@ -406,6 +410,84 @@ def test_plain_target_scram_over_tls_source_and_the_jmx_exporter_port(
     assert "kafka_connect_worker_connector_count" in exported
     code, _ = pod.rest("GET", "/metrics")
     assert code == 200
+
+
+@pytest.fixture(scope="module")
+def oauth_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
+    """A one-node SASL_PLAINTEXT cluster with OAUTHBEARER and its token server (local backend)."""
+    started = start_clusters(
+        ["O"],
+        tmp_path_factory.mktemp("kafka-oauth-strimzi"),
+        security="sasl_plaintext",
+        oauth=True,
+        die_with_parent=True,
+    )
+    try:
+        yield started["O"]
+    finally:
+        stop_clusters(started.values())
+
+
+def oauth_target(oauth: KafkaCluster, plain: ClusterHandle, topic: str, group: str) -> Deployment:
+    """``authentication: {type: custom, sasl: true}`` with Kafka's OAUTHBEARER client-credentials login to
+    the target (the client secret from a mounted Secret, ``${strimzidir:...}`` inside ``sasl.jaas.config``),
+    a plaintext source."""
+    assert oauth.security is not None
+    login = oauth.security.oauth_client_properties(
+        ADMIN_USER, "${strimzidir:/opt/kafka/oauth-secret:client-secret}"
+    )
+    target = strimzi.ClusterSpec(
+        "target",
+        oauth.bootstrap_servers,
+        auth="custom",
+        custom_sasl=True,
+        custom={"sasl.mechanism": "OAUTHBEARER", **login},
+    )
+    source = strimzi.ClusterSpec("source", plain.bootstrap_servers)
+    replication = {
+        f"{t}.replication.factor": "1" for t in ("config.storage", "offset.storage", "status.storage")
+    }
+    return Deployment(
+        strimzi.worker_config(
+            target, group_id=group, topics=(f"{group}-c", f"{group}-s", f"{group}-o"), user_config=replication
+        ),
+        mirror_connectors(target, source, topic),
+        strimzi.environment([target, source]),
+        {"/opt/kafka/oauth-secret/client-secret": oauth.security.passwords[ADMIN_USER].encode()},
+    )
+
+
+@pytest.mark.long
+def test_oauthbearer_target_with_the_client_secret_inside_sasl_jaas_config(
+    image: str, oauth_cluster: KafkaCluster, cluster_a: ClusterHandle, unique: Callable[[str], str],
+    tmp_path: Path, pods: list[StrimziPod],
+) -> None:  # fmt: skip
+    topic, group = unique("omm2"), unique("mm2-oauth")
+    pod = StrimziPod(image, oauth_target(oauth_cluster, cluster_a, topic, group), tmp_path)
+    pods.append(pod)
+    pod.worker.start()
+    pod.worker.wait_ready(timeout=90)
+    asyncio.run(produce_plain(cluster_a.bootstrap_servers, topic, 20))
+    create_connectors_as_the_operator_does(pod)
+    mirrored = wait_for(
+        "20 records on the target",
+        lambda: (
+            len(found := asyncio.run(read_topic_as(oauth_cluster, f"source.{topic}", "OAUTHBEARER"))) >= 20
+            and found
+        ),
+        120,
+    )
+    assert sorted(mirrored) == sorted(f"r{i}".encode() for i in range(20))
+
+
+async def produce_plain(bootstrap: str, topic: str, count: int) -> None:
+    producer = create_producer({"bootstrap.servers": bootstrap})
+    await producer.start()
+    try:
+        for i in range(count):
+            await producer.send_and_wait(topic, f"r{i}".encode())
+    finally:
+        await producer.stop()
 
 
 def test_a_tls_target_read_through_the_kubernetes_api_refuses_to_start_in_one_line(
