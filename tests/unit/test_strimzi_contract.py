@@ -287,3 +287,38 @@ def test_reporter_is_off_unless_named_and_a_bad_listener_names_the_key() -> None
                 "prometheus.metrics.reporter.listener": "https://:1",
             }
         )
+
+
+STRIMZI_PROVIDERS = {
+    "config.providers": "strimzienv,strimzifile,strimzidir,strimzisecrets",
+    "config.providers.strimzienv.class": "org.apache.kafka.common.config.provider.EnvVarConfigProvider",
+    "config.providers.strimzienv.param.allowlist.pattern": "STRIMZI_.*|ADVERTISED_HOSTNAME",
+    "config.providers.strimzifile.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
+    "config.providers.strimzidir.class": "org.apache.kafka.common.config.provider.DirectoryConfigProvider",
+    "config.providers.strimzidir.param.allowed.paths": "",
+    "config.providers.strimzisecrets.class": "io.strimzi.kafka.KubernetesSecretConfigProvider",
+}
+
+
+def test_strimzi_placeholders_resolve_anywhere_in_a_value_within_allowed_paths_and_names(
+    tmp_path: Path,
+) -> None:
+    secrets_dir = tmp_path / "opt" / "kafka" / "connect-password" / "user"
+    secrets_dir.mkdir(parents=True)
+    (secrets_dir / "password").write_text("s3cret")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "password").write_text("not-allowed")
+    props = {
+        **STRIMZI_PROVIDERS,
+        "config.providers.strimzidir.param.allowed.paths": str(tmp_path / "opt" / "kafka"),
+        "sasl.jaas.config": f'org.X required username="u" password="${{strimzidir:{secrets_dir}:password}}";',
+        "outside": f"${{strimzidir:{outside}:password}}",
+        "rack": "${strimzienv:STRIMZI_RACK_ID}",
+        "hidden": "${strimzienv:HOME}",
+    }
+    resolved = resolve_config_variables(props, {"STRIMZI_RACK_ID": "zone-a", "HOME": "/root"})
+    assert resolved["sasl.jaas.config"] == 'org.X required username="u" password="s3cret";'
+    assert resolved["outside"] == props["outside"]
+    assert resolved["rack"] == "zone-a"
+    assert resolved["hidden"] == "${strimzienv:HOME}"
