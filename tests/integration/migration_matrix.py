@@ -26,6 +26,7 @@ from typing import Any
 
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+from aiokafka.errors import KafkaError
 
 from connectors.mirror.checkpoint_records import Heartbeat
 from tests.integration.mirror_helpers import SINGLE_BROKER_MM2, latest_checkpoints, read_partition0
@@ -210,10 +211,16 @@ def translatable(committed: Mapping[int, int], syncs: Mapping[int, PartitionSync
 
 
 async def group_offsets(bootstrap: str, group: str) -> dict[tuple[str, int], int]:
+    """The committed offsets of ``group``; none while the cluster answers with a retriable error (a
+    fresh cluster has no group coordinator until it created its offsets topic)."""
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
         found = await admin.list_consumer_group_offsets(group)
+    except KafkaError as error:
+        if not error.retriable:
+            raise
+        return {}
     finally:
         await admin.close()
     return {(tp.topic, tp.partition): meta.offset for tp, meta in found.items() if meta.offset >= 0}
