@@ -56,11 +56,14 @@ image: kafka container-tools
 TEST_CONTAINERS_SLICE := tests/integration/test_mirror_source.py tests/integration/test_mirror_checkpoint.py \
 	tests/integration/test_distributed_fleet.py tests/integration/test_rest_adversarial.py \
 	tests/integration/test_testcontainers_backend.py
+PODMAN_SOCKET := unix:///run/pyconnect-podman/podman.sock
 test-containers: image
 	$(PY) -m pyconnect.testing.podman up
-	PYCONNECT_TEST_BACKEND=testcontainers TESTCONTAINERS_RYUK_DISABLED=true DOCKER_HOST=unix:///run/pyconnect-podman/podman.sock \
-	  $(PY) -m pytest -m "not long" $(TEST_CONTAINERS_SLICE)
-	DOCKER_HOST=unix:///run/pyconnect-podman/podman.sock $(PY) -m pytest tests/integration/test_testcontainers_backend.py
+	status=0; \
+	PYCONNECT_TEST_BACKEND=testcontainers TESTCONTAINERS_RYUK_DISABLED=true DOCKER_HOST=$(PODMAN_SOCKET) \
+	  $(PY) -m pytest -m "not long" $(TEST_CONTAINERS_SLICE) || status=$$?; \
+	DOCKER_HOST=$(PODMAN_SOCKET) $(PY) -m pytest tests/integration/test_testcontainers_backend.py || status=$$?; \
+	$(PY) -m pyconnect.testing.podman down; exit $$status
 
 ## unit: only the tests that need no Kafka
 unit: $(STAMP)
