@@ -28,7 +28,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 
 from pyconnect.testing.backends import ClusterHandle
 from pyconnect.testing.containers import ContainerWorker, container_pid, rss_kib, start_seconds_since_boot
-from pyconnect.testing.images import build, ensure_image, spec
+from pyconnect.testing.images import build, ensure_image, images_cache, spec
 from pyconnect.testing.podman import engine_env, podman, podman_binary
 from tests.integration.fleet import FAST_GROUP, read_seqnos_sync, read_topic, running_tasks, wait_for
 
@@ -53,7 +53,13 @@ def image_size(tag: str) -> int:
 
 
 def compressed_size(tag: str) -> int:
-    """Bytes of the image as a registry stores it and a node pulls it: its layers, gzip-compressed."""
+    """Bytes of the image as a registry stores it and a node pulls it: its layers, gzip-compressed
+    (remembered per image ID in ``<cache>/images/compressed-sizes.json``: an image is immutable)."""
+    image_id = podman("image", "inspect", "--format", "{{.Id}}", tag).stdout.strip()
+    known_file = images_cache() / "compressed-sizes.json"
+    known = json.loads(known_file.read_text()) if known_file.exists() else {}
+    if image_id in known:
+        return int(known[image_id])
     saved = subprocess.Popen(
         [podman_binary(), "save", "--format", "docker-archive", tag], stdout=subprocess.PIPE, env=engine_env()
     )
@@ -64,6 +70,8 @@ def compressed_size(tag: str) -> int:
         total += len(compressor.compress(chunk))
     total += len(compressor.flush())
     assert saved.wait(timeout=300) == 0
+    known[image_id] = total
+    known_file.write_text(json.dumps(known))
     return total
 
 

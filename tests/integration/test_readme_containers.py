@@ -3,7 +3,8 @@
 The ``sh`` blocks run in order in one bash (``set -euo pipefail``): the first in the checkout (it runs
 ``make image`` and exports ``CONTAINERS_CONF``), the others in a temporary folder, with ``BOOTSTRAP``
 (cluster A), ``PORT`` and ``METRICS_PORT`` (free ports) set. Containers the blocks leave behind are
-removed by name, and a podman service the blocks started is stopped.
+removed by name, and a podman service the blocks started is stopped. ``long``: its commands are the
+ones tests/integration/test_container_image.py and test_strimzi_conformance.py run in ``make test``.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ def section_blocks() -> list[str]:
     return re.findall(r"```sh\n(.*?)```", text[start:end], re.DOTALL)
 
 
+@pytest.mark.long
 @pytest.mark.timeout(900)
 def test_the_readme_container_commands_run_as_written(cluster_a: ClusterHandle, tmp_path: Path) -> None:
     blocks = section_blocks()
