@@ -4,9 +4,16 @@ Steps, as an operator would take them: start two local Kafka clusters; start thr
 ``pyconnect distributed`` workers whose Connect group lives on B; create the mirror through REST
 with the connector JSON of the Red Hat disaster-recovery guide (IdentityReplicationPolicy, offset
 syncs on the target, heartbeat replication off, ``replication.factor: -1``); produce to A; show the
-records arriving on B. One live line reports records mirrored, lag and replication latency until
-Ctrl-C (or ``--seconds``), which stops everything cleanly: producer, workers (committing offsets),
-brokers.
+records arriving on B. One live line reports records mirrored, lag, replication latency and the
+group-sync staleness (how many records the application would read again if it moved to B now: B's copy
+of its offsets trails its commits on A by the checkpoint and sync intervals) until Ctrl-C (or
+``--seconds``), which stops everything cleanly: producer, workers (committing offsets), brokers.
+
+The failover drill (``--failover-after``): the application stops on A; while A keeps taking records, B's
+copy of the group's offsets is followed until it is the position the application committed on A (the
+offset syncs prove where that lies on B; a checkpoint alone may still stand at the record after the
+last sync, short of it); the producer stops, the mirror catches up, A's brokers stop, and the application
+resumes on B: it re-reads nothing and loses nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from connectors.mirror.offsets.failover_flow import FailoverFlow
 from pyconnect.kafka.clients import create_admin
 from pyconnect.kafka.topics import TopicSpec, ensure_topic
 from pyconnect.kafka.traffic import (
@@ -40,6 +48,7 @@ TOPIC = "orders"
 PARTITIONS = 6
 CONNECTOR = "mm2-source"
 MAX_SECONDS = 3600.0
+APP_WAIT_S = 60.0
 
 
 def connector_json(source: str, target: str, tasks: int) -> dict[str, Any]:
@@ -94,6 +103,14 @@ async def create_source_topic(bootstrap: str) -> None:
         await admin.close()
 
 
+def live_on(elapsed: float, phase_s: float, failover_after: float, read_on_a: set[int]) -> bool:
+    """Whether the live phase goes on: for ``phase_s``, and before a drill until the application has read
+    records on A (at most ``APP_WAIT_S`` more: a busy machine starts it late)."""
+    if elapsed < phase_s:
+        return True
+    return failover_after > 0 and not read_on_a and elapsed < phase_s + APP_WAIT_S
+
+
 async def live(
     workers: list[PyconnectWorker],
     source: str,
@@ -105,6 +122,8 @@ async def live(
 ) -> TrafficCounters:
     """The live phase (one line a second) and, ``failover_after`` seconds in (0: never), the failover
     act. Ctrl-C ends either at once."""
+    flow = failover.demo_flow(source, target)
+    staleness = SyncStaleness()
     interrupted = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -117,11 +136,14 @@ async def live(
     )
     tail = asyncio.create_task(tail_and_measure(target, TOPIC, stop_tail, mirrored))
     app = asyncio.create_task(run_application(source, TOPIC, failover.GROUP, stop_app, read_on_a))
+    follower = asyncio.create_task(staleness.follow(flow, stop_tail))
     started = time.monotonic()
     phase_s = min(seconds, failover_after) if failover_after > 0 else seconds
     summary = ""
     try:
-        while not interrupted.is_set() and time.monotonic() - started < phase_s:
+        while not interrupted.is_set() and live_on(
+            time.monotonic() - started, phase_s, failover_after, read_on_a
+        ):
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(interrupted.wait(), 1.0)
             if int(time.monotonic() - started) % 5 == 0 or not summary:
@@ -135,14 +157,14 @@ async def live(
             sys.stdout.write(
                 f"\r{time.monotonic() - started:6.0f}s | produced {produced.produced} | mirrored {mirrored.consumed} "
                 f"| lag {max(0, produced.produced - mirrored.consumed)} | {latency} | app on A read {len(read_on_a)} "
-                f"| {summary}   "
+                f"| {staleness.text()} | {summary}   "
             )
             sys.stdout.flush()
         say("")
         if failover_after > 0 and not interrupted.is_set():
             act = asyncio.create_task(
                 failover_act(
-                    target, produced, mirrored, (stop_app, app), (stop_producing, producer), read_on_a, fail_a
+                    flow, produced, mirrored, (stop_app, app), (stop_producing, producer), read_on_a, fail_a
                 )
             )
             waiter = asyncio.create_task(interrupted.wait())
@@ -156,8 +178,9 @@ async def live(
     finally:
         for event in (stop_producing, stop_tail, stop_app):
             event.set()
-        outcomes = await asyncio.gather(producer, tail, app, return_exceptions=True)
-        for job, outcome in zip(("producer", "consumer", "application on A"), outcomes, strict=True):
+        outcomes = await asyncio.gather(producer, tail, app, follower, return_exceptions=True)
+        jobs = ("producer", "consumer", "application on A", "group-sync follower")
+        for job, outcome in zip(jobs, outcomes, strict=True):
             if isinstance(outcome, Exception):
                 say(f"The demo's {job} failed: {outcome}")
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -167,7 +190,7 @@ async def live(
 
 
 async def failover_act(
-    target: str,
+    flow: FailoverFlow,
     produced: TrafficCounters,
     mirrored: TrafficCounters,
     app: tuple[asyncio.Event, asyncio.Task[dict[int, int]]],
@@ -175,13 +198,23 @@ async def failover_act(
     read_on_a: set[int],
     fail_a: Callable[[], None],
 ) -> failover.Verdict:
-    """The drill: the application on A stops, A takes a few more records, the mirror and the
-    checkpoints catch up, A fails, the application resumes on B at its translated offsets."""
+    """The drill (see the module docstring): the application on A stops, B's copy of its offsets reaches
+    its position while A keeps taking records, the producer stops, the mirror catches up, A fails, the
+    application resumes on B at its synced offsets."""
     say(f"Failover drill. The application (group '{failover.GROUP}') on A stops ...")
     app[0].set()
     committed = await app[1]
     say(f"  it read {len(read_on_a)} records on A and committed its position")
-    await asyncio.sleep(3)
+
+    def report(line: str) -> None:
+        sys.stdout.write(f"\r  group sync on B: {line}   ")
+        sys.stdout.flush()
+
+    await failover.wait_for_synced_group(flow, TOPIC, committed, 120, report)
+    say(
+        "\r  group sync on B: the group's offsets on B are its position on A, 0 records behind "
+        "(MirrorCheckpointConnector, sync.group.offsets.enabled)"
+    )
     producer[0].set()
     await producer[1]
     say(f"  A took {produced.produced - len(read_on_a)} more records it has not read; the producer stops")
@@ -190,20 +223,41 @@ async def failover_act(
             break
         await asyncio.sleep(0.5)
     say(f"  the mirror caught up: {mirrored.consumed} of {produced.produced} records on B")
-    await failover.wait_for_synced_group(target, TOPIC, committed, 60)
-    say(
-        "  B holds checkpoints of the application's position, and the group's offsets on B are synced "
-        "(MirrorCheckpointConnector, sync.group.offsets.enabled)"
-    )
     say("A fails: cluster A's brokers stop.")
     await asyncio.to_thread(fail_a)
-    order = await run_application_on(target, TOPIC, failover.GROUP, PARTITIONS, 60)
+    order = await run_application_on(
+        flow.target_config["bootstrap.servers"], TOPIC, failover.GROUP, PARTITIONS, 60
+    )
     verdict = failover.verdict(produced.produced, read_on_a, order)
     say(
         f"The application resumed on B at its translated offsets: it read {verdict.read_on_b} records there, "
         f"re-read {verdict.reread}, lost {verdict.lost} (of {produced.produced} produced)."
     )
     return verdict
+
+
+class SyncStaleness:
+    """The live line's group-sync staleness: the records the application would read again if it resumed on
+    B now (``>=`` while the offset syncs prove only a lower bound), measured every ``EVERY_S``."""
+
+    EVERY_S = 2.0
+
+    def __init__(self) -> None:
+        self.gap: failover.SyncGap | None = None
+
+    def text(self) -> str:
+        gap = self.gap
+        if gap is None or gap.behind is None:
+            return "group sync on B -"
+        return f"group sync on B {'' if gap.proven else '>='}{gap.behind} behind"
+
+    async def follow(self, flow: FailoverFlow, stop: asyncio.Event) -> None:
+        """Measure until ``stop`` is set (a measurement that fails leaves the last one)."""
+        while not stop.is_set():
+            with contextlib.suppress(Exception):
+                self.gap = await failover.group_sync_gap(flow, TOPIC)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.EVERY_S)
 
 
 def main(argv: list[str] | None = None) -> int:

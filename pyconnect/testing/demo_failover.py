@@ -6,8 +6,13 @@ Contract (every wait bounded; nothing here starts or stops a process):
   commits the translated offsets to the same group on B (the group is not active there).
 - The application (:func:`pyconnect.kafka.traffic.run_application`, and ``run_application_on`` once
   it moved) is consumer group ``GROUP``.
-- :func:`wait_for_synced_group` waits until B holds, for every partition the application committed,
-  a checkpoint of exactly that upstream position and the group's offset on B at its translation.
+- :func:`group_sync_gap` measures the group-sync staleness: how far the group's offsets on B are behind
+  the position its commits on A prove on B (``pyconnect failover``'s plan of the demo's flow), in records
+  a consumer resuming on B now would read again.
+- :func:`wait_for_synced_group` waits until the group's offsets on B are that proven position for every
+  partition the application committed: a checkpoint of the final position alone is not enough, since
+  until the offset syncs past it arrive, a checkpoint can only translate to the record after the last
+  sync (Java's rule), short of the position.
 - :func:`verdict` says what the move cost: records read twice and records never read by either side.
 """
 
@@ -15,11 +20,13 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from connectors.mirror.checkpoint_records import Checkpoint
-from connectors.mirror.offsets.mirror_client import MirrorClient
+from connectors.mirror.offsets.failover_calls import FailoverError
+from connectors.mirror.offsets.failover_command import build_plan
+from connectors.mirror.offsets.failover_flow import FailoverFlow, flow_from_connector_config
 from pyconnect.kafka.mirror_admin import GroupAdmin
 
 GROUP = "orders-app"
@@ -52,15 +59,6 @@ def checkpoint_connector_json(source: str, target: str) -> dict[str, Any]:
     }
 
 
-async def _latest_checkpoints(bootstrap: str) -> dict[int, Checkpoint]:
-    client = MirrorClient(
-        {"bootstrap.servers": bootstrap, "replication.policy.class": IDENTITY_POLICY}, alias="B"
-    )
-    async with client:
-        latest, _skipped = await client.latest_checkpoints(GROUP, "A")
-    return {tp.partition: checkpoint for tp, checkpoint in latest.items()}
-
-
 async def _group_offsets(bootstrap: str, topic: str) -> dict[int, int]:
     admin = GroupAdmin({"bootstrap.servers": bootstrap})
     try:
@@ -70,26 +68,64 @@ async def _group_offsets(bootstrap: str, topic: str) -> dict[int, int]:
     return {partition: c.offset for (t, partition), c in committed.items() if t == topic}
 
 
+def demo_flow(source: str, target: str) -> FailoverFlow:
+    """The flow of the demo's checkpoint connector, as ``pyconnect failover`` reads it."""
+    body = checkpoint_connector_json(source, target)
+    return flow_from_connector_config(body["config"], origin=f"connector {body['name']}")
+
+
+@dataclass(frozen=True)
+class SyncGap:
+    """The group-sync staleness of ``GROUP`` on B: at least ``behind`` records to re-read if it resumed on B
+    now (``None`` before anything is checkpointed), exactly that many when ``proven`` (every position on B
+    proven by the offset syncs); ``at``: the positions on B per partition."""
+
+    behind: int | None
+    proven: bool
+    at: dict[int, int]
+
+
+async def group_sync_gap(flow: FailoverFlow, topic: str, timeout_s: float = 10.0) -> SyncGap:
+    """The gap between the group's offsets on B and the positions its commits on A have there."""
+    try:
+        plan = await build_plan(flow, (GROUP,), all_groups=False, timeout_s=timeout_s, allow_rewind=False)
+    except FailoverError:
+        return SyncGap(None, False, {})
+    rows = [
+        r
+        for r in plan.group(GROUP).partitions
+        if r.target_topic == topic and r.source_offset_from == "source" and r.target_offset is not None
+    ]
+    if not rows:
+        return SyncGap(None, False, {})
+    at = {r.partition: r.target_offset for r in rows if r.target_offset is not None}
+    behind = sum(max(0, at[r.partition] - (r.current_offset or 0)) for r in rows)
+    return SyncGap(behind, all(r.expected_reread == 0 for r in rows), at)
+
+
 async def wait_for_synced_group(
-    target: str, topic: str, committed: dict[int, int], timeout_s: float
+    flow: FailoverFlow, topic: str, committed: dict[int, int], timeout_s: float, report: Callable[[str], None]
 ) -> dict[int, int]:
-    """partition -> the group's offset on B, once it is the translation of ``committed`` (see the module
-    docstring); TimeoutError naming what was missing after ``timeout_s``."""
+    """partition -> the group's offset on B, once it is the proven position on B of ``committed`` for
+    every partition (see the module docstring); ``report`` gets a line each second; TimeoutError naming
+    what was missing after ``timeout_s``."""
     deadline = time.monotonic() + timeout_s
     missing = "no checkpoint yet"
     while time.monotonic() < deadline:
-        checkpoints = await _latest_checkpoints(target)
-        behind = [
-            p for p, o in committed.items() if p not in checkpoints or checkpoints[p].upstream_offset != o
-        ]
-        if not behind:
-            synced = await _group_offsets(target, topic)
-            unsynced = [p for p in committed if synced.get(p) != checkpoints[p].downstream_offset]
-            if not unsynced:
-                return synced
-            missing = f"the group's offsets on B not yet synced for partitions {unsynced}"
+        gap = await group_sync_gap(flow, topic)
+        synced = await _group_offsets(flow.target_config["bootstrap.servers"], topic)
+        if gap.behind is None:
+            missing = "waiting for the first checkpoints of the application's position"
+        elif gap.proven and gap.behind == 0 and all(synced.get(p) == gap.at.get(p) for p in committed):
+            return synced
+        elif gap.proven:
+            missing = f"the group's offsets on B are {gap.behind} records behind its position on A"
         else:
-            missing = f"no checkpoint of the final position yet for partitions {behind}"
+            missing = (
+                f"the group's offsets on B are at least {gap.behind} records behind its position on A "
+                "(waiting for the offset syncs that prove it)"
+            )
+        report(missing)
         await asyncio.sleep(1.0)
     raise TimeoutError(f"after {timeout_s:.0f} s: {missing}")
 

@@ -5,8 +5,10 @@ Runs ``python -m pyconnect.testing.demo`` (what ``make demo`` runs) as a child p
 clusters:
 - without the drill: waits until the live line shows mirrored records, sends SIGINT as a terminal's
   Ctrl-C would, and checks the clean exit and the final counts;
-- with the drill after 15 s: the application's group moves from A to B at its translated offsets and
-  the demo reports 0 records re-read and 0 lost, then ends by itself.
+- with the drill after 8 s (``make test``; 15 s in ``make chaos``): the application's group moves from
+  A to B at its translated offsets and the demo reports 0 records re-read and 0 lost, then ends by
+  itself. The live line shows the group-sync staleness, and the drill waits until B's copy of the
+  group's offsets is the position the application committed on A before A fails.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ RESUMED = re.compile(
     r"resumed on B at its translated offsets: it read (\d+) records there, re-read (\d+), lost (\d+) "
     r"\(of (\d+) produced\)"
 )
+STALENESS = re.compile(r"\| group sync on B (-|(>=)?\d+ behind)")
+MEASURED = re.compile(r"\| group sync on B (>=)?\d+ behind")
+SYNCED = "group sync on B: the group's offsets on B are its position on A, 0 records behind"
 URLS = re.compile(r"Mirror status page: (http://127\.0\.0\.1:\d+/)mirrors/ui   metrics: \1metrics")
 
 
@@ -80,16 +85,20 @@ def test_demo_mirrors_live_records_and_stops_on_ctrl_c(tmp_path: Path) -> None:
     assert text.rstrip().endswith("Stopped."), text[-2000:]
 
 
-@pytest.mark.long  # ~70 s; the failover itself is also checked by test_failover_cli.py in make test
-def test_demo_failover_drill_moves_the_group_to_b_rereading_and_losing_nothing(tmp_path: Path) -> None:
-    demo, out = start_demo(tmp_path, "--failover-after", "15")
+def run_drill(tmp_path: Path, failover_after: int) -> str:
+    demo, out = start_demo(tmp_path, "--failover-after", str(failover_after))
     try:
-        assert demo.wait(timeout=240) == 0, out.read_text(errors="replace")[-3000:]
+        assert demo.wait(timeout=300) == 0, out.read_text(errors="replace")[-3000:]
     finally:
         if demo.poll() is None:
             demo.kill()
             demo.wait(timeout=30)
-    text = out.read_text(errors="replace")
+    return out.read_text(errors="replace")
+
+
+def check_drill(text: str, *, measured: bool) -> None:
+    """The drill's verdict is 0 and 0; the live line has its group-sync field (``measured``: with a
+    number at least once; a short live phase may end before the first checkpoint)."""
     resumed = RESUMED.search(text)
     assert resumed, text[-3000:]
     read_on_b, reread, lost, produced = map(int, resumed.groups())
@@ -98,6 +107,18 @@ def test_demo_failover_drill_moves_the_group_to_b_rereading_and_losing_nothing(t
     )
     assert (reread, lost) == (0, 0), text[-3000:]
     assert 0 < read_on_b < produced, text[-3000:]
-    assert "A fails: cluster A's brokers stop." in text
+    assert STALENESS.search(text), text[-3000:]
+    assert MEASURED.search(text) or not measured, text[-3000:]
+    assert SYNCED in text, text[-3000:]
+    assert text.index(SYNCED) < text.index("A fails: cluster A's brokers stop.")
     assert "Unable connect" not in text and "Traceback" not in text, text[-3000:]
     assert text.rstrip().endswith("Stopped."), text[-2000:]
+
+
+def test_demo_failover_drill_rereads_and_loses_nothing(tmp_path: Path) -> None:
+    check_drill(run_drill(tmp_path, 8), measured=False)
+
+
+@pytest.mark.long  # ~80 s; its short sibling above runs in make test
+def test_demo_failover_drill_moves_the_group_to_b_rereading_and_losing_nothing(tmp_path: Path) -> None:
+    check_drill(run_drill(tmp_path, 15), measured=True)
