@@ -3,7 +3,7 @@ them there, the cut, and what each group re-reads or skips once moved to the tar
 
 - :class:`Traffic`: one thread with one event loop: a producer writing every partition of a topic,
   record ``n`` of partition ``p`` holding ``n`` (so on a fresh topic ``n`` is also its source offset),
-  and *classic* consumer groups (aiokafka) reading the topic and committing every 250 ms until each is
+  with the headers :func:`headers_of` gives, and *classic* consumer groups (aiokafka) reading the topic and committing every 250 ms until each is
   told to stop (it commits its position and leaves). Every loop is bounded by a deadline.
 - :class:`ConsumerProtocolGroup`: Java's console consumer in a ``group.protocol=consumer`` group (KIP-848,
   auto-commit every 250 ms; SIGTERM closes it, committing).
@@ -38,6 +38,11 @@ from pyconnect.testing.java_process import JavaProcess
 CONSOLE_CONSUMER = "org.apache.kafka.tools.consumer.ConsoleConsumer"
 COMMIT_EVERY_S = 0.25
 MAX_DRILL_S = 600.0
+
+
+def headers_of(n: int) -> list[tuple[str, bytes]]:
+    """The headers of record ``n``: its number as text and three bytes that are not text."""
+    return [("seq", b"%d" % n), ("bin", bytes([0, 255, n % 256]))]
 
 
 @dataclass
@@ -103,7 +108,11 @@ class Traffic:
                 sends = []
                 for p in range(self.partitions):
                     for n in range(self.produced[p], self.produced[p] + per_round):
-                        sends.append(await producer.send(self.topic, b"%d" % n, key=b"k%d" % n, partition=p))
+                        sends.append(
+                            await producer.send(
+                                self.topic, b"%d" % n, key=b"k%d" % n, partition=p, headers=headers_of(n)
+                            )
+                        )
                 await asyncio.gather(*sends)
                 self.produced = [n + per_round for n in self.produced]
                 await asyncio.sleep(0.05)
@@ -184,9 +193,10 @@ async def committed(config: Mapping[str, Any], group: str, topic: str) -> dict[i
 
 
 async def read_all(
-    config: Mapping[str, Any], topic: str, partitions: int
+    config: Mapping[str, Any], topic: str, partitions: int, altered: list[int] | None = None
 ) -> dict[int, list[tuple[int, int]]]:
-    """partition -> ``(offset, sequence number)`` of every committed record of ``topic``, to its end."""
+    """partition -> ``(offset, sequence number)`` of every committed record of ``topic``, to its end;
+    ``altered`` collects the sequence numbers of records whose headers are not :func:`headers_of` them."""
     consumer = create_consumer(config, enable_auto_commit=False, isolation_level="read_committed")
     await consumer.start()
     rows: dict[int, list[tuple[int, int]]] = {p: [] for p in range(partitions)}
@@ -201,7 +211,11 @@ async def read_all(
             if all(position >= ends[tp] for tp, position in zip(tps, positions, strict=True)):
                 break
             for tp, messages in (await consumer.getmany(timeout_ms=500)).items():
-                rows[tp.partition].extend((m.offset, int(m.value or b"-1")) for m in messages)
+                for m in messages:
+                    seq = int(m.value or b"-1")
+                    rows[tp.partition].append((m.offset, seq))
+                    if altered is not None and [(k, bytes(v)) for k, v in m.headers] != headers_of(seq):
+                        altered.append(seq)
         return rows
     finally:
         await consumer.stop()
