@@ -48,7 +48,7 @@ Errors are :class:`FailoverError` (one line: unknown alias, B unreachable, no ch
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, TextIO
 
@@ -65,7 +65,6 @@ from connectors.mirror.offsets.failover_calls import (
     one_line,
     retrying,
 )
-from connectors.mirror.offsets.failover_flow import FailoverFlow
 from connectors.mirror.offsets.failover_plan import remote_topic, source_topic_guess
 from connectors.mirror.offsets.mirror_client import (
     MirrorClient,
@@ -73,8 +72,15 @@ from connectors.mirror.offsets.mirror_client import (
     read_offset_syncs,
 )
 from connectors.mirror.offsets.translate_render import EXPORT_FIELDS, render_csv, render_json, render_text
+from connectors.mirror.offsets.translate_requests import (
+    TranslateRequest,
+    parse_bootstrap,
+    request_from_bootstrap,
+    request_from_flow,
+    request_from_mm2,
+)
 from connectors.mirror.offsets.translation import OffsetSyncStore
-from connectors.mirror.policy import SOURCE_CLUSTER_ALIAS_CONFIG, ReplicationPolicy, replication_policy
+from connectors.mirror.policy import ReplicationPolicy
 from connectors.mirror.records import TopicPartition
 from pyconnect.config.client_configs import mirror_client_config
 from pyconnect.kafka.group_view import ACTIVE_GROUP_REJECTIONS
@@ -104,31 +110,11 @@ __all__ = [
     "run_translate",
 ]
 
-Location = Literal["source", "target"]
 Action = Literal["commit", "keep", "skip-rewind", "rewind", "no-checkpoint"]
 
 EMPTY = "Empty"
 DEAD = "Dead"
 COMMITTABLE_STATES = (EMPTY, DEAD)
-
-
-@dataclass(frozen=True)
-class TranslateRequest:
-    """What to plan. ``source_config`` is ``None`` when A is not configured (planning from checkpoints
-    alone). Configs are ``MirrorClientConfig`` maps (connectivity keys, ``replication.policy.*``)."""
-
-    group: str
-    source: str
-    target: str
-    target_config: Mapping[str, str]
-    source_config: Mapping[str, str] | None
-    policy_config: Mapping[str, str] = field(default_factory=dict)
-    offset_syncs_location: Location = "source"
-    timeout_s: float = 30.0
-
-    def policy(self) -> ReplicationPolicy:
-        """The replication policy of the flow (``source.cluster.alias`` set, as in connector configs)."""
-        return replication_policy({**self.policy_config, SOURCE_CLUSTER_ALIAS_CONFIG: self.source})
 
 
 @dataclass(frozen=True)
@@ -475,102 +461,6 @@ async def execute_plan(plan: FailoverPlan, request: TranslateRequest) -> Execute
             f"{plan.target} failed ({names})"
         )
     return ExecuteResult(offsets, state)
-
-
-def parse_bootstrap(values: Sequence[str]) -> dict[str, str]:
-    """``["A=host:port", ...]`` -> ``{alias: bootstrap}``; one-line :class:`FailoverError` when malformed."""
-    found: dict[str, str] = {}
-    for value in values:
-        alias, sep, servers = value.partition("=")
-        if not sep or not alias.strip() or not servers.strip():
-            raise FailoverError(f"invalid --bootstrap {value!r}: expected ALIAS=host:port[,host:port]")
-        found[alias.strip()] = servers.strip()
-    return found
-
-
-# -- command line ----------------------------------------------------------------------------------------
-
-
-def request_from_mm2(
-    path: str, group: str, source: str, target: str, timeout_s: float, location: str | None = None
-) -> TranslateRequest:
-    """A request from ``mm2.properties``: each side's ``MirrorMakerConfig.clientConfig(alias)`` (top-level
-    and ``<alias>.`` keys, config providers resolved), the policy of B's client config, and the flow's
-    ``offset-syncs.topic.location`` unless ``location`` overrides it."""
-    from connectors.mirror.mm2_properties import MirrorMakerConfig, SourceAndTarget
-    from pyconnect.config import properties
-
-    mm2 = MirrorMakerConfig(properties.load(path))
-    for alias, option in ((source, "--from"), (target, "--to")):
-        if alias not in mm2.clusters:
-            raise FailoverError(
-                f"unknown cluster alias {alias} ({option}): {path} defines clusters {', '.join(mm2.clusters)}"
-            )
-
-    target_config, source_config = mm2.mirror_client_config(target), mm2.mirror_client_config(source)
-    if not target_config.get("bootstrap.servers"):
-        raise FailoverError(f"cluster {target} has no bootstrap.servers in {path}")
-    flow = mm2.connector_base_config(SourceAndTarget(source, target), "MirrorCheckpointConnector")
-    return TranslateRequest(
-        group,
-        source,
-        target,
-        target_config,
-        source_config if source_config.get("bootstrap.servers") else None,
-        {k: v for k, v in target_config.items() if k.startswith("replication.policy.")},
-        _location(location or flow.get("offset-syncs.topic.location", "source")),
-        timeout_s,
-    )
-
-
-def request_from_bootstrap(
-    values: Sequence[str], group: str, source: str, target: str, timeout_s: float, location: str | None = None
-) -> TranslateRequest:
-    """A request from ``--bootstrap ALIAS=host:port`` options (default replication policy). B is
-    required; without A the plan comes from the checkpoints alone."""
-    servers = parse_bootstrap(values)
-    for alias in servers:
-        if alias not in (source, target):
-            raise FailoverError(
-                f"unknown cluster alias {alias} in --bootstrap: expected {source} (--from) or {target} (--to)"
-            )
-    if target not in servers:
-        raise FailoverError(f"no bootstrap servers for cluster {target}: add --bootstrap {target}=host:port")
-    return TranslateRequest(
-        group,
-        source,
-        target,
-        {"bootstrap.servers": servers[target]},
-        {"bootstrap.servers": servers[source]} if source in servers else None,
-        {},
-        _location(location or "source"),
-        timeout_s,
-    )
-
-
-def request_from_flow(
-    flow: FailoverFlow, group: str, timeout_s: float, location: str | None = None
-) -> TranslateRequest:
-    """A request for ``group`` along ``flow`` (its policy, client settings and offset-syncs location, unless
-    ``location`` overrides it), as ``pyconnect failover`` reads it."""
-    return TranslateRequest(
-        group,
-        flow.source,
-        flow.target,
-        flow.target_config,
-        flow.source_config or None,
-        flow.policy_config,
-        _location(location or flow.offset_syncs_location),
-        timeout_s,
-    )
-
-
-def _location(value: str) -> Location:
-    if value == "source":
-        return "source"
-    if value == "target":
-        return "target"
-    raise FailoverError(f"invalid offset-syncs.topic.location {value!r}: expected source or target")
 
 
 async def run_translate(
