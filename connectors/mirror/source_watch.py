@@ -17,7 +17,9 @@ retrying under each of them:
 - ``TOPIC_DELETED`` (subject: the topic): the topic check finds no such topic. Cleared when it is there
   again; otherwise the connector's topic refresh drops it and the task is reconfigured without it.
 - ``SOURCE_UNREACHABLE`` (the whole client): connectors.mirror.reachability, over the late partitions
-  of the topics no other condition explains; never while the login is refused.
+  of the topics no other condition explains; never while the login is refused, nor while the topic
+  check (a Metadata request) gets answers from the source: a task whose slow target holds its fetches
+  back has unanswered partitions too, and that is no unreachable source.
 - ``TRUNCATED`` (subject: ``topic-partition``; a warning): a gap (connectors.mirror.truncation). It is
   history, not a state, so it is not kept for the task's life: it is cleared :data:`TRUNCATED_HOLD_S`
   after the partition's last gap (long enough for every scrape and alert rule to see it); the WARN
@@ -100,6 +102,7 @@ class SourceWatch:
         self._open_refused: str | None = None
         self._login_refused = False
         self._checked_s: float | None = None
+        self._check_answered_s: float | None = None
         self._truncations: dict[str, _Truncations] = {}
 
     @property
@@ -189,6 +192,8 @@ class SourceWatch:
 
     def checked(self, check: TopicCheck, asked: Collection[str]) -> None:
         """What the topic check found about ``asked``."""
+        if check.answered:
+            self._check_answered_s = self._checked_s
         if not check.answered:
             if check.refusal is not None:
                 self._login_refused = True
@@ -224,7 +229,7 @@ class SourceWatch:
         """``late``: the partitions unanswered for the reachability bound (connectors.mirror.reachability);
         those of explained topics, and all of them while the login is refused, do not count."""
         explained = self.explained()
-        if self._login_refused or self._open_refused is not None:
+        if self._login_refused or self._open_refused is not None or self._source_answered(now_s):
             late = []
         elif explained:
             late = [tp for tp in late if tp[0] not in explained]
@@ -237,6 +242,15 @@ class SourceWatch:
             self._drop(SOURCE_UNREACHABLE, logged=False)
         else:
             self._show(SOURCE_UNREACHABLE, report.problem, logged=False)
+
+    def _source_answered(self, now_s: float) -> bool:
+        """Whether the topic check, which runs while partitions go unanswered, got an answer from the
+        source recently (within the reachability bound, or two check periods when that is longer):
+        then the source is reachable, and unanswered partitions are the task's own silence (a slow
+        target holds its fetches back), not SOURCE_UNREACHABLE."""
+        answered = self._check_answered_s
+        window = max(self.reachability.after_ms / 1000, 2 * CHECK_EVERY_S)
+        return answered is not None and now_s - answered <= window
 
     def answered(self) -> None:
         """No partition is late: a login refusal found by the check is over."""

@@ -261,3 +261,19 @@ def test_which_failed_client_start_is_a_condition(
     error: Exception, on_source: bool, code: str | None
 ) -> None:
     assert _open_failure(error, on_source) == code
+
+
+def test_partitions_unanswered_while_the_source_answers_the_topic_check_are_no_unreachable_source() -> None:
+    """A slow target holds the task's fetches back, so its partitions go unanswered while the source
+    is fine: the topic check's answer says so, and only its silence lets SOURCE_UNREACHABLE through."""
+    clock = Clock()
+    w, board = watch(clock)
+    asked = w.check_due(clock.s, {"t"})
+    assert asked == {"t"}
+    w.checked(TopicCheck(True, present=frozenset({"t"})), asked)
+    w.late(clock.s + 3, [("t", 0)])
+    assert board.active() == []
+    w.late(clock.s + 10, [("t", 0)])  # still within two check periods of the answer
+    assert board.active() == []
+    w.late(clock.s + 11, [("t", 0)])  # the check got no answer since: the source is silent
+    assert [c.code for c in board.active()] == ["SOURCE_UNREACHABLE"]
