@@ -60,16 +60,16 @@ def compressed_size(tag: str) -> int:
     known = json.loads(known_file.read_text()) if known_file.exists() else {}
     if image_id in known:
         return int(known[image_id])
-    saved = subprocess.Popen(
-        [podman_binary(), "save", "--format", "docker-archive", tag], stdout=subprocess.PIPE, env=engine_env()
-    )
-    assert saved.stdout is not None
     compressor = zlib.compressobj(6, zlib.DEFLATED, 31)
     total = 0
-    while chunk := saved.stdout.read(1 << 20):
-        total += len(compressor.compress(chunk))
-    total += len(compressor.flush())
-    assert saved.wait(timeout=300) == 0
+    with subprocess.Popen(
+        [podman_binary(), "save", "--format", "docker-archive", tag], stdout=subprocess.PIPE, env=engine_env()
+    ) as saved:
+        assert saved.stdout is not None
+        while chunk := saved.stdout.read(1 << 20):
+            total += len(compressor.compress(chunk))
+        total += len(compressor.flush())
+        assert saved.wait(timeout=300) == 0
     known[image_id] = total
     known_file.write_text(json.dumps(known))
     return total
