@@ -46,6 +46,9 @@ class TargetWatch:
     bounds: WaitBounds = field(default_factory=WaitBounds)
     wait_refused: bool = True
     """False (``errors.tolerance=all``): a refused batch fails, to be skipped as Java skips it."""
+    alias: str | None = None
+    """The target cluster's alias (a mirror connector's ``target.cluster.alias``): the conditions'
+    ``cluster``, as every other condition names its cluster; ``None``: :attr:`cluster` itself."""
 
 
 def show(review: Review, watch: TargetWatch, client: str | None) -> None:
@@ -53,7 +56,7 @@ def show(review: Review, watch: TargetWatch, client: str | None) -> None:
     board = watch.conditions
     if board is not None:
         for code, subject, message in review.raised:
-            board.set(code, message, subject=subject, cluster=watch.cluster, client=client)
+            board.set(code, message, subject=subject, cluster=watch.alias or watch.cluster, client=client)
         for code, subject in review.cleared:
             board.clear(code, subject)
     for line in review.warnings:

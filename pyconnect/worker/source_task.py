@@ -259,6 +259,7 @@ class WorkerSourceTask(TaskLifecycle):
             str(task_id),
             target_bounds or WaitBounds(),
             wait_refused=errors is None or not errors.tolerate_all,
+            alias=task_config.get("target.cluster.alias") or None,
         )
         self._sender = BatchSender(producer, metrics=producer_metrics, watch=watch)
         if transactions is not None:
