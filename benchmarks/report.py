@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.compressed import CODECS as COMPRESSED_CODECS
+from benchmarks.group_sync import REPORT_COLUMNS as GROUP_SYNC_COLUMNS
 from benchmarks.metrics_cost import CONTROL_RATIOS as METRICS_CONTROL_RATIOS
 from benchmarks.metrics_cost import RATIOS as METRICS_COST_RATIOS
 from benchmarks.metrics_cost import metrics_cost_ratio, round_spread
@@ -613,6 +614,7 @@ def render_markdown(results: Mapping[str, Any], chart_name: str | None = "chart.
     out += _many_partitions_section(scenarios.get("many_partitions"))
     out += _control_plane_section(scenarios.get("control_plane"))
     out += _audit_scale_section(scenarios.get("audit_scale"))
+    out += _section(scenarios.get("group_sync"), "Continuous group offset sync", GROUP_SYNC_COLUMNS)
     out += _profile_section(results)
     out.append("## Settings")
     out.append("")

@@ -44,6 +44,7 @@ from benchmarks import (
     compressed,
     control_plane,
     exactly_once,
+    group_sync,
     many_partitions,
     metrics_cost,
     perftools,
@@ -116,6 +117,7 @@ DESCRIPTIONS = {
     "failover": "Three workers, input at a fixed rate; kill -9 of the follower (not the group leader) hosting most "
     "tasks, so the scheduled rebalance delay applies; time to all tasks RUNNING on the survivors. "
     "Records lost = source sequence numbers absent from the target.",
+    "group_sync": group_sync.DESCRIPTION,
     "checkpoint_lag": "One worker runs MirrorSourceConnector (offset.lag.max=0) and MirrorCheckpointConnector "
     "(emit.checkpoints.interval.seconds=1, sync.group.offsets.enabled=true, sync.group.offsets.interval.seconds=1, "
     "one group, one task each) with the same JSON on both systems. Each sample: a few records mirrored and their "
@@ -365,6 +367,7 @@ class Bench:
             scenario_names += ["latency", "failover", "checkpoint_lag", "many_partitions"]
         if system == "pyconnect":
             scenario_names += ["profile", "scale_out", "event_loop", "metrics_cost", "audit_scale"]
+            scenario_names.append("group_sync")
         if not available:
             for name in scenario_names:
                 self.put(name, system, "unavailable", reason=reason)
@@ -402,6 +405,8 @@ class Bench:
             self._many_partitions(system)
         if system == "pyconnect" and self.wants("audit_scale"):
             self._audit_scale(system)
+        if system == "pyconnect" and self.wants("group_sync"):
+            self.put("group_sync", system, *group_sync.session(self.a, self.b, self.work_dir, self.s))
         self._control_plane(system)
 
     def _audit_scale(self, system: str) -> None:

@@ -44,6 +44,7 @@ SCENARIOS = (
     "metrics_cost",
     "audit_scale",
     "many_partitions",
+    "group_sync",
 )
 
 

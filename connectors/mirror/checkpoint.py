@@ -36,17 +36,16 @@ Task contract (Java's ``MirrorCheckpointTask``):
   the offset-sync stream proves it (no re-read after a fail-over) and otherwise at least Java's
   answer (see :mod:`connectors.mirror.offsets.translation` for the proof and its one assumption).
 * ``sync.group.offsets.enabled``: every ``sync.group.offsets.interval.seconds`` (first after one
-  interval) the task describes its groups on the target with DescribeGroups and ConsumerGroupDescribe
-  (classic and KIP-848 consumer-protocol groups, :mod:`pyconnect.kafka.group_view`) and commits the
-  checkpointed downstream offsets (with the upstream metadata) to each group that is ``Empty`` or
-  unknown (``Dead``) there, never moving a committed offset backwards (the group's offsets are read in
-  the same round, for unknown groups too). Right before each commit the group is described again.
-  Unlike Java, groups with members (``Stable``, rebalancing, reconciling) are skipped instead of
-  relying on the broker's UNKNOWN_MEMBER_ID rejection (KAFKA-14095), and a group that is not idle is
-  never treated as new (KAFKA-19794: Java commits without the forward-only check to any group that was
-  not ``Empty`` at its describe, which rewinds a group whose consumers left in between). A refusal by
-  the coordinator (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH ...: members joined after the describe) is a
-  skip retried next round; an active group is logged at WARN once, until it is synced again.
+  interval) the checkpointed offsets are committed to the groups that are idle on the target, classic
+  and KIP-848 consumer-protocol groups alike, never backwards and never to a group with members
+  (:class:`~connectors.mirror.group_watch.PeriodicGroupSync`, Java's KAFKA-14095 and KAFKA-19794 fixed).
+  With ``pyconnect.sync.group.offsets.continuous=true`` (ours) the sync is continuous instead: the
+  source groups' commits are watched several times a second and committed on the target at their
+  translation, share groups (KIP-932) included, which the connector then finds and assigns too
+  (:class:`~connectors.mirror.group_watch.ContinuousGroupSync`, :mod:`connectors.mirror.share_group_sync`).
+  A group not synced because it is active on the target (or, for a share group, because a cluster is
+  older than Kafka 4.2) is the warning condition ``GROUP_SYNC_BLOCKED`` and one WARN line until it is
+  synced again (:class:`~connectors.mirror.group_sync.SyncReport`).
 * Metrics (:mod:`connectors.mirror.metrics`, in the worker's hub from ``start`` to ``stop``):
   checkpoint latency per group and partition of each acknowledged batch of checkpoints.
 * Refusals (:class:`~pyconnect.errors.KafkaAccessError`): in the connector as in MirrorSourceConnector
@@ -77,11 +76,23 @@ from connectors.mirror.config import (
     MirrorCheckpointConfig,
     MirrorCheckpointTaskConfig,
 )
+from connectors.mirror.group_sync import (
+    CONTINUOUS_SYNC_CONFIG,
+    CONTINUOUS_SYNC_KEY,
+    SyncReport,
+    assigned_groups,
+    continuous_sync,
+    continuous_sync_error,
+    with_share_groups,
+)
+from connectors.mirror.group_sync import GROUP_SYNC_BLOCKED as GROUP_SYNC_BLOCKED
+from connectors.mirror.group_watch import ContinuousGroupSync, PeriodicGroupSync, translator
 from connectors.mirror.heartbeat import create_compacted_topic, require_string_key, validate_offset_zero
 from connectors.mirror.metrics import MirrorCheckpointMetrics
 from connectors.mirror.offsets.translation import DEFAULT_MAX_OFFSET_LAG, Mode, OffsetSyncStore
 from connectors.mirror.records import OFFSET_KEY, OffsetSync
 from connectors.mirror.scheduler import ScheduledConnector, Scheduler
+from connectors.mirror.share_group_sync import find_share_groups
 from pyconnect.api.data import BYTES_SCHEMA
 from pyconnect.api.source import RecordMetadata, SourceRecord, SourceTask
 from pyconnect.concurrency import cancel_and_wait
@@ -90,13 +101,12 @@ from pyconnect.config.types import Importance, Type
 from pyconnect.config.validators import ValidString
 from pyconnect.errors import ConnectError, KafkaAccessError, RetriableError
 from pyconnect.kafka.access import cluster_label
-from pyconnect.kafka.group_view import ACTIVE_GROUP_REJECTIONS
+from pyconnect.kafka.group_offsets import SyncAdmin
 from pyconnect.kafka.log import KafkaLog, LogRecord
-from pyconnect.kafka.mirror_admin import CommittedOffset, GroupAdmin, MirrorAdmin
+from pyconnect.kafka.mirror_admin import GroupAdmin, MirrorAdmin
 from pyconnect.protocol.javahash import default_hash_order, java_string_hash
 
 log = logging.getLogger(__name__)
-GROUP_SYNC_BLOCKED = "GROUP_SYNC_BLOCKED"
 CHECKPOINTS_STALLED = "CHECKPOINTS_STALLED"
 CHECKPOINTS_STALLED_AFTER_S = 30.0
 """How long checkpoints may fail to be emitted before the task raises ``CHECKPOINTS_STALLED``."""
@@ -121,12 +131,10 @@ OFFSET_TRANSLATION_KEY = ConfigKey(
     ),
     validator=ValidString("java", "exact"),
 )
-CHECKPOINT_CONNECTOR_DEF = MIRROR_CHECKPOINT_CONFIG_DEF.merge([OFFSET_TRANSLATION_KEY])
+CHECKPOINT_CONNECTOR_DEF = MIRROR_CHECKPOINT_CONFIG_DEF.merge([OFFSET_TRANSLATION_KEY, CONTINUOUS_SYNC_KEY])
 _TRANSLATION_DEF = ConfigDef([OFFSET_TRANSLATION_KEY])
 _OFFSET_LAG_DEF = ConfigDef([key for key in SOURCE_KEYS if key.name == "offset.lag.max"])
 
-EMPTY = "Empty"
-DEAD = "Dead"
 OFFSET_SYNCS_RETRY_S = 5.0
 MAX_POLL_WAIT_S = 1.0
 STOP_GRACE_S = 2.0
@@ -164,9 +172,11 @@ class MirrorCheckpointConnector(ScheduledConnector):
     def __init__(self) -> None:
         self._config: MirrorCheckpointConfig | None = None
         self._scheduler: Scheduler | None = None
-        self._source_admin: GroupAdmin | None = None
+        self._source_admin: SyncAdmin | None = None
         self._target_admin: MirrorAdmin | None = None
         self.known_groups: list[str] | None = None
+        self.known_share_groups: list[str] = []
+        self._continuous = False
 
     def version(self) -> str:
         return pyconnect.COMPATIBLE_KAFKA_VERSION
@@ -182,6 +192,9 @@ class MirrorCheckpointConnector(ScheduledConnector):
         present = {k: v for k, v in props.items() if v is not None}
         for name, message in MirrorCheckpointConfig.validate(present).items():
             values.setdefault(name, ConfigValue(name, present.get(name))).errors.append(message)
+        combination = continuous_sync_error(present)
+        if combination is not None and not values[CONTINUOUS_SYNC_CONFIG].errors:
+            values[CONTINUOUS_SYNC_CONFIG].errors.append(combination)
         return values
 
     def alter_offsets(
@@ -216,11 +229,14 @@ class MirrorCheckpointConnector(ScheduledConnector):
     async def start(self, props: Mapping[str, str]) -> None:
         config = self._config = MirrorCheckpointConfig({k: v for k, v in props.items() if v is not None})
         translation_mode(config.originals)
+        self._continuous = (
+            continuous_sync(config.originals) and config.sync_group_offsets_interval_s is not None
+        )
         if not config.enabled:
             return
         self._name = str(config.originals.get("name", "MirrorCheckpointConnector"))
         source, target = config.source_admin_config(), config.target_admin_config()
-        self._source_admin = GroupAdmin(source, cluster_label(source, config.source_cluster_alias, "source"))
+        self._source_admin = SyncAdmin(source, cluster_label(source, config.source_cluster_alias, "source"))
         self._target_admin = MirrorAdmin(target, cluster_label(target, config.target_cluster_alias, "target"))
         scheduler = self._scheduler = self._scheduler_for(self._name, config.admin_timeout_s)
         async with self._stopped_unless_started():
@@ -251,11 +267,13 @@ class MirrorCheckpointConnector(ScheduledConnector):
             return []
         if known is None:
             raise RetriableError("Timeout while loading consumer groups.")
-        if not known:
+        groups = known + [g for g in self.known_share_groups if g not in known]
+        if not groups:
             return []
-        count = min(max_tasks, len(known))
+        chunks = group_partitions(groups, min(max_tasks, len(groups)))
         return [
-            config.task_config(chunk, index) for index, chunk in enumerate(group_partitions(known, count))
+            with_share_groups(config.task_config(chunk, index), self.known_share_groups)
+            for index, chunk in enumerate(chunks)
         ]
 
     @property
@@ -289,14 +307,29 @@ class MirrorCheckpointConnector(ScheduledConnector):
                 log.debug("%s: ignoring group %s without replicated topics", self._name, group)
         return default_hash_order(kept, java_string_hash)
 
+    async def find_share_groups(self) -> list[str]:
+        """Share groups to sync (KIP-932): only in continuous group offset sync mode."""
+        admin = self._source_admin
+        if admin is None or not self._continuous:
+            return []
+        return await find_share_groups(admin, self._cfg.group_filter, self._cfg.topic_filter)
+
     async def _load_initial_groups(self) -> None:
+        self.known_share_groups = await self.find_share_groups()
         self.known_groups = await self.find_consumer_groups()
 
     async def refresh_consumer_groups(self) -> None:
         found = await self.find_consumer_groups()
+        shares = await self.find_share_groups()
         known = set(self.known_groups or ())
-        if self.known_groups is not None and set(found) == known:
+        if (
+            self.known_groups is not None
+            and set(found) == known
+            and set(shares) == set(self.known_share_groups)
+        ):
+            self.known_share_groups = shares
             return
+        self.known_share_groups = shares
         log.info(
             "%s: found %d new consumer groups, %d consumer groups gone.",
             self._name,
@@ -321,14 +354,16 @@ class MirrorCheckpointTask(SourceTask):
         self._init: asyncio.Task[None] | None = None
         self._scheduler: Scheduler | None = None
         self._source_admin: GroupAdmin | None = None
-        self._target_admin: GroupAdmin | None = None
+        self._target_admin: SyncAdmin | None = None
         self._offset_syncs_log: KafkaLog | None = None
         self._refusal: KafkaAccessError | None = None
         self._metrics: MirrorCheckpointMetrics | None = None
         self.store = OffsetSyncStore()
         self.checkpoints: dict[str, dict[tuple[str, int], Checkpoint]] = {}
         self.groups: list[str] = []
-        self._sync_warned: dict[str, str] = {}
+        self.share_groups: list[str] = []
+        self._report: SyncReport | None = None
+        self._continuous: ContinuousGroupSync | None = None
         self._round_failing_since: float | None = None
 
     def version(self) -> str:
@@ -337,7 +372,7 @@ class MirrorCheckpointTask(SourceTask):
     async def start(self, props: Mapping[str, str]) -> None:
         config = self._config = MirrorCheckpointTaskConfig({k: v for k, v in props.items() if v is not None})
         self._name = f"{config.originals.get('name', 'MirrorCheckpointConnector')}-{config.task_index}"
-        self.groups = list(dict.fromkeys(config.task_assigned_groups))
+        self.groups, self.share_groups = assigned_groups(config.task_assigned_groups, config.originals)
         self._source_alias = config.source_cluster_alias
         self._target_alias = config.target_cluster_alias
         self._policy = config.replication_policy
@@ -349,9 +384,22 @@ class MirrorCheckpointTask(SourceTask):
             translation_mode(config.originals), max_offset_lag=source_offset_lag_max(config.originals)
         )
         source, target = config.source_admin_config(), config.target_admin_config()
-        self._source_admin = GroupAdmin(source, cluster_label(source, self._source_alias, "source"))
-        self._target_admin = GroupAdmin(target, cluster_label(target, self._target_alias, "target"))
+        self._source_admin = SyncAdmin(source, cluster_label(source, self._source_alias, "source"))
+        self._target_admin = SyncAdmin(target, cluster_label(target, self._target_alias, "target"))
         self._scheduler = Scheduler(self._name, config.admin_timeout_s, self._refused)
+        self._report = None
+        if continuous_sync(config.originals) and config.sync_group_offsets_interval_s is not None:
+            translate = translator(self.store, self._topic_filter, self.rename)
+            admins = (self._source_admin, self._target_admin)
+            self._continuous = ContinuousGroupSync(
+                self._name,
+                self.groups,
+                admins,
+                translate,
+                self._sync_report,
+                self._refused,
+                shares=self.share_groups,
+            )
         hub = getattr(getattr(self, "context", None), "metrics", None)
         if hub is not None and hub.recording:
             self._metrics = MirrorCheckpointMetrics(hub, self._source_alias, self._target_alias)
@@ -418,7 +466,9 @@ class MirrorCheckpointTask(SourceTask):
             len(self.store.partitions()),
             sum(map(len, self.checkpoints.values())),
         )
-        if self._scheduler is not None and config.sync_group_offsets_interval_s is not None:
+        if self._continuous is not None:
+            self._continuous.start()
+        elif self._scheduler is not None and config.sync_group_offsets_interval_s is not None:
             self._scheduler.schedule_repeating(
                 self.sync_group_offsets,
                 config.sync_group_offsets_interval_s,
@@ -630,86 +680,25 @@ class MirrorCheckpointTask(SourceTask):
         for (group, group_topic, group_partition), timestamps in by_key.items():
             metrics.record_acknowledged(group, group_topic, group_partition, timestamps)
 
-    # -- group offset sync -------------------------------------------------------------------------
+    # -- group offset sync ---------------------------------------------------------------------------
+
+    def _conditions(self) -> Any:
+        return getattr(getattr(self, "context", None), "conditions", None)
+
+    @property
+    def _sync_report(self) -> SyncReport:
+        """How the groups not synced show (one per task, made on first use)."""
+        if self._report is None:
+            self._report = SyncReport(self._name, self._target_alias, self._conditions, log)
+        return self._report
 
     async def sync_group_offsets(self) -> None:
-        """Commit checkpointed offsets to groups that are idle on the target (``Empty`` or unknown), of
-        either protocol, forward only; see :meth:`_sync_group` for the check right before each commit."""
+        """One round of Java's group offset sync (:class:`~connectors.mirror.group_watch.PeriodicGroupSync`)."""
         admin = self._target_admin
-        if admin is None:
-            return
-        groups = [g for g in self.groups if self.checkpoints.get(g)]
-        if not groups:
-            return
-        views = await admin.describe_groups(groups)
-        for group in groups:
-            view = views.get(group)
-            if view is None or not view.idle:
-                self._sync_skipped(group, view.describe() if view else "not described")
-                continue
-            await self._sync_group(admin, group)
-
-    async def _sync_group(self, admin: GroupAdmin, group: str) -> None:
-        """One idle group: read its offsets on the target, keep only forward moves, describe it again
-        right before the commit (a consumer may have joined since the round's describe), then commit.
-        A coordinator that refuses the member-less commit because the group is active (either
-        protocol) is a skip: the next round tries again; logged at WARN once until a sync succeeds."""
-        current = await admin.committed_offsets(group)
-        wanted = {
-            tp: CommittedOffset(c.downstream_offset, c.metadata) for tp, c in self.checkpoints[group].items()
-        }
-        changes = {tp: o for tp, o in wanted.items() if tp not in current or current[tp].offset < o.offset}
-        if not changes:
-            self._sync_unblocked(group)
-            return
-        view = (await admin.describe_groups([group]))[group]
-        if not view.idle:
-            self._sync_skipped(group, view.describe())
-            return
-        errors = await admin.alter_offsets(group, changes)
-        codes = sorted(set(errors.values()))
-        if codes and all(c in ACTIVE_GROUP_REJECTIONS for c in codes):
-            names = ", ".join(ACTIVE_GROUP_REJECTIONS[c] for c in codes)
-            self._sync_skipped(group, f"the coordinator refused the commit ({names})")
-        elif codes:
-            log.warning(
-                "%s: unable to sync offsets for consumer group %s (error codes %s)", self._name, group, codes
+        if admin is not None:
+            await PeriodicGroupSync(self._name, self._sync_report, log).run(
+                admin, self.groups, self.checkpoints
             )
-        else:
-            self._sync_unblocked(group)
-            log.debug("%s: synced %d offsets of group %s", self._name, len(changes), group)
-
-    def _sync_unblocked(self, group: str) -> None:
-        """``group`` is idle on the target and in sync: its ``GROUP_SYNC_BLOCKED`` condition goes."""
-        if self._sync_warned.pop(group, None) is not None:
-            log.info("%s: synced offsets of consumer group %s again", self._name, group)
-        board = getattr(getattr(self, "context", None), "conditions", None)
-        if board is not None:
-            board.clear(GROUP_SYNC_BLOCKED, group)
-
-    def _sync_skipped(self, group: str, why: str) -> None:
-        """A group not synced because it is active on the target: the condition ``GROUP_SYNC_BLOCKED``
-        (pyconnect.conditions) until it is synced again; WARN the first time, then DEBUG."""
-        board = getattr(getattr(self, "context", None), "conditions", None)
-        if board is not None:
-            board.set(
-                GROUP_SYNC_BLOCKED,
-                f"offsets of consumer group {group} are not synced to {self._target_alias}: {why}",
-                subject=group,
-                cluster=self._target_alias,
-            )
-        if group in self._sync_warned:
-            log.debug("%s: not syncing offsets of group %s: %s", self._name, group, why)
-            return
-        self._sync_warned[group] = why
-        log.warning(
-            "%s: not syncing offsets of consumer group %s on %s: %s; retried every round, logged again "
-            "after a successful sync",
-            self._name,
-            group,
-            self._target_alias,
-            why,
-        )
 
     # -- shutdown ----------------------------------------------------------------------------------
 
@@ -720,12 +709,15 @@ class MirrorCheckpointTask(SourceTask):
         if metrics is not None:
             metrics.close()
         init, self._init = self._init, None
+        continuous, self._continuous = self._continuous, None
         try:
             if init is not None:
                 # Let a client that is being started finish (cancelling it mid-start can leak it).
                 await asyncio.wait({init}, timeout=STOP_GRACE_S)
         finally:  # every client is closed, even when this stop is cancelled
             await cancel_and_wait(init, log=log)
+            if continuous is not None:
+                await continuous.stop()
             scheduler, self._scheduler = self._scheduler, None
             if scheduler is not None:
                 await scheduler.close()

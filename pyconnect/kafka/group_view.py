@@ -11,7 +11,9 @@ Contract (pure, no IO):
   (``None`` when that API was not asked or the broker lacks it) into a :class:`GroupView`. A
   ConsumerGroupDescribe entry without error wins (the group is a consumer-protocol group); otherwise a
   DescribeGroups entry without error whose state is not ``Dead`` makes it classic; both answering
-  "no such group" (``Dead`` / ``GROUP_ID_NOT_FOUND``) make it ``unknown`` and ``Dead``. Any other error
+  "no such group" (``Dead`` / ``GROUP_ID_NOT_FOUND``) make it ``unknown`` and ``Dead``; a broker whose
+  consumer protocol is off (Kafka 3.7 to 3.9 by default) answers ConsumerGroupDescribe
+  ``UNSUPPORTED_VERSION``, which says the same as ``GROUP_ID_NOT_FOUND``. Any other error
   (a coordinator loading or moving, an unexpected code) gives state ``Unknown``, which is never idle:
   an unanswered question never permits a write. Authorization failures are the caller's to raise.
 - :attr:`GroupView.idle`: ``Empty`` or ``Dead`` (Java's MirrorCheckpointTask syncs only those).
@@ -32,6 +34,7 @@ EMPTY = "Empty"
 DEAD = "Dead"
 UNKNOWN = "Unknown"
 IDLE_STATES = frozenset({EMPTY, DEAD})
+UNSUPPORTED_VERSION = 35
 
 ACTIVE_GROUP_REJECTIONS = {
     22: "ILLEGAL_GENERATION",
@@ -98,7 +101,7 @@ def resolve_group(group: str, classic: ClassicEntry | None, consumer: DescribedG
         errors.append("DescribeGroups not answered")
     elif classic.error_code not in (0, GROUP_ID_NOT_FOUND):
         errors.append(f"DescribeGroups error code {classic.error_code}")
-    if consumer is not None and consumer.error_code not in (0, GROUP_ID_NOT_FOUND):
+    if consumer is not None and consumer.error_code not in (0, GROUP_ID_NOT_FOUND, UNSUPPORTED_VERSION):
         errors.append(f"ConsumerGroupDescribe error code {consumer.error_code}")
     if errors:
         return GroupView(group, "unknown", UNKNOWN, 0, "; ".join(errors))

@@ -1,0 +1,216 @@
+"""Share groups (KIP-932) in the continuous group offset sync, on real Kafka.
+
+* Kafka 4.3.1 on both sides (share groups need no broker setting there: the ``share.version`` feature is
+  finalized at 1 on a freshly formatted cluster). A share group on A, created by setting its start
+  offsets to 0 and then read by Java's share consumer, and a consumer group beside it: the connector
+  finds both, assigns them to its task, and B's share group gets A's position (its start offsets, or a
+  partition's end where every record has completed delivery; translated: the same offsets, the copy
+  being contiguous). While a share consumer of the group is active on B (on
+  a topic of B's own), the group is never altered there: GROUP_SYNC_BLOCKED names it on /mirrors; once
+  the consumer leaves (closing: a killed one stays a member for the share session timeout), B takes
+  A's newer position within seconds.
+* Kafka 3.9.1 as the target (no share groups): the consumer group is synced, the share group is not;
+  one WARN names the cluster and the group, and GROUP_SYNC_BLOCKED stays on the connector's task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiokafka.errors import KafkaError
+
+from pyconnect.testing.backends import ClusterHandle
+from pyconnect.testing.java_process import JavaProcess
+from pyconnect.testing.kafka import KafkaCluster
+from tests.integration.fleet import create_topic, fleet, python_workers, running_tasks, wait_for
+from tests.integration.group_sync_helpers import (
+    commit_all,
+    committed,
+    continuous_checkpoints,
+    ends,
+    group_clients,
+    share_position,
+    share_starts,
+    with_admin,
+)
+from tests.integration.test_mirror_source import create_and_fill, mirror_config
+
+pytestmark = pytest.mark.kafka
+PARTITIONS = 2
+RECORDS = 400
+
+
+@pytest.fixture
+def java_clients() -> Iterator[list[JavaProcess]]:
+    started: list[JavaProcess] = []
+    yield started
+    for process in started:
+        process.stop()
+
+
+def start_mirror(worker: Any, a: ClusterHandle, b: ClusterHandle, topic: str) -> None:
+    config = mirror_config(a, b, topic, **{"tasks.max": "1"})
+    code, body = worker.rest("POST", "/connectors", {"name": "mirror-source", "config": config})
+    assert code == 201, body
+    want = ends(a.bootstrap_servers, topic, PARTITIONS)
+    wait_for(f"A.{topic} copied", lambda: ends(b.bootstrap_servers, f"A.{topic}", PARTITIONS) == want, 60)
+
+
+def set_share_starts(bootstrap: str, group: str, topic: str, offset: int) -> None:
+    """Create share group ``group`` (or move it) with start ``offset`` on every partition of ``topic``;
+    retried while a fresh cluster's coordinator is not there yet."""
+    offsets = {(topic, p): offset for p in range(PARTITIONS)}
+
+    def done() -> bool:
+        try:
+            answer = asyncio.run(with_admin(bootstrap, "alter_share_offsets", group, offsets))
+        except KafkaError as exc:
+            if exc.retriable:
+                return False
+            raise
+        assert not answer.error_code and not any(p.error_code for p in answer.partitions), answer  # type: ignore[attr-defined]
+        return True
+
+    wait_for(f"share group {group} created", done, 30)
+
+
+def conditions(worker: Any) -> list[dict[str, Any]]:
+    code, body = worker.rest("GET", "/mirrors")
+    assert code == 200, body
+    return [c for f in body["flows"] for c in f["conditions"] if c["code"] == "GROUP_SYNC_BLOCKED"]
+
+
+@pytest.mark.java
+def test_share_group_start_offsets_follow_and_an_active_share_group_is_left_alone(
+    cluster_a: ClusterHandle,
+    cluster_b: ClusterHandle,
+    unique: Callable[[str], str],
+    tmp_path: Path,
+    java_clients: list[JavaProcess],
+) -> None:
+    a, b = cluster_a.bootstrap_servers, cluster_b.bootstrap_servers
+    topic, remote, other = unique("sgs"), f"A.{unique('sgs')}", unique("b-only")
+    remote = f"A.{topic}"
+    share, group = unique("share"), unique("cons")
+    asyncio.run(create_and_fill(a, topic, PARTITIONS, RECORDS))
+    asyncio.run(create_topic(b, other))
+    asyncio.run(commit_all(a, [group], topic, PARTITIONS, 50))
+    set_share_starts(a, share, topic, 0)  # the share group exists on A, reading from the beginning
+    reader = group_clients("share", a, topic, share, "120", "0", log_dir=tmp_path, name="share-a1")
+    java_clients.append(reader)
+    reader.start()
+    with fleet(python_workers(b, tmp_path, unique("sgs-worker"), 1)) as (worker,):
+        start_mirror(worker, cluster_a, cluster_b, topic)
+        wait_for("the share consumer on A done", lambda: not reader.running, 90)
+        assert "acknowledged" in reader.log_file.read_text(), reader.log_tail()
+        on_a = share_position(a, share)
+        assert on_a and any(o > 0 for o in on_a.values()), (on_a, share_starts(a, [share]))
+        config = continuous_checkpoints(cluster_a, cluster_b, f"{share},{group}", topic)
+        code, body = worker.rest("POST", "/connectors", {"name": "mirror-checkpoint", "config": config})
+        assert code == 201, body
+        wait_for(
+            "checkpoint task RUNNING", functools.partial(running_tasks, worker, "mirror-checkpoint", 1), 60
+        )
+        code, tasks = worker.rest("GET", "/connectors/mirror-checkpoint/tasks")
+        assert code == 200 and tasks[0]["config"]["pyconnect.task.assigned.share.groups"] == share, tasks
+
+        want = {(remote, p): o for (_, p), o in on_a.items()}
+        created = time.monotonic()
+        wait_for("B's share group at A's start offsets", lambda: share_starts(b, [share])[share] == want, 30)
+        wait_for(
+            "the consumer group on B",
+            lambda: committed(b, [group])[group] == {(remote, p): 50 for p in range(PARTITIONS)},
+            30,
+        )
+        print(
+            f"\nshare group synced {time.monotonic() - created:.1f} s after the connector was created: {want}"
+        )
+
+        # A share consumer of the group joins on B (on a topic of B's own) and stays; the group reads on.
+        member = group_clients("share", b, other, share, "0", "30", log_dir=tmp_path, name="share-b")
+        java_clients.append(member)
+        member.start()
+        wait_for("the member on B", lambda: "acknowledged" in member.log_file.read_text(errors="replace"), 60)
+        more = group_clients("share", a, topic, share, "120", "0", log_dir=tmp_path, name="share-a2")
+        java_clients.append(more)
+        more.start()
+        wait_for("the second share consumer on A done", lambda: not more.running, 90)
+        newer = share_position(a, share)
+        assert newer != on_a, (newer, on_a)
+        blocked = wait_for(
+            "GROUP_SYNC_BLOCKED for the share group",
+            lambda: [c for c in conditions(worker) if c["subject"] == share],
+            30,
+        )
+        assert "share group" in blocked[0]["message"] and "NON_EMPTY_GROUP" in blocked[0]["message"], blocked
+        assert member.running
+        assert {tp: o for tp, o in share_starts(b, [share])[share].items() if tp[0] == remote} == want
+
+        wait_for("the member on B leaving the group", lambda: not member.running, 60)  # closes by itself
+        left = time.monotonic()
+        newer_want = {(remote, p): o for (_, p), o in newer.items()}
+        wait_for(
+            "B's share group at A's newer start offsets",
+            lambda: (
+                {tp: o for tp, o in share_starts(b, [share])[share].items() if tp[0] == remote} == newer_want
+            ),
+            30,
+        )
+        wait_for(
+            "the condition cleared", lambda: not [c for c in conditions(worker) if c["subject"] == share], 15
+        )
+        print(f"synced {time.monotonic() - left:.1f} s after the share consumer on B left")
+
+
+@pytest.fixture
+def old_target(kafka_release: Callable[[str], KafkaCluster]) -> KafkaCluster:
+    return kafka_release("3.9.1")
+
+
+def test_a_target_before_kafka_4_2_syncs_consumer_groups_and_says_why_not_share_groups(
+    cluster_a: ClusterHandle,
+    old_target: KafkaCluster,
+    unique: Callable[[str], str],
+    tmp_path: Path,
+) -> None:
+    a, old = cluster_a.bootstrap_servers, old_target.bootstrap_servers
+    target = ClusterHandle("B", old)
+    topic = unique("sgo")
+    remote = f"A.{topic}"
+    share, group = unique("share"), unique("cons")
+    asyncio.run(create_and_fill(a, topic, PARTITIONS, RECORDS))
+    asyncio.run(commit_all(a, [group], topic, PARTITIONS, 30))
+    set_share_starts(a, share, topic, 20)
+    with fleet(python_workers(old, tmp_path, unique("sgo-worker"), 1)) as (worker,):  # Connect on the target
+        start_mirror(worker, cluster_a, target, topic)
+        config = continuous_checkpoints(cluster_a, target, f"{share},{group}", topic)
+        code, body = worker.rest("POST", "/connectors", {"name": "mirror-checkpoint", "config": config})
+        assert code == 201, body
+        wait_for(
+            "checkpoint task RUNNING", functools.partial(running_tasks, worker, "mirror-checkpoint", 1), 60
+        )
+        wait_for(
+            "the consumer group on the 3.9.1 target",
+            lambda: committed(old, [group])[group] == {(remote, p): 30 for p in range(PARTITIONS)},
+            30,
+        )
+
+        def share_blocked() -> list[str]:
+            code, status = worker.rest("GET", "/connectors/mirror-checkpoint/status")
+            assert code == 200, status
+            trace = status["tasks"][0].get("trace") or ""
+            return [line for line in trace.splitlines() if share in line]
+
+        lines = wait_for("GROUP_SYNC_BLOCKED for the share group", share_blocked, 30)
+        assert "Kafka 4.2 or later" in lines[0] and "has no share groups" in lines[0], lines
+        time.sleep(2)  # many more cycles
+        log = worker.log_file.read_text(errors="replace")
+        warned = [line for line in log.splitlines() if "not syncing the offsets of share groups" in line]
+        assert len(warned) == 1 and "WARN" in warned[0] and share in warned[0], warned
+        print(f"\n{warned[0]}")
