@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiokafka import AIOKafkaProducer, TopicPartition
+from aiokafka import TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic, RecordsToDelete
 
 from pyconnect.kafka.clients import create_admin, create_consumer, create_producer
@@ -39,6 +39,7 @@ from pyconnect.testing.worker_process import PyconnectWorker
 from tests.alert_watch import AlertWatch
 from tests.integration.fleet import FAST_GROUP, fleet, status, wait_for
 from tests.integration.secured_fleet import grant_sync
+from tests.integration.test_mirror_status import Trickle
 
 pytestmark = pytest.mark.kafka
 
@@ -473,34 +474,6 @@ def test_records_deleted_before_they_were_copied_are_a_truncated_warning(
         f"\nTRUNCATED: raised {raised:.1f} s after the resume ({time.monotonic() - resumed:.1f} s to the copy): {held['message']}"
     )
     worker.rest("DELETE", f"/connectors/{name}")
-
-
-class Trickle:
-    """A record every 200 ms into ``topic`` from a thread until the block ends."""
-
-    def __init__(self, bootstrap: str, topic: str) -> None:
-        import threading
-
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=lambda: asyncio.run(self._run(bootstrap, topic)), daemon=True)
-
-    async def _run(self, bootstrap: str, topic: str) -> None:
-        producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=0)
-        await producer.start()
-        try:
-            while not self._stop.is_set():
-                await producer.send_and_wait(topic, b"tick")
-                await asyncio.sleep(0.2)
-        finally:
-            await producer.stop()
-
-    def __enter__(self) -> Trickle:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=15)
 
 
 TARGET_LATENCY_MS = 6000
