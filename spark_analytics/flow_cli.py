@@ -132,10 +132,10 @@ def _run_flow(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _audit(
     spark: Any, args: argparse.Namespace, plan: FlowPlan, snapshot_in: Path | None, progress: Any
 ) -> Any:
-    from spark_analytics.flow_audit import audit_flow, checkpointed_groups, read_flow
-    from spark_analytics.group_offsets import positions_from_json, positions_to_json, read_positions
+    from spark_analytics.flow_audit import audit_flow, read_flow
+    from spark_analytics.group_offsets import read_positions
     from spark_analytics.kafka_frames import KafkaCluster, list_topics
-    from spark_analytics.snapshot import read_snapshot, write_snapshot
+    from spark_analytics.snapshot import read_snapshot
 
     policy = plan.policy
     flow = f"{plan.source_alias}->{plan.target_alias}"
@@ -145,13 +145,7 @@ def _audit(
         remote_topics = dict(manifest["remote_topics"])
         offset_syncs_topic, checkpoints_topic = manifest["offset_syncs_topic"], manifest["checkpoints_topic"]
         origin = f"snapshot {snapshot_in}"
-        kept = manifest.get("committed_offsets")
-        kept_positions = None if kept is None else positions_from_json(kept)
-
-        def committed(groups: list[str]) -> tuple[Any, str | None]:
-            if kept_positions is None:
-                return None, "the snapshot holds no committed group offsets"
-            return [p for p in kept_positions if p.group in groups], None
+        committed = _kept_positions(manifest)
 
     else:
         source = KafkaCluster(plan.source_bootstrap, plan.source_properties, args.flow_timeout)
@@ -182,26 +176,10 @@ def _audit(
 
         if args.snapshot:
             folder = Path(args.snapshot)
-            progress.step(f"writing the snapshot {folder}")
-            manifest = {
-                "flow": flow,
-                "source_alias": plan.source_alias,
-                "target_alias": plan.target_alias,
-                "remote_topics": remote_topics,
-                "offset_syncs_topic": offset_syncs_topic,
-                "offset_syncs_on_target": plan.offset_syncs_on_target,
-                "checkpoints_topic": checkpoints_topic,
-                "policy_config": plan.policy_config,
-                "filter_config": plan.filter_config,
-                "delivery": plan.delivery,
-            }
-            groups = plan.groups_to_audit(checkpointed_groups(frames, remote_topics.values()))
-            positions, _ = read_positions(spark, source, target, groups, remote_topics)
-            if positions is not None:
-                manifest["committed_offsets"] = positions_to_json(positions)
-            with progress.watch(spark.sparkContext):
-                write_snapshot(frames, folder, manifest)
-            frames, _ = read_snapshot(spark, folder)
+            topics_read = (offset_syncs_topic, checkpoints_topic)
+            frames = _keep(
+                spark, plan, frames, folder, remote_topics, topics_read, (source, target), progress
+            )
             origin += f", kept in snapshot {folder}"
     return audit_flow(
         spark,
@@ -220,3 +198,58 @@ def _audit(
         committed=committed,
         delivery=args.delivery or plan.delivery,
     )
+
+
+def _kept_positions(manifest: dict[str, Any]) -> Any:
+    """The committed group offsets a snapshot kept, as ``audit_flow`` asks for them by group."""
+    from spark_analytics.group_offsets import positions_from_json
+
+    kept = manifest.get("committed_offsets")
+    kept_positions = None if kept is None else positions_from_json(kept)
+
+    def committed(groups: list[str]) -> tuple[Any, str | None]:
+        if kept_positions is None:
+            return None, "the snapshot holds no committed group offsets"
+        return [p for p in kept_positions if p.group in groups], None
+
+    return committed
+
+
+def _keep(
+    spark: Any,
+    plan: FlowPlan,
+    frames: Any,
+    folder: Path,
+    remote_topics: dict[str, str],
+    topics_read: tuple[str, str],
+    clusters: tuple[Any, Any],
+    progress: Any,
+) -> Any:
+    """Write what was read (and the audited groups' committed offsets) as a snapshot in ``folder`` and
+    return the frames read back from it, so that what is audited is what was kept."""
+    from spark_analytics.flow_audit import checkpointed_groups
+    from spark_analytics.group_offsets import positions_to_json, read_positions
+    from spark_analytics.snapshot import read_snapshot, write_snapshot
+
+    progress.step(f"writing the snapshot {folder}")
+    offset_syncs_topic, checkpoints_topic = topics_read
+    manifest: dict[str, Any] = {
+        "flow": f"{plan.source_alias}->{plan.target_alias}",
+        "source_alias": plan.source_alias,
+        "target_alias": plan.target_alias,
+        "remote_topics": remote_topics,
+        "offset_syncs_topic": offset_syncs_topic,
+        "offset_syncs_on_target": plan.offset_syncs_on_target,
+        "checkpoints_topic": checkpoints_topic,
+        "policy_config": plan.policy_config,
+        "filter_config": plan.filter_config,
+        "delivery": plan.delivery,
+    }
+    groups = plan.groups_to_audit(checkpointed_groups(frames, remote_topics.values()))
+    positions, _ = read_positions(spark, clusters[0], clusters[1], groups, remote_topics)
+    if positions is not None:
+        manifest["committed_offsets"] = positions_to_json(positions)
+    with progress.watch(spark.sparkContext):
+        write_snapshot(frames, folder, manifest)
+    kept, _ = read_snapshot(spark, folder)
+    return kept

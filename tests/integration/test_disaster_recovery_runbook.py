@@ -24,6 +24,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -43,6 +44,7 @@ from pyconnect.testing.kafka import KafkaCluster, free_ports, start_clusters, st
 from pyconnect.testing.kafka_security import ADMIN_USER
 from tests.integration.failover_drill import ConsumerProtocolGroup, Traffic, committed, measure, read_all
 from tests.integration.fleet import wait_for
+from tests.promtool import INSTALL as PROMTOOL_INSTALL
 
 pytestmark = pytest.mark.kafka
 
@@ -191,12 +193,10 @@ def sasl_ssl_b(secured_cluster: Callable[[str], KafkaCluster]) -> KafkaCluster:
     return secured_cluster("sasl_ssl")
 
 
-def test_the_runbook_moves_four_groups_off_a_killed_cluster_rereading_and_skipping_nothing(
-    cluster_a: KafkaCluster, sasl_ssl_b: KafkaCluster, tmp_path: Path
-) -> None:
-    a, b = cluster_a, sasl_ssl_b
+def runbook(a: KafkaCluster, b: KafkaCluster, topic: str, groups: list[str], tmp_path: Path) -> Runbook:
+    """The runbook in a working folder of its own: the placeholders' values for these clusters, the
+    variables of its first block, and the tools on the PATH (the alert rules where a checkout has them)."""
     port = free_ports(1)[0]
-    topic = f"orders{uuid.uuid4().hex[:6]}"
     work = tmp_path / "runbook"
     work.mkdir()
     bin_dir = tmp_path / "bin"
@@ -205,7 +205,6 @@ def test_the_runbook_moves_four_groups_off_a_killed_cluster_rereading_and_skippi
     (work / "deploy" / "prometheus" / "pyconnect-alerts.yml").write_bytes(
         (ROOT / "deploy" / "prometheus" / "pyconnect-alerts.yml").read_bytes()
     )
-    groups = [f"{topic}-classic-1", f"{topic}-classic-2", f"{topic}-consumer-1", f"{topic}-consumer-2"]
     values = {
         "A_BOOTSTRAP": a.bootstrap_servers,
         "B_BOOTSTRAP": b.bootstrap_servers,
@@ -227,7 +226,23 @@ def test_the_runbook_moves_four_groups_off_a_killed_cluster_rereading_and_skippi
         "CONNECT": values["CONNECT_URL"],
         "CONSUMER_GROUPS": " ".join(f"--group {g}" for g in groups),
     }
-    book = Runbook(work, values, env, runbook_blocks(RUNBOOK.read_text()))
+    return Runbook(work, values, env, runbook_blocks(RUNBOOK.read_text()))
+
+
+def test_the_runbook_moves_four_groups_off_a_killed_cluster_rereading_and_skipping_nothing(
+    cluster_a: KafkaCluster, sasl_ssl_b: KafkaCluster, tmp_path: Path
+) -> None:
+    for tool, install in (
+        ("promtool", PROMTOOL_INSTALL),
+        ("curl", "curl not found: install it (apt-get install -y curl)"),
+    ):
+        if shutil.which(tool) is None:
+            pytest.fail(install, pytrace=False)
+    a, b = cluster_a, sasl_ssl_b
+    topic = f"orders{uuid.uuid4().hex[:6]}"
+    groups = [f"{topic}-classic-1", f"{topic}-classic-2", f"{topic}-consumer-1", f"{topic}-consumer-2"]
+    book = runbook(a, b, topic, groups, tmp_path)
+    work = book.work
     assert {b.section for b in book.blocks} >= {0, 1, 2, 3, 4, 5, 6}
     asyncio.run(create_source_topic(admin_config(a), topic))
     traffic = Traffic(admin_config(a), topic, PARTITIONS, 40, groups[:2])

@@ -240,32 +240,54 @@ def test_four_groups_fail_over_from_a_cut_cluster_rereading_and_skipping_nothing
 
             assert_bad_input_commits_nothing(flows["A"], b, topic, groups, tmp_path)
 
-            measured: dict[str, dict[str, Measured]] = {}
-            at_checkpoint: dict[str, dict[str, Measured]] = {}
-            reports: dict[str, dict[str, Any]] = {}
-            for alias, worker in flows.items():
-                args = ["--url", worker.rest_url, "--connector", "mirror-checkpoint"]
-                args += [x for g in groups for x in ("--group", g)]
-                state = tmp_path / f"state-{alias}.json"
-                done = cli("execute", *args, "--json", "--state", str(state))
-                assert done.returncode == 0, done.stderr
-                reports[alias] = json.loads(done.stdout)
-                remote = f"{alias}.{topic}"
-                records = asyncio.run(read_all({"bootstrap.servers": b}, remote, PARTITIONS))
-                measured[alias] = {
-                    g: measure(
-                        g, positions[g], asyncio.run(committed({"bootstrap.servers": b}, g, remote)), records
-                    )
-                    for g in groups
-                }
-                at_checkpoint[alias] = {
-                    g["group"]: measure(g["group"], positions[g["group"]], checkpoint_offsets(g), records)
-                    for g in reports[alias]["groups"]
-                }
-                again = cli("execute", *args, "--json")
-                assert again.returncode == 0, again.stderr
-                assert [g["committed"] for g in json.loads(again.stdout)["groups"]] == [0] * len(groups)
+            measured, at_checkpoint, reports = move_and_measure(flows, b, topic, groups, positions, tmp_path)
 
+    check_moves(measured, at_checkpoint, reports, ages)
+
+
+Moves = dict[str, dict[str, Measured]]
+
+
+def move_and_measure(
+    flows: dict[str, Any],
+    b: str,
+    topic: str,
+    groups: list[str],
+    positions: dict[str, dict[int, int]],
+    tmp_path: Path,
+) -> tuple[Moves, Moves, dict[str, dict[str, Any]]]:
+    """``pyconnect failover execute`` of every group along each flow (then once more: nothing committed),
+    and what the groups read on B from there and from their checkpoints (the reports by flow)."""
+    measured: Moves = {}
+    at_checkpoint: Moves = {}
+    reports: dict[str, dict[str, Any]] = {}
+    for alias, worker in flows.items():
+        args = ["--url", worker.rest_url, "--connector", "mirror-checkpoint"]
+        args += [x for g in groups for x in ("--group", g)]
+        state = tmp_path / f"state-{alias}.json"
+        done = cli("execute", *args, "--json", "--state", str(state))
+        assert done.returncode == 0, done.stderr
+        reports[alias] = json.loads(done.stdout)
+        remote = f"{alias}.{topic}"
+        records = asyncio.run(read_all({"bootstrap.servers": b}, remote, PARTITIONS))
+        measured[alias] = {
+            g: measure(g, positions[g], asyncio.run(committed({"bootstrap.servers": b}, g, remote)), records)
+            for g in groups
+        }
+        at_checkpoint[alias] = {
+            g["group"]: measure(g["group"], positions[g["group"]], checkpoint_offsets(g), records)
+            for g in reports[alias]["groups"]
+        }
+        again = cli("execute", *args, "--json")
+        assert again.returncode == 0, again.stderr
+        assert [g["committed"] for g in json.loads(again.stdout)["groups"]] == [0] * len(groups)
+    return measured, at_checkpoint, reports
+
+
+def check_moves(
+    measured: Moves, at_checkpoint: Moves, reports: dict[str, dict[str, Any]], ages: dict[str, float]
+) -> None:
+    """Print the moves, then: every group re-reads and skips nothing, as its report says."""
     table = [
         (
             alias,
