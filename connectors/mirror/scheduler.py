@@ -113,6 +113,8 @@ class Scheduler:
                     self._on_refused(exc, description)
                 due = loop.time() + min(REFUSED_RETRY_S, interval_s if interval_s > 0 else 1.0)
                 continue
+            finally:
+                _honour_cancellation()
             if done and self._on_accepted is not None:
                 self._on_accepted(description)
             due = max(due + interval_s, loop.time()) if interval_s > 0 else loop.time() + 1.0
@@ -123,6 +125,15 @@ class Scheduler:
 
     async def close(self) -> None:
         await self._tasks.close()
+
+
+def _honour_cancellation() -> None:
+    """Raise ``CancelledError`` when the current task was asked to stop: ``asyncio.wait_for`` on 3.11
+    can return a job's result although the task was cancelled as the job finished, and a loop of
+    jobs must not outlive its ``close``."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
 
 
 SOURCE_AUTH_FAILED, TARGET_AUTH_FAILED, ACL_DENIED = "SOURCE_AUTH_FAILED", "TARGET_AUTH_FAILED", "ACL_DENIED"
@@ -220,6 +231,8 @@ class ScheduledConnector(SourceConnector):
                 except KafkaAccessError as exc:
                     self._refused(exc, description)
                     continue
+                finally:
+                    _honour_cancellation()
                 self._accepted(description)
                 break
         log.info("%s: started after its refused steps passed", self._name)

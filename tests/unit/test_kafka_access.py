@@ -202,13 +202,12 @@ async def test_scheduler_raises_a_refusal_from_execute_and_keeps_retrying_a_refu
     assert await scheduler.execute(failing, "other") is False  # other errors are only logged
 
     scheduler.schedule_repeating(refused_twice, 0.001, "syncing")
-    for _ in range(2000):
-        if accepted:
-            break
-        await asyncio.sleep(0.001)
+    deadline = asyncio.get_running_loop().time() + 10
+    while not accepted and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.005)
     assert refused_with == [(refusal, "syncing"), (refusal, "syncing")]
     assert accepted and set(accepted) == {"syncing"}  # still repeating once it passes
-    await scheduler.close()
+    await asyncio.wait_for(scheduler.close(), 10)
 
 
 @pytest.mark.parametrize(
