@@ -532,7 +532,7 @@ def test_a_mirror_cut_off_its_source_says_so_in_its_status_and_recovers_after_he
         print(f"\nsource cut off to the status saying so: {time.monotonic() - cut_at:.1f} s")
         assert told["state"] == "RUNNING"
         first_line = told["trace"].splitlines()[0]
-        assert first_line.startswith("Unreachable: source cluster A (127.0.0.1:"), first_line
+        assert first_line.startswith("SOURCE_UNREACHABLE: source cluster A (127.0.0.1:"), first_line
         assert "replication-consumer' for 2 s or more (partitions unreachable-src-0)" in first_line
         log = worker.log_file.read_text(errors="replace")
         warned = [line for line in log.splitlines() if "Unreachable: source cluster A" in line]
