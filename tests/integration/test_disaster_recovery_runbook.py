@@ -229,6 +229,8 @@ def runbook(a: KafkaCluster, b: KafkaCluster, topic: str, groups: list[str], tmp
     return Runbook(work, values, env, runbook_blocks(RUNBOOK.read_text()))
 
 
+@pytest.mark.long  # ~3 minutes and ten Java tool launches; its short sibling in make test is
+# tests/integration/test_failover_command.py (the same failover on real Kafka, both delivery modes)
 def test_the_runbook_moves_four_groups_off_a_killed_cluster_rereading_and_skipping_nothing(
     cluster_a: KafkaCluster, sasl_ssl_b: KafkaCluster, tmp_path: Path
 ) -> None:
