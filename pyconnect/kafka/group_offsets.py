@@ -39,14 +39,13 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.client import ConnectionGroup
 from aiokafka.errors import IncompatibleBrokerVersion
 from aiokafka.protocol.api import Request, RequestStruct, Response
-from aiokafka.protocol.commit import OffsetCommitRequest
 from aiokafka.protocol.offset import OffsetRequest
 from aiokafka.protocol.types import Schema
 
 from pyconnect.errors import AuthorizationError
 from pyconnect.kafka.group_describe import describe_groups
 from pyconnect.kafka.group_view import UNKNOWN, GroupView
-from pyconnect.kafka.mirror_admin import CommittedOffset, GroupAdmin
+from pyconnect.kafka.mirror_admin import CommittedOffset, GroupAdmin, admin_offset_commit
 from pyconnect.protocol import offset_fetch, share_group_offsets
 from pyconnect.protocol.share_group_offsets import AlterAnswer
 
@@ -331,16 +330,7 @@ class SyncAdmin(GroupAdmin):
         await self.start()
         if not offsets:
             return {}
-        by_topic: dict[str, list[tuple[int, int, str]]] = {}
-        for (topic, partition), committed in offsets.items():
-            by_topic.setdefault(topic, []).append((partition, committed.offset, committed.metadata))
-        request = OffsetCommitRequest(
-            group,
-            OffsetCommitRequest.DEFAULT_GENERATION_ID,
-            "",
-            OffsetCommitRequest.DEFAULT_RETENTION_TIME,
-            list(by_topic.items()),
-        )
+        request = admin_offset_commit(group, offsets)
         with self._refusals(group):
             node = await self.coordinator(group)
             response = await (

@@ -914,6 +914,21 @@ class CommittedOffset:
     metadata: str = ""
 
 
+def admin_offset_commit(group: str, offsets: Mapping[tuple[str, int], CommittedOffset]) -> Any:
+    """The OffsetCommit request an admin sends for ``group`` (generation -1, no member id: Java's
+    ``alterConsumerGroupOffsets``), ``offsets`` grouped by topic."""
+    by_topic: dict[str, list[tuple[int, int, str]]] = {}
+    for (topic, partition), committed in offsets.items():
+        by_topic.setdefault(topic, []).append((partition, committed.offset, committed.metadata))
+    return OffsetCommitRequest(
+        group,
+        OffsetCommitRequest.DEFAULT_GENERATION_ID,
+        "",
+        OffsetCommitRequest.DEFAULT_RETENTION_TIME,
+        list(by_topic.items()),
+    )
+
+
 class GroupAdmin(_AdminClient):
     """Consumer-group operations of the checkpoint connector and task on one cluster.
 
@@ -969,16 +984,7 @@ class GroupAdmin(_AdminClient):
         await self.start()
         if not offsets:
             return {}
-        by_topic: dict[str, list[tuple[int, int, str]]] = {}
-        for (topic, partition), committed in offsets.items():
-            by_topic.setdefault(topic, []).append((partition, committed.offset, committed.metadata))
-        request = OffsetCommitRequest(
-            group,
-            OffsetCommitRequest.DEFAULT_GENERATION_ID,
-            "",
-            OffsetCommitRequest.DEFAULT_RETENTION_TIME,
-            list(by_topic.items()),
-        )
+        request = admin_offset_commit(group, offsets)
         with self._refusals(group):
             coordinator = await self._admin.find_coordinator(group)
             response = await self._admin._send_request(request, coordinator)

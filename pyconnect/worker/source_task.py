@@ -1,5 +1,8 @@
 """Runs one source task: poll, convert, produce in batches, commit acknowledged offsets (spec §5.1-5.3).
 
+Size: over 600 lines; splitting it into a task plan, a loop and commit policies is the worker redesign
+that is planned next (the target waits already live in pyconnect.kafka.target_lanes/target_waits).
+
 Contract:
 - ``start()`` launches the task loop in a task owned by this object and returns at once. A task
   whose target state is PAUSED reports PAUSED and waits before starting the plugin.
