@@ -21,7 +21,10 @@ invalid, no flow) is a one-line error and exit code 1; a valid file that cannot 
 reach) a one-line error and exit code 3, as Java; SIGTERM and Ctrl-C stop every herder gracefully.
 
 ``pyconnect status --url URL [--json]`` prints the MirrorMaker 2 flows a worker reports at ``GET /mirrors``
-(see pyconnect.mirror_status.client): exit code 0 all in sync, 4 one is not, 1 unreadable (one line).
+(see pyconnect.mirror_status.client): exit code 0 all in sync, 4 one is not, 1 unreadable (one line). A
+secured worker is read with ``--rest-cacert``, ``--rest-cert``/``--rest-key`` and ``--rest-user`` (password
+from ``--rest-password-file`` or ``PYCONNECT_REST_PASSWORD``), see pyconnect.rest_client; so are the workers
+of ``failover --url`` and ``offsets translate --url``.
 
 ``pyconnect audit replication|translation ...`` audits a MirrorMaker 2 flow with Spark (see
 spark_analytics.audit_cli): pyspark is imported only when an audit runs. Exit code 1 when the audit
@@ -136,6 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_event_loop_option(mirror_maker)
     add_log_format_option(mirror_maker)
     from pyconnect.cli_offsets import add_failover_parser, add_offsets_parser
+    from pyconnect.rest_client import add_rest_access_arguments
 
     add_offsets_parser(sub)
     add_failover_parser(sub)
@@ -144,11 +148,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="print the MirrorMaker 2 flows of a worker's cluster and whether they are in sync",
         description="Read GET /mirrors from a worker and print each flow: its status, topics, checkpoint "
         "latency and connectors. Exit code 0 when every flow is IN_SYNC, 4 when one is not, 1 when the "
-        "worker cannot be read.",
+        "worker cannot be read. A worker with an HTTPS listener or basic auth is read with the --rest-* "
+        "options.",
     )
-    status.add_argument("--url", required=True, help="the worker's REST URL, e.g. http://127.0.0.1:8083")
+    status.add_argument(
+        "--url", required=True, help="the worker's REST URL, e.g. http://127.0.0.1:8083 or https://host:8443"
+    )
     status.add_argument("--json", action="store_true", help="print the JSON document instead of text")
     status.add_argument("--timeout", type=float, default=30.0, help="seconds allowed (default 30)")
+    add_rest_access_arguments(status)
     from spark_analytics.audit_cli import add_audit_parser
 
     add_audit_parser(sub)
@@ -343,8 +351,16 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "status":
         from pyconnect.mirror_status import client
+        from pyconnect.rest_client import RestAccess, RestClientError
 
-        return client.run(args.url, as_json=args.json, timeout_s=args.timeout)
+        try:
+            access = RestAccess.from_args(args)
+        except RestClientError as exc:
+            print(f"pyconnect: {exc}", file=sys.stderr)
+            return client.EXIT_ERROR
+        return client.run(
+            args.url, as_json=args.json, timeout_s=args.timeout, access=access, out=sys.stdout, err=sys.stderr
+        )
     log_format = getattr(args, "log_format", None) or os.environ.get(LOG_FORMAT_VARIABLE) or "java"
     try:
         configure_logging(args.log_level, log_format=log_format)

@@ -4,7 +4,9 @@ Parsers (:func:`add_offsets_parser`, :func:`add_failover_parser`) and runners (:
 :func:`run_failover`) for :mod:`pyconnect.cli`. Both commands read the flow the same ways: a worker's REST
 URL, the checkpoint connector's JSON file, or ``mm2.properties`` with a flow name
 (:mod:`connectors.mirror.offsets.failover_flow`); ``offsets translate`` also takes bare bootstrap
-servers. Exit codes and one-line errors: see each command's description.
+servers. With ``--url``, a secured worker (HTTPS, client certificate, basic auth) is reached with the
+``--rest-*`` options of :mod:`pyconnect.rest_client`; they are an error without ``--url``. Exit codes and
+one-line errors: see each command's description (bad ``--rest-*`` input is bad input).
 """
 
 from __future__ import annotations
@@ -15,6 +17,17 @@ import sys
 
 from pyconnect import event_loop
 from pyconnect.errors import ConnectError
+from pyconnect.rest_client import RestAccess, RestClientError, add_rest_access_arguments
+
+_REST_OPTIONS = {
+    "rest_cacert": "--rest-cacert",
+    "rest_cert": "--rest-cert",
+    "rest_key": "--rest-key",
+    "rest_key_password_file": "--rest-key-password-file",
+    "rest_user": "--rest-user",
+    "rest_password_file": "--rest-password-file",
+    "rest_password": "--rest-password",
+}
 
 
 def _add_flow_options(parser: argparse.ArgumentParser, *, with_bootstrap: bool) -> None:
@@ -49,6 +62,25 @@ def _add_flow_options(parser: argparse.ArgumentParser, *, with_bootstrap: bool) 
         help="with --url or --connector-config: the worker's properties, whose config.providers resolve "
         "${provider:...} variables in the connector config",
     )
+    add_rest_access_arguments(parser)
+
+
+def _rest_access(args: argparse.Namespace) -> RestAccess | None:
+    """The access to the worker of ``--url`` (``None`` without ``--url``); a one-line
+    :class:`FlowConfigError` for bad ``--rest-*`` input or ``--rest-*`` options without ``--url``."""
+    from connectors.mirror.offsets.failover_flow import FlowConfigError
+
+    if args.url is None:
+        given = [option for dest, option in _REST_OPTIONS.items() if getattr(args, dest, None) is not None]
+        if given:
+            raise FlowConfigError(
+                f"{', '.join(given)} without --url: the --rest-* options reach the worker of --url"
+            )
+        return None
+    try:
+        return RestAccess.from_args(args)
+    except RestClientError as exc:
+        raise FlowConfigError(str(exc)) from None
 
 
 def add_offsets_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -108,7 +140,8 @@ def add_failover_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]
         help="move consumer groups to the target of a MirrorMaker 2 flow (plan, execute)",
         description="Plan or execute the failover of consumer groups along a MirrorMaker 2 flow, read from a "
         "worker's REST API (--url), the checkpoint connector's JSON (--connector-config) or mm2.properties "
-        "(--config, --flow). The plan lists per group and partition the source offset, the checkpoint, the "
+        "(--config, --flow); a worker with an HTTPS listener or basic auth is read with the --rest-* options. "
+        "The plan lists per group and partition the source offset, the checkpoint, the "
         "target offset and what a consumer re-reads or skips; execute commits it (never to a group with "
         "members on the target), reads it back, and with --state resumes an interrupted run. Exit codes: "
         "0 done, 1 error, 2 bad input, 3 refused (a group is active on the target), 5 unknown group, "
@@ -165,6 +198,7 @@ def _translate_request(args: argparse.Namespace) -> object:
             raise failover.FailoverError("--config and --bootstrap need --from ALIAS and --to ALIAS")
         if args.source == args.target:
             raise failover.FailoverError(f"--from and --to name the same cluster {args.source}")
+    access = _rest_access(args)
     if args.bootstrap is not None:
         return failover.request_from_bootstrap(
             args.bootstrap, args.group, args.source, args.target, args.timeout, args.offset_syncs_location
@@ -176,6 +210,7 @@ def _translate_request(args: argparse.Namespace) -> object:
     options = FailoverOptions(
         "plan",
         url=args.url,
+        rest_access=access,
         connector=args.connector,
         connector_config=args.connector_config,
         mm2_config=args.config,
@@ -216,12 +251,20 @@ def run_offsets(args: argparse.Namespace, loop: str) -> int:
 
 
 def run_failover(args: argparse.Namespace, loop: str) -> int:
+    from connectors.mirror.offsets.failover_calls import EXIT_USAGE
     from connectors.mirror.offsets.failover_command import FailoverOptions
     from connectors.mirror.offsets.failover_command import run_failover as run
+    from connectors.mirror.offsets.failover_flow import FlowConfigError
 
     _quiet_clients(args.log_level)
+    try:
+        access = _rest_access(args)
+    except FlowConfigError as exc:
+        print(f"pyconnect: {exc}".splitlines()[0], file=sys.stderr)
+        return EXIT_USAGE
     options = FailoverOptions(
         args.failover_command,
+        rest_access=access,
         groups=tuple(args.groups),
         all_groups=args.all_groups,
         url=args.url,

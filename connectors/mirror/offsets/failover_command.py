@@ -37,13 +37,15 @@ from connectors.mirror.offsets.failover_report import report_json, report_text
 from connectors.mirror.offsets.failover_state import FailoverState, StateError
 from pyconnect.config import properties
 from pyconnect.errors import ConnectError
+from pyconnect.rest_client import RestAccess
 
 __all__ = ["FailoverOptions", "build_plan", "load_flow", "run", "run_failover"]
 
 
 @dataclass(frozen=True)
 class FailoverOptions:
-    """The command line of ``pyconnect failover`` (one flow source among url, connector_config, mm2_config)."""
+    """The command line of ``pyconnect failover`` (one flow source among url, connector_config, mm2_config;
+    ``rest_access`` reaches a secured worker at ``url``)."""
 
     action: Literal["plan", "execute"]
     groups: tuple[str, ...] = ()
@@ -58,6 +60,7 @@ class FailoverOptions:
     timeout_s: float = 30.0
     state_file: str | None = None
     allow_rewind: bool = False
+    rest_access: RestAccess | None = None
 
 
 def _worker_properties(path: str | None) -> Mapping[str, str] | None:
@@ -82,7 +85,9 @@ def load_flow(options: FailoverOptions) -> FailoverFlow:
         return flow_from_mm2(options.mm2_config, options.flow)
     worker = _worker_properties(options.worker_config)
     if options.url is not None:
-        name, config = fetch_connector_config(options.url, options.connector, options.timeout_s)
+        name, config = fetch_connector_config(
+            options.url, options.connector, options.timeout_s, options.rest_access
+        )
         origin = f"connector {name} at {options.url.rstrip('/')}"
     else:
         assert options.connector_config is not None

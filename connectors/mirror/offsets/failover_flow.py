@@ -5,7 +5,8 @@ MirrorCheckpointConnector:
 
 * a worker's REST API (:func:`fetch_connector_config`): ``GET /connectors/{name}/config``; without a
   name, the one MirrorCheckpointConnector of ``GET /connectors?expand=info`` (several: a one-line error
-  naming them);
+  naming them); a secured worker (HTTPS, client certificate, basic auth) is read with a
+  :class:`pyconnect.rest_client.RestAccess`;
 * a connector JSON file (:func:`load_connector_file`): the body of ``POST /connectors``
   (``{"name", "config"}``) or the bare config object;
 * ``mm2.properties`` and a flow name ``A->B`` (:func:`flow_from_mm2`): the config dedicated mode gives its
@@ -23,15 +24,14 @@ config declares itself (``config.providers*``, as dedicated mode writes them). A
 in a setting the failover uses is a :class:`FlowConfigError` naming the key.
 
 Errors are :class:`FlowConfigError`, one line: unreadable file, not a checkpoint connector, missing alias
-or bootstrap servers, unknown policy class, a worker that does not answer.
+or bootstrap servers, unknown policy class, a worker that does not answer (unreachable, a TLS failure,
+credentials refused, an HTTP error with the worker's message: :mod:`pyconnect.rest_client`).
 """
 
 from __future__ import annotations
 
 import json
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -46,6 +46,7 @@ from pyconnect.config import properties
 from pyconnect.config.client_configs import CLIENT_CONFIG_NAMES, mirror_connector_client_config
 from pyconnect.config.providers import CONFIG_PROVIDERS_CONFIG, VARIABLE_PATTERN, providers_for, resolve
 from pyconnect.errors import ConfigError
+from pyconnect.rest_client import RestAccess, RestClientError, get_json
 
 __all__ = [
     "CHECKPOINT_CONNECTOR_CLASS",
@@ -253,29 +254,24 @@ def load_connector_file(path: str) -> tuple[str, dict[str, str]]:
     return str(name), _string_config(path, body)
 
 
-def _get_json(url: str, timeout_s: float) -> Any:
-    request = urllib.request.Request(url, headers={"Accept": "application/json"})
+def _get_json(url: str, timeout_s: float, access: RestAccess) -> Any:
     try:
-        with urllib.request.urlopen(request, timeout=timeout_s) as answer:
-            return json.loads(answer.read())
-    except urllib.error.HTTPError as exc:
-        try:
-            message = json.loads(exc.read()).get("message", "")
-        except Exception:
-            message = ""
-        raise FlowConfigError(f"GET {url} answered {exc.code}{': ' + message if message else ''}") from None
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise FlowConfigError(f"cannot read {url}: {_line(reason)}") from None
+        return get_json(url, timeout_s, access)
+    except RestClientError as exc:
+        raise FlowConfigError(str(exc)) from None
 
 
-def fetch_connector_config(url: str, connector: str | None, timeout_s: float) -> tuple[str, dict[str, str]]:
-    """``(name, config)`` of the checkpoint connector ``connector`` (or the only one) of the worker at ``url``."""
+def fetch_connector_config(
+    url: str, connector: str | None, timeout_s: float, access: RestAccess | None = None
+) -> tuple[str, dict[str, str]]:
+    """``(name, config)`` of the checkpoint connector ``connector`` (or the only one) of the worker at ``url``,
+    read with ``access`` (plain without it)."""
+    access = access or RestAccess()
     base = url.rstrip("/")
     if not base.startswith(("http://", "https://")):
         raise FlowConfigError(f"--url {url!r} is not an http(s) URL")
     if connector is None:
-        listed = _get_json(f"{base}/connectors?expand=info", timeout_s)
+        listed = _get_json(f"{base}/connectors?expand=info", timeout_s, access)
         found = sorted(
             name
             for name, entry in (listed.items() if isinstance(listed, dict) else [])
@@ -288,7 +284,7 @@ def fetch_connector_config(url: str, connector: str | None, timeout_s: float) ->
                 f"the worker at {base} runs {which} MirrorCheckpointConnector: name one with --connector"
             )
         connector = found[0]
-    body = _get_json(f"{base}/connectors/{urllib.parse.quote(connector, safe='')}/config", timeout_s)
+    body = _get_json(f"{base}/connectors/{urllib.parse.quote(connector, safe='')}/config", timeout_s, access)
     if not isinstance(body, dict):
         raise FlowConfigError(f"GET {base}/connectors/{connector}/config gave no config object")
     return connector, _string_config(f"connector {connector}", body)
