@@ -32,7 +32,6 @@ import logging
 import os
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any, TypeVar
 
 from pyconnect.concurrency import together
@@ -848,14 +847,28 @@ class Herder(AbstractHerder):
         accepted = await self._submit(rq.RestartConnector(name, include_tasks, only_failed))
         if not isinstance(accepted, rq.RestartAccepted):
             return None
-        info = self.connector_status(name)
+        status = accepted.connector_status
+        if status is None:
+            raise NotFoundError(f"No status found for connector {name}")
         restarting = State.RESTARTING.value
-        connector = replace(info.connector, state=restarting) if accepted.connector else info.connector
+        connector = ConnectorState(
+            restarting if accepted.connector else status.state.value,
+            status.worker_id,
+            status.trace,
+            status.version,
+        )
         states = [
-            replace(t, state=restarting) if ConnectorTaskId(name, t.id) in accepted.tasks else t
-            for t in info.tasks
+            TaskState(
+                restarting if t.task_id in accepted.tasks else t.state.value,
+                t.worker_id,
+                t.trace,
+                t.version,
+                id=t.task_id.task,
+            )
+            for t in accepted.task_statuses
         ]
-        return ConnectorStateInfo(name, connector, states, info.type)
+        config = self.config_store.snapshot().connector_configs.get(name) or {}
+        return ConnectorStateInfo(name, connector, states, self._connector_type(config))
 
     async def restart_task(self, task: ConnectorTaskId) -> None:
         await self._submit(rq.RestartTask(task))

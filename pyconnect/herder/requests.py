@@ -46,7 +46,7 @@ from pyconnect.herder.effects import (
     WriteTaskCountRecord,
 )
 from pyconnect.herder.effects import FenceZombies as FenceZombiesEffect
-from pyconnect.protocol.internal_records import RestartRequest, TargetState
+from pyconnect.protocol.internal_records import ConnectorStatus, RestartRequest, TargetState, TaskStatus
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.stores.config_state import ClusterConfigState
 
@@ -164,10 +164,14 @@ Request = (
 
 @dataclass(frozen=True, slots=True)
 class RestartAccepted:
-    """The reply to a KIP-745 restart: whether its plan restarts the connector, and which tasks."""
+    """The reply to a KIP-745 restart: whether its plan restarts the connector, which tasks, and the
+    statuses the plan was made from (Java's ``buildRestartPlan`` answers with those: by the time the
+    reply is written the restart may already have replaced them with UNASSIGNED or RUNNING)."""
 
     connector: bool
     tasks: frozenset[ConnectorTaskId]
+    connector_status: ConnectorStatus | None = None
+    task_statuses: tuple[TaskStatus, ...] = ()
 
 
 # -- the decisions -----------------------------------------------------------------------------------
@@ -294,4 +298,9 @@ def _restart_plan(request: RestartRequest, statuses: StatusView) -> RestartAccep
     if plan is None:  # checked by the caller: the connector has a status
         raise NotFoundError(f"Status for connector {request.connector} not found")
     restart_connector, tasks = plan
-    return RestartAccepted(restart_connector, frozenset(tasks))
+    return RestartAccepted(
+        restart_connector,
+        frozenset(tasks),
+        statuses.get_connector(request.connector),
+        tuple(statuses.get_all(request.connector)),
+    )

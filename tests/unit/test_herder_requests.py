@@ -205,10 +205,17 @@ def test_a_kip_745_restart_is_written_and_answered_with_its_plan() -> None:
     h.statuses.set_connector(CONN1, State.RUNNING)
     h.statuses.set_task(T0, State.FAILED)
     h.statuses.set_task(T1, State.RUNNING, worker="other:8083")
-    assert decide(h, request) == [
-        WriteRestartRequest(RestartRequest(CONN1, only_failed=True, include_tasks=True)),
-        Reply(rq.RestartAccepted(connector=False, tasks=frozenset({T0}))),
-    ]
+    effects = decide(h, request)
+    assert effects[0] == WriteRestartRequest(RestartRequest(CONN1, only_failed=True, include_tasks=True))
+    reply = effects[1]
+    assert isinstance(reply, Reply) and isinstance(reply.value, rq.RestartAccepted)
+    accepted = reply.value
+    assert (accepted.connector, accepted.tasks) == (False, frozenset({T0}))
+    # the reply keeps the statuses the plan saw, whatever the restart writes after it
+    assert accepted.connector_status == h.statuses.get_connector(CONN1)
+    assert accepted.task_statuses == tuple(h.statuses.get_all(CONN1))
+    h.statuses.set_task(T0, State.UNASSIGNED)
+    assert [t.state for t in accepted.task_statuses] == [State.FAILED, State.RUNNING]
 
 
 def test_offsets_are_modified_only_for_a_stopped_connector_without_tasks() -> None:
