@@ -117,7 +117,9 @@ CODES: dict[str, CodeInfo] = {
     "HEARTBEATS_MISSING": CodeInfo(
         CRITICAL,
         "The newest heartbeat that crossed the flow is older than pyconnect.mirror.heartbeats.max.age.ms: "
-        "the flow is not carrying data end to end, even if every topic is idle.",
+        "the flow is not carrying data end to end, even if every topic is idle. Judged only while a "
+        "heartbeat emitter is known (a MirrorHeartbeatConnector writing to the source, or heartbeats copied "
+        "since the task started).",
         "Check the MirrorHeartbeatConnector that writes the source's heartbeats and the source task.",
     ),
     "REBALANCING": CodeInfo(

@@ -417,6 +417,9 @@ def mirror_status(
         flow = flow_of(view.config)
         if flow is not None:
             flows.setdefault(flow, []).append(view)
+    emitting_into = {  # the clusters a MirrorHeartbeatConnector writes heartbeats to
+        target for (_, target), views in flows.items() for v in views if connector_kind(v.config) == "heartbeat"
+    }
     documents = []
     for (source, target), views in sorted(flows.items()):
         views = sorted(views, key=lambda v: v.name)
@@ -446,7 +449,7 @@ def mirror_status(
             p for topic, parts in by_topic.items() if is_heartbeats_topic(topic, separator) for p in parts
         ]
         heartbeat_age, missing_heartbeats = heartbeat_condition(
-            heartbeat_parts, source, heartbeat_bound_ms, now_ms
+            heartbeat_parts, source, heartbeat_bound_ms, now_ms, source in emitting_into
         )
         if missing_heartbeats is not None:
             conditions.append(missing_heartbeats)

@@ -7,7 +7,13 @@
   bound (``pyconnect.mirror.heartbeats.max.age.ms``, default the target latency), or none was copied in
   that time since the task started. Heartbeats are written on the source every second by a
   MirrorHeartbeatConnector (in dedicated mode, the reverse pair's), so their age measures the flow end to
-  end even when every other topic is idle. A flow without a heartbeats topic has no such condition.
+  end even when every other topic is idle. A flow without a heartbeats topic has no such condition, and
+  neither has one without evidence of a heartbeat emitter: a heartbeats topic is replicated whatever the
+  topic filter says (as in Java), so one left by an emitter that was removed is history, not a fault.
+  The evidence is a MirrorHeartbeatConnector in the fleet writing to the flow's source cluster (its
+  ``target.cluster.alias`` is the flow's source; any state, so pausing it raises the condition), or a
+  heartbeat copied since the task started (an emitter elsewhere, e.g. another Connect cluster). Without
+  it the heartbeat age is still shown.
 """
 
 from __future__ import annotations
@@ -41,19 +47,21 @@ def is_heartbeats_topic(remote: str, separator: str) -> bool:
 
 
 def heartbeat_state(
-    partitions: Sequence[PartitionProgress], bound_ms: int, now_ms: int
+    partitions: Sequence[PartitionProgress], bound_ms: int, now_ms: int, emitter_known: bool = True
 ) -> tuple[int | None, bool]:
     """(age of the newest heartbeat copied, whether heartbeats are missing) over the heartbeats topic's
     partitions of a flow: missing when that age exceeds ``bound_ms``, or none was copied in the
-    ``bound_ms`` since the task started. No partitions: ``(None, False)`` (nothing to judge by)."""
+    ``bound_ms`` since the task started; never missing without evidence of an emitter (``emitter_known``,
+    or a heartbeat copied since the task started). No partitions: ``(None, False)``."""
     if not partitions:
         return None, False
     newest = [p.newest_timestamp_ms for p in partitions if p.newest_timestamp_ms is not None]
+    starts = [p.task_start_ms for p in partitions if p.task_start_ms is not None]
+    emitting = emitter_known or bool(newest and starts and max(newest) >= min(starts))
     if newest:
         age = max(0, now_ms - max(newest))
-        return age, age > bound_ms
-    starts = [p.task_start_ms for p in partitions if p.task_start_ms is not None]
-    return None, bool(starts) and now_ms - max(starts) > bound_ms
+        return age, emitting and age > bound_ms
+    return None, emitting and bool(starts) and now_ms - max(starts) > bound_ms
 
 
 def stalled_conditions(
@@ -86,11 +94,11 @@ def stalled_conditions(
 
 
 def heartbeat_condition(
-    partitions: Sequence[PartitionProgress], source: str, bound_ms: int, now_ms: int
+    partitions: Sequence[PartitionProgress], source: str, bound_ms: int, now_ms: int, emitter_known: bool
 ) -> tuple[int | None, Condition | None]:
     """(age of the newest heartbeat copied, ``HEARTBEATS_MISSING`` or ``None``) for a flow whose
     replicated heartbeats topic has these partitions (:func:`heartbeat_state`)."""
-    age, missing = heartbeat_state(partitions, bound_ms, now_ms)
+    age, missing = heartbeat_state(partitions, bound_ms, now_ms, emitter_known)
     if not missing:
         return age, None
     shown = f"{age / 1000:.0f} s old" if age is not None else "not there"

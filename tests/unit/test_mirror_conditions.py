@@ -208,10 +208,39 @@ def test_heartbeats_older_than_the_bound_stall_even_an_idle_flow() -> None:
     assert condition["since_ms"] == NOW - 2_000  # when the bound was crossed
 
 
+HEARTBEAT = "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector"
+
+
+def a_to_b(progress: Progress, *views: Any) -> dict[str, Any]:
+    flows = mirror_status(list(views), progress, now_ms=NOW)["flows"]
+    (found,) = [f for f in flows if f["flow"] == "A->B"]
+    return found
+
+
 def test_no_heartbeat_copied_since_the_task_started_is_missing_after_the_bound() -> None:
-    found = flow_of(Progress([heartbeats(None)]))
+    emitter = view("hb", config(HEARTBEAT, source="B", target="A"))  # writes heartbeats on A
+    found = a_to_b(Progress([heartbeats(None)]), view(), emitter)
     assert START < NOW - 30_000 and [c["code"] for c in found["conditions"]] == ["HEARTBEATS_MISSING"]
     assert found["heartbeat_age_ms"] is None
+    paused = view("hb", config(HEARTBEAT, source="B", target="A"), state="PAUSED")
+    old = Progress([heartbeats(START - 600_000)])
+    assert [c["code"] for c in a_to_b(old, view(), paused)["conditions"]] == ["HEARTBEATS_MISSING"]
+
+
+def test_a_heartbeats_topic_left_by_a_removed_emitter_is_history_not_a_fault() -> None:
+    """Heartbeats topics are replicated whatever the filter says: one whose emitter is gone (none in
+    the fleet writes to A, none copied since the task started) shows its age and raises nothing."""
+    old = Progress([heartbeats(START - 600_000), partition()])
+    found = a_to_b(old, view())
+    assert found["status"] == IN_SYNC and found["conditions"] == []
+    assert found["heartbeat_age_ms"] == NOW - (START - 600_000)
+    assert a_to_b(Progress([heartbeats(None)]), view())["conditions"] == []
+    # an emitter writing elsewhere (into B, for the flow B->A) is no evidence for A->B
+    into_b = view("hb", config(HEARTBEAT, source="A", target="B"))
+    assert a_to_b(old, view(), into_b)["conditions"] == []
+    # an emitter outside the fleet shows itself by heartbeats copied since the task started
+    stopped_since = Progress([heartbeats(START + 1_000), partition()])
+    assert [c["code"] for c in a_to_b(stopped_since, view())["conditions"]] == ["HEARTBEATS_MISSING"]
 
 
 def test_a_flow_without_a_heartbeats_topic_has_no_heartbeat_age_and_no_condition() -> None:
