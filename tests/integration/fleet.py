@@ -45,8 +45,15 @@ FAST_GROUP = {
 }
 
 
-def wait_for(what: str, probe: Callable[[], T | None], timeout: float, interval: float = 0.25) -> T:
-    """Call ``probe`` until it returns something truthy; AssertionError naming ``what`` on timeout."""
+def wait_for(
+    what: str,
+    probe: Callable[[], T | None],
+    timeout: float,
+    interval: float = 0.25,
+    describe: Callable[[], object] | None = None,
+) -> T:
+    """Call ``probe`` until it returns something truthy; AssertionError naming ``what`` on timeout,
+    with what ``describe`` answers then (the state that kept the probe false)."""
     deadline = time.monotonic() + timeout
     last: T | None = None
     while time.monotonic() < deadline:
@@ -57,7 +64,8 @@ def wait_for(what: str, probe: Callable[[], T | None], timeout: float, interval:
         if last:
             return last
         time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what} (last: {last!r})")
+    seen = f"; {describe()!r}" if describe is not None else ""
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what} (last: {last!r}{seen})")
 
 
 @contextmanager

@@ -8,6 +8,7 @@ accepts the exposition."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -81,7 +82,11 @@ def test_the_metrics_listener_serves_the_flow_status_series(
             )
             return (text, series) if ready else None
 
-        text, series = wait_for("the flow series of A->B IN_SYNC", flow_series, 60, 0.5)
+        def flow_view() -> object:
+            _, body = get(url + "/mirrors")
+            return [{k: f.get(k) for k in ("status", "reasons", "topics")} for f in json.loads(body)["flows"]]
+
+        text, series = wait_for("the flow series of A->B IN_SYNC", flow_series, 60, 0.5, flow_view)
         assert list(matching(series, "pyconnect_mirror_flow_in_sync", **AB).values()) == [1.0]
         partition = {"topic": f"A.{topic}", "partition": "0", **AB}
         assert list(matching(series, "pyconnect_mirror_partition_record_lag", **partition).values()) == [0.0]

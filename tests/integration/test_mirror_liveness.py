@@ -229,15 +229,15 @@ def healthy_run(
                 ),
                 120,
             )
-            seen: list[tuple[str, list[str]]] = []
+            seen: list[tuple[str, list[str], list[str]]] = []
             deadline = time.monotonic() + seconds
             while time.monotonic() < deadline:
                 for worker in workers:
                     view = flows(worker)
-                    seen.append((view["status"], codes(view)))
+                    seen.append((view["status"], codes(view), view["reasons"]))
                 time.sleep(1.0)
             sent = load.sent
-        bad = [s for s in seen if s != ("IN_SYNC", [])]
+        bad = [s for s in seen if s[:2] != ("IN_SYNC", [])]
         print(
             f"\nhealthy run: {len(seen)} status reads over {seconds} s, {sent} records sent, {len(bad)} not IN_SYNC"
         )

@@ -190,7 +190,12 @@ def test_mirror_status_in_sync_stale_lagging_and_failed(
             ) == ("STALE")
             return found if ok else None
 
-        healthy = wait_for("A->B IN_SYNC with the stale topic recognised", in_sync, 90)
+        healthy = wait_for(
+            "A->B IN_SYNC with the stale topic recognised",
+            in_sync,
+            90,
+            describe=lambda: {k: (flow(first) or {}).get(k) for k in ("status", "reasons", "topics")},
+        )
         rows = topics(healthy)
         assert healthy["target_latency_ms"] == 30_000 and healthy["reasons"] == []
         assert rows[f"A.{live}"]["in_sync"] is True and rows[f"A.{live}"]["latency_ms"] < 30_000
