@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-$(shell echo '$(EXTRAS)' | tr ',' '-')
 CLUSTERS_DIR ?= run/clusters
 
 .PHONY: test chaos unit lint typecheck kafka spark-kafka clusters clusters-down demo bench clean \
-	container-tools image test-containers
+	test-tools container-tools image test-containers
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required")'
@@ -28,23 +28,24 @@ spark-kafka: $(STAMP)
 
 ## test: the whole suite, unit and integration, against two real local Kafka clusters; tests marked
 ## `long` (each has a short version that runs here) are left to `make chaos`
-test: kafka spark-kafka image
+test: kafka spark-kafka image test-tools
 	$(PY) -m pytest -m "not long"
 
 ## chaos: the long runs only (faults, scale, many rounds); bounded, tens of minutes
-chaos: kafka spark-kafka image
+chaos: kafka spark-kafka image test-tools
 	$(PY) -m pytest -m long
+
+## test-tools: the Debian parts the tests use as a user would, when missing: Prometheus and promtool
+## (the /metrics exposition is checked and scraped, alert rules fire), chromium (pages are opened
+## headless and screenshotted)
+test-tools:
+	@.ci/debian-packages promtool:prometheus prometheus:prometheus chromium:chromium
 
 ## container-tools: podman, buildah, mmdebstrap and runc from Debian when missing (podman reads the
 ## project's deploy/image/containers.conf through CONTAINERS_CONF; nothing under /etc changes)
-CONTAINER_TOOLS := podman buildah mmdebstrap runc uidmap binutils
 container-tools:
-	@missing=""; for t in podman buildah mmdebstrap runc newuidmap strip; do command -v $$t >/dev/null || missing=1; done; \
-	if [ -n "$$missing" ]; then \
-	  sudo_if_needed=""; if [ "$$(id -u)" -ne 0 ]; then sudo_if_needed="sudo"; fi; \
-	  $$sudo_if_needed apt-get update -qq && \
-	  $$sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(CONTAINER_TOOLS); \
-	fi
+	@.ci/debian-packages podman:podman buildah:buildah mmdebstrap:mmdebstrap runc:runc \
+	  newuidmap:uidmap strip:binutils
 
 ## image: the pyconnect image and the Java (Apache Kafka) image it is measured against, both on a Debian
 ## base made by mmdebstrap (pyconnect/testing/images.py); each is rebuilt only when one of its inputs changed

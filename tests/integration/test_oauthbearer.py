@@ -358,10 +358,12 @@ def test_a_wrong_client_secret_is_a_clear_condition_of_the_connector_and_the_wor
     assert code == 201, body
     connector = wait_for(
         f"{name} RUNNING with SOURCE_AUTH_FAILED",
-        lambda: (b := status(worker, name))
-        and b["connector"]["state"] == "RUNNING"
-        and (b["connector"].get("trace") or "").startswith("SOURCE_AUTH_FAILED: ")
-        and b["connector"],
+        lambda: (
+            (b := status(worker, name))
+            and b["connector"]["state"] == "RUNNING"
+            and (b["connector"].get("trace") or "").startswith("SOURCE_AUTH_FAILED: ")
+            and b["connector"]
+        ),
         30,
     )
     took = time.monotonic() - started

@@ -581,7 +581,13 @@ UNKNOWN_CLASS = (
         ("PUT", "/admin/loggers/x", b'{"level":"BOGUS"}', 404, "invalid log level 'BOGUS'."),
         ("PUT", "/admin/loggers/x?scope=cluster", b'{"level":"nah"}', 404, "invalid log level 'nah'."),
         ("GET", "/admin/loggers/no.such.logger.here", None, 404, "Logger no.such.logger.here not found."),
-        ("GET", "/connector-plugins/VerifiableSource/config?version=[1.0,2.0", None, 400, "Invalid version spec"),
+        (
+            "GET",
+            "/connector-plugins/VerifiableSource/config?version=[1.0,2.0",
+            None,
+            400,
+            "Invalid version spec",
+        ),
         ("POST", "/connectors", b'{"name":"a","config":{"connector.class":"Nope"}}', 400, UNKNOWN_CLASS),
         (
             "POST",
