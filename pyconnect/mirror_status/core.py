@@ -22,9 +22,13 @@ Topic states (a topic is the remote topic on the target, its partitions taken to
   waiting to be copied (record lag above 0).
 - ``INACTIVE``: neither (no new data recently, or never any).
 
-An ACTIVE topic is in sync when its average replication latency (the mean over its partitions of the
-windowed average) is below the flow's target latency; one with records waiting but nothing replicated
-in the window is stalled, so not in sync. STALE and INACTIVE topics do not count against the flow.
+An ACTIVE topic is in sync when no record of it has waited for the flow's target latency: the oldest
+record polled from the source and not yet acknowledged by the target is younger than that (a statement
+about now, not the windowed average replication latency, which still remembers a backlog copied a
+minute ago and is shown beside it). Records that wait without having been polled are judged by
+``REPLICATION_STALLED`` (nothing copied for the target latency while records wait). When no pending
+record is known but records wait, the windowed average decides as a fallback (at or above the target:
+not in sync; none in the window: not in sync). STALE and INACTIVE topics do not count against the flow.
 
 Conditions (pyconnect.conditions): each flow lists the conditions its connectors' tasks raised (a source
 that answers no fetch, an ACL that refuses, a target partition missing, ...; gathered with the metrics
@@ -281,7 +285,18 @@ def topic_status(
     in_sync: bool | None = None
     reason = None
     if state == ACTIVE:
-        if latency is None:
+        waited = [
+            now_ms - p.oldest_pending_timestamp_ms
+            for p in partitions
+            if p.oldest_pending_timestamp_ms is not None and p.record_lag
+        ]
+        unpolled = any(p.record_lag and p.oldest_pending_timestamp_ms is None for p in partitions)
+        if waited and max(waited) >= target_ms:
+            in_sync = False
+            reason = f"a record not yet copied has waited {max(waited) / 1000:.1f} s, target {target_ms} ms"
+        elif waited or not unpolled:
+            in_sync = True
+        elif latency is None:
             in_sync, reason = False, "records waiting, none replicated in the metrics window"
         elif latency >= target_ms:
             in_sync = False

@@ -119,10 +119,29 @@ def test_an_active_topic_under_the_target_latency_is_in_sync() -> None:
     assert row["records_replicated"] == 20 and row["partitions"] == 2
 
 
-def test_an_active_topic_at_or_over_the_target_latency_lags() -> None:
-    row = topic_status("A.t", [partition(latency_avg_ms=1000.0)], 1000, NOW)
+def test_a_record_waiting_for_the_target_latency_makes_its_topic_lag() -> None:
+    waiting = partition(end_offset=500, oldest_pending_timestamp_ms=NOW - 1_000, latency_avg_ms=20.0)
+    row = topic_status("A.t", [waiting], 1000, NOW)
+    assert row["state"] == ACTIVE and row["in_sync"] is False and row["lag_ms"] == 1_000
+    assert row["reason"] == "a record not yet copied has waited 1.0 s, target 1000 ms"
+    young = partition(end_offset=500, oldest_pending_timestamp_ms=NOW - 999, latency_avg_ms=5_000.0)
+    assert topic_status("A.t", [young], 1000, NOW)["in_sync"] is True
+
+
+def test_a_backlog_copied_a_minute_ago_does_not_keep_a_caught_up_topic_lagging() -> None:
+    """The windowed average still holds the old records' latency; nothing waits now: in sync."""
+    caught_up = partition(latency_avg_ms=95_000.0)
+    row = topic_status("A.t", [caught_up], 1000, NOW)
+    assert row["state"] == ACTIVE and row["in_sync"] is True and row["latency_ms"] == 95_000.0
+
+
+def test_records_waiting_unpolled_fall_back_to_the_windowed_average() -> None:
+    row = topic_status("A.t", [partition(latency_avg_ms=1000.0, end_offset=500)], 1000, NOW)
     assert row["state"] == ACTIVE and row["in_sync"] is False
     assert row["reason"] == "average replication latency 1000 ms, target 1000 ms"
+    assert (
+        topic_status("A.t", [partition(latency_avg_ms=999.0, end_offset=500)], 1000, NOW)["in_sync"] is True
+    )
 
 
 def test_records_waiting_without_any_replicated_in_the_window_is_a_stalled_active_topic() -> None:
@@ -187,7 +206,8 @@ def test_a_healthy_flow_with_a_stale_and_an_inactive_topic_is_in_sync() -> None:
 
 def test_a_lagging_topic_makes_the_flow_lag_and_says_why() -> None:
     found = one_flow(
-        [view(cfg=config(**{TARGET_LATENCY_CONFIG: "1000"}))], [partition(latency_avg_ms=2500.0)]
+        [view(cfg=config(**{TARGET_LATENCY_CONFIG: "1000"}))],
+        [partition(latency_avg_ms=2500.0, end_offset=99)],
     )
     assert found["status"] == LAGGING and not found["in_sync"] and found["target_latency_ms"] == 1000
     assert found["reasons"] == ["topic A.t lags: average replication latency 2500 ms, target 1000 ms"]
@@ -195,7 +215,7 @@ def test_a_lagging_topic_makes_the_flow_lag_and_says_why() -> None:
 
 def test_a_failed_task_fails_the_flow_with_its_first_trace_line() -> None:
     connector = view("mirror", config(), ("RUNNING", "w1:8083"), ("FAILED", "w2:8083"))
-    found = one_flow([connector], [partition(latency_avg_ms=99_999.0)])
+    found = one_flow([connector], [partition(latency_avg_ms=99_999.0, end_offset=99)])
     assert found["status"] == FAILED
     assert found["reasons"][0] == "task mirror-1 is FAILED: FAILED trace"
     assert found["reasons"][1].startswith("topic A.t lags")
