@@ -27,9 +27,10 @@ spark-kafka: $(STAMP)
 	$(PY) -m spark_analytics.packages fetch
 
 ## test: the whole suite, unit and integration, against two real local Kafka clusters; tests marked
-## `long` (each has a short version that runs here) are left to `make chaos`
+## `long` (each has a short version that runs here) are left to `make chaos`. The pure tests run beside
+## the Kafka ones under nice (tests/streams.py)
 test: kafka spark-kafka image test-tools
-	$(PY) -m pytest -m "not long"
+	$(PY) -m tests.streams -m "not long"
 
 ## chaos: the long runs only (faults, scale, many rounds); bounded, tens of minutes
 chaos: kafka spark-kafka image test-tools
