@@ -6,7 +6,7 @@ Semantics, as in Java:
 * a list key is parsed like every Connect ``LIST`` (trim, split on commas with surrounding whitespace, so a
   regex containing a comma such as ``a{1,3}`` is split);
 * the items are joined with ``|`` into one Java regex and matched against the *whole* name
-  (``Matcher.matches``); Java regex syntax is translated by :mod:`connectors.mirror.java_regex`;
+  (``Matcher.matches``); Java regex syntax is translated by :mod:`pyconnect.java_regex`;
 * an empty include list matches nothing, an empty exclude list excludes nothing, exclude wins;
 * filters are configured with the connector's originals; unknown keys are ignored. The pre-4.0
   ``topics.blacklist``/``groups.blacklist``/``config.properties.blacklist`` aliases are gone in 4.3.1 and
@@ -27,10 +27,10 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Protocol, runtime_checkable
 
-from connectors.mirror.java_regex import JavaRegexError, compile_java_regex
 from pyconnect.config.types import Type, parse_type
 from pyconnect.config.validators import ValidList
 from pyconnect.errors import ConfigError
+from pyconnect.java_regex import JavaRegexError, compile_java_regex
 
 log = logging.getLogger(__name__)
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from connectors.mirror.java_regex import JavaRegexError, compile_java_regex
 from pyconnect.config.definition import ConfigValue
+from pyconnect.java_regex import JavaRegexError, compile_java_regex
 
 TOPICS = "topics"
 TOPICS_REGEX = "topics.regex"

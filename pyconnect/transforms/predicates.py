@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from connectors.mirror.java_regex import JavaRegexError, compile_java_regex
 from pyconnect.api.source import SourceRecord
 from pyconnect.config.definition import ConfigDef, ConfigKey
 from pyconnect.config.javastr import invalid_value
 from pyconnect.config.types import Importance, Type
 from pyconnect.config.validators import CompositeValidator, NonEmptyString
+from pyconnect.java_regex import JavaRegexError, compile_java_regex
 from pyconnect.transforms.base import Predicate
 from pyconnect.transforms.routers import VALID_REGEX, java_pattern_message
 

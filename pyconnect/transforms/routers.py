@@ -6,13 +6,13 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from connectors.mirror.java_regex import JavaRegexError, compile_java_regex
 from pyconnect.api.source import SourceRecord
 from pyconnect.config.definition import ConfigDef, ConfigKey
 from pyconnect.config.javastr import invalid_value
 from pyconnect.config.types import Importance, Type
 from pyconnect.config.validators import LambdaValidator
 from pyconnect.errors import ConfigError, DataError
+from pyconnect.java_regex import JavaRegexError, compile_java_regex
 from pyconnect.transforms.base import Transformation
 from pyconnect.transforms.date_format import JavaDateFormat
 

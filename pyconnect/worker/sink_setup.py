@@ -20,10 +20,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from connectors.mirror.java_regex import compile_java_regex
 from pyconnect.api.sink import TOPICS_CONFIG, TOPICS_REGEX_CONFIG, SinkConnector
 from pyconnect.config.client_configs import client_overrides
 from pyconnect.errors import ConfigError
+from pyconnect.java_regex import compile_java_regex
 from pyconnect.kafka.dead_letter_queue import DeadLetterQueueWriter
 from pyconnect.kafka.sink_consumer import SinkConsumer
 from pyconnect.metrics.connect import TaskMetrics

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from connectors.mirror.java_regex import JavaRegexError, compile_java_regex, java_matches, translate
+from pyconnect.java_regex import JavaRegexError, compile_java_regex, java_matches, translate
 
 GOLDEN = json.loads((Path(__file__).parents[1] / "golden" / "mirror_policy" / "vectors.json").read_text())
 

@@ -1,6 +1,7 @@
 """Java ``java.util.regex`` patterns run on Python's ``re`` (Python 3.11+).
 
-MirrorMaker filter keys (``topics``, ``groups``, ``config.properties.exclude``, ...) hold Java regexes. This
+Java regexes appear in MirrorMaker filter keys (``topics``, ``groups``, ``config.properties.exclude``, ...),
+a sink connector's ``topics.regex`` and the ``RegexRouter``/``TopicNameMatches`` transformations. This
 module translates one Java pattern into an equivalent Python pattern, or refuses it with
 :class:`JavaRegexError` when no faithful translation exists. Matching is always whole-string
 (``Pattern.matcher(s).matches()`` == ``re.fullmatch``).
