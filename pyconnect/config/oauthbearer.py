@@ -3,7 +3,7 @@
 Who calls: :mod:`pyconnect.config.client_configs` turns a Java client config whose ``sasl.mechanism`` is
 ``OAUTHBEARER`` into :class:`OAuthLoginSettings` (:func:`oauth_settings`); the token provider of
 :mod:`pyconnect.kafka.oauth_login` holds one :class:`TokenCache` per client and does the IO (the HTTP
-POST of :mod:`pyconnect.rest.token_endpoint`). Nothing here reads a clock, sleeps, draws randomness or
+POST of :mod:`pyconnect.kafka.token_endpoint`). Nothing here reads a clock, sleeps, draws randomness or
 opens a socket: times are milliseconds passed in, jitter is a number in ``[0, 1)`` passed in.
 
 **Two logins**, chosen as Java chooses them by ``sasl.login.callback.handler.class``:

@@ -12,7 +12,7 @@ Contract:
   of :func:`~pyconnect.config.oauthbearer.refresh_at_ms`, computed from the token's ``iat``/``exp``):
   Java refreshes in a background thread, this provider when a connection asks after that time, which
   presents the same token to the broker. A failed refresh keeps the current token while it lives.
-- A fetch is the retry loop of Java's ``Retry`` over :func:`pyconnect.rest.token_endpoint.post_form`,
+- A fetch is the retry loop of Java's ``Retry`` over :func:`pyconnect.kafka.token_endpoint.post_form`,
   bounded by ``sasl.login.retry.backoff.max.ms``; a refusal (HTTP 4xx) is not retried.
 - When no usable token can be had, :meth:`token` raises :class:`OAuthLoginError`, an aiokafka
   ``AuthenticationFailedError``: aiokafka treats it as a failed connection, and
@@ -44,7 +44,7 @@ from pyconnect.config import oauthbearer
 from pyconnect.config.client_configs import OAUTH_LOGIN, ClientConfigError, oauth_login
 from pyconnect.config.oauthbearer import OAuthLoginSettings, Token, TokenCache, TokenEndpointError
 from pyconnect.config.tls import TlsConfigError, client_ssl_context
-from pyconnect.rest.token_endpoint import post_form
+from pyconnect.kafka.token_endpoint import post_form
 
 log = logging.getLogger(__name__)
 

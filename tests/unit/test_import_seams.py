@@ -1,8 +1,8 @@
 """The import seams of design.md, enforced over the source tree.
 
-- aiokafka is imported only under pyconnect/kafka/, aiohttp only under pyconnect/rest/, pyspark only
-  under spark_analytics/, uvloop only by pyconnect/event_loop.py, testcontainers and docker only by the
-  test-cluster backends.
+- aiokafka is imported only under pyconnect/kafka/, aiohttp only under pyconnect/rest/ and by the OAuth
+  token POST of the Kafka clients (pyconnect/kafka/token_endpoint.py), pyspark only under spark_analytics/,
+  uvloop only by pyconnect/event_loop.py, testcontainers and docker only by the test-cluster backends.
 - pyconnect/protocol/, the MM2 record codecs (connectors/mirror/records.py, checkpoint_records.py) and the
   pure offset-translation core (connectors/mirror/offsets/translation.py, sync_writer.py,
   remote_cluster_utils.py) import only the standard library (and the codecs, and the replication policy).
@@ -30,7 +30,7 @@ PRODUCT_PACKAGES = ("pyconnect", "connectors", "spark_analytics", "benchmarks")
 
 OWNERS: dict[str, tuple[str, ...]] = {
     "aiokafka": ("pyconnect/kafka/",),
-    "aiohttp": ("pyconnect/rest/",),
+    "aiohttp": ("pyconnect/rest/", "pyconnect/kafka/token_endpoint.py"),
     "pyspark": ("spark_analytics/",),
     "uvloop": ("pyconnect/event_loop.py",),
     "testcontainers": ("pyconnect/testing/backends.py",),

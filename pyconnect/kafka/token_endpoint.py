@@ -1,7 +1,8 @@
 """One POST to an OAuth token endpoint: the IO of the OAUTHBEARER login (:mod:`pyconnect.config.oauthbearer`).
 
 Who calls: the token provider of :mod:`pyconnect.kafka.oauth_login`, once per attempt (it owns the
-retries). :func:`post_form` opens a session, sends the form, reads the whole answer and closes the session
+retries). It lives with the Kafka clients it logs in, below the REST layer; besides pyconnect/rest/ it is
+the one module that imports aiohttp (as an HTTP client). :func:`post_form` opens a session, sends the form, reads the whole answer and closes the session
 before it returns: nothing outlives the call. The connection is bounded by ``connect_timeout_s`` and
 each read by ``read_timeout_s`` (Java's ``sasl.login.connect.timeout.ms`` / ``sasl.login.read.timeout.ms``).
 A network failure raises :class:`~pyconnect.config.oauthbearer.TokenEndpointError` (retriable) naming
