@@ -30,10 +30,10 @@ from pyconnect.herder.loggers import LOGGERS
 from pyconnect.herder.plugin_versions import check_plugin_version
 from pyconnect.herder.sink_offsets import modify_sink_offsets
 from pyconnect.herder.sink_validation import check_sink_config
+from pyconnect.plugin_desc import PluginType
 from pyconnect.protocol.javahash import default_hash_order, hash_order, java_string_hash
 from pyconnect.transforms.config import enrich, validate_enriched
 from pyconnect.worker.plugin_calls import PluginCallsClosed, PluginCallTimeout
-from pyconnect.worker.plugins import PluginType
 from pyconnect.worker.target_wait_config import check_target_wait
 
 log = logging.getLogger(__name__)

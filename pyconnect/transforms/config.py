@@ -31,9 +31,9 @@ from pyconnect.config.javastr import invalid_value
 from pyconnect.config.types import Importance, Type, Width, parse_type
 from pyconnect.config.version_range import VersionRangeError, parse_version_requirement
 from pyconnect.errors import ConfigError, ConnectError
+from pyconnect.plugin_desc import PluginCatalog, PluginDesc, PluginType
 from pyconnect.transforms.base import Predicate, Transformation
 from pyconnect.transforms.chain import TransformationChain, TransformationStage
-from pyconnect.worker.plugins import PluginDesc, PluginRegistry, PluginType
 
 TRANSFORMS = "transforms"
 PREDICATES = "predicates"
@@ -89,7 +89,7 @@ def aliases(props: Mapping[str, Any], alias_config: str) -> list[str]:
     return list(dict.fromkeys(str(a) for a in parsed))
 
 
-def _resolve(plugins: PluginRegistry, name: object) -> PluginDesc | None:
+def _resolve(plugins: PluginCatalog, name: object) -> PluginDesc | None:
     if name is None:
         return None
     try:
@@ -102,7 +102,7 @@ class _TypeValidator:
     """The ``<prefix>type`` validator: the negate/predicate check (transformations), then the kind."""
 
     def __init__(
-        self, plugins: PluginRegistry, kind: _Kind, alias: str, prefix: str, props: Mapping[str, Any]
+        self, plugins: PluginCatalog, kind: _Kind, alias: str, prefix: str, props: Mapping[str, Any]
     ):
         self.plugins, self.kind, self.alias, self.prefix, self.props = plugins, kind, alias, prefix, props
 
@@ -149,7 +149,7 @@ def version_problem(plugin: PluginDesc, requirement: object) -> str | None:
 class _VersionValidator:
     """The ``<prefix>plugin.version`` validator: the requirement must parse and match the plugin."""
 
-    def __init__(self, plugins: PluginRegistry, kind: _Kind, type_name: str, props: Mapping[str, Any]):
+    def __init__(self, plugins: PluginCatalog, kind: _Kind, type_name: str, props: Mapping[str, Any]):
         self.plugins, self.kind, self.type_name, self.props = plugins, kind, type_name, props
 
     def __call__(self, name: str, value: object) -> None:
@@ -167,7 +167,7 @@ class _VersionValidator:
 class _ClassRecommender:
     """Recommends every plugin of the kind (Java's ``ClassRecommender``)."""
 
-    def __init__(self, plugins: PluginRegistry, plugin_type: PluginType) -> None:
+    def __init__(self, plugins: PluginCatalog, plugin_type: PluginType) -> None:
         self.names = [p.class_name for p in plugins.plugins(plugin_type)]
 
     def valid_values(self, name: str, parsed: Mapping[str, object]) -> list[object]:
@@ -234,7 +234,7 @@ def _embedded(prefix: str, group: str, start: int, definition: list[ConfigKey]) 
     return rows
 
 
-def _enrich_kind(plugins: PluginRegistry, kind: _Kind, props: Mapping[str, Any]) -> list[ConfigKey]:
+def _enrich_kind(plugins: PluginCatalog, kind: _Kind, props: Mapping[str, Any]) -> list[ConfigKey]:
     rows: list[ConfigKey] = []
     for alias in aliases(props, kind.alias_config):
         prefix = f"{kind.alias_config}.{alias}."
@@ -281,7 +281,7 @@ def _enrich_kind(plugins: PluginRegistry, kind: _Kind, props: Mapping[str, Any])
     return rows
 
 
-def enrich(plugins: PluginRegistry, base: ConfigDef, props: Mapping[str, Any]) -> ConfigDef:
+def enrich(plugins: PluginCatalog, base: ConfigDef, props: Mapping[str, Any]) -> ConfigDef:
     """``ConnectorConfig.enrich(plugins, base, props, false)``: ``base`` plus the per-alias keys."""
     rows = list(base)
     names = {k.name for k in rows}
@@ -293,7 +293,7 @@ def enrich(plugins: PluginRegistry, base: ConfigDef, props: Mapping[str, Any]) -
 
 
 def validate_enriched(
-    plugins: PluginRegistry, definition: ConfigDef, props: Mapping[str, str]
+    plugins: PluginCatalog, definition: ConfigDef, props: Mapping[str, str]
 ) -> dict[str, ConfigValue]:
     """``validateAll`` over an enriched table. A ``*.type`` that names no plugin gets Java's CLASS parse
     error first (``Class X could not be found.``) and no value; one that resolves shows the class name."""
@@ -319,7 +319,7 @@ def _with_prefix(props: Mapping[str, str], prefix: str) -> dict[str, str]:
     return {k[len(prefix) :]: v for k, v in props.items() if k.startswith(prefix)}
 
 
-def _class_for(plugins: PluginRegistry, props: Mapping[str, str], key: str, plugin_type: PluginType) -> type:
+def _class_for(plugins: PluginCatalog, props: Mapping[str, str], key: str, plugin_type: PluginType) -> type:
     name = props.get(key)
     if name is None:
         raise ConnectError(f"org.apache.kafka.common.config.ConfigException: Unknown configuration '{key}'")
@@ -334,7 +334,7 @@ def _class_for(plugins: PluginRegistry, props: Mapping[str, str], key: str, plug
     return plugin.plugin_class
 
 
-def transformation_chain(plugins: PluginRegistry, props: Mapping[str, str]) -> TransformationChain:
+def transformation_chain(plugins: PluginCatalog, props: Mapping[str, str]) -> TransformationChain:
     """``ConnectorConfig.transformationStages``: configured stages in ``transforms`` order.
 
     Raises :class:`ConnectError` (the task fails) when a class or predicate alias cannot be resolved or a

@@ -15,6 +15,10 @@ the type's suffix removed (``Connector`` for connectors, ``Converter`` for conve
 claimed by two different classes is dropped. Connector lookup then falls back, like
 ``Plugins.connectorClass``, to a connector whose simple name is ``name`` or ``name + "Connector"``.
 
+What a plugin is (:class:`~pyconnect.plugin_desc.PluginType`, :class:`~pyconnect.plugin_desc.PluginDesc`)
+is defined in :mod:`pyconnect.plugin_desc`, below the transformations, which resolve their classes through
+the :class:`~pyconnect.plugin_desc.PluginCatalog` contract this registry fulfils.
+
 The built-in transformations and predicates (:mod:`pyconnect.transforms.registry`) are always present,
 as Java's are on the worker's classpath. The simple name of a nested class is Java's ``getSimpleName``:
 the part after ``$`` (``InsertField$Value`` -> ``Value``, an alias shared by many classes and dropped).
@@ -22,12 +26,9 @@ the part after ``$`` (``InsertField$Value`` -> ``Value``, an alias shared by man
 
 from __future__ import annotations
 
-import builtins
 import dataclasses
-import enum
 import logging
 from collections.abc import Iterable
-from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -37,21 +38,11 @@ from pyconnect.config.definition import ConfigDef
 from pyconnect.config.info import config_key_info
 from pyconnect.config.javastr import invalid_value
 from pyconnect.errors import BadRequestError, ConfigError, ConnectError, NotFoundError
+from pyconnect.plugin_desc import PluginDesc, PluginType
 from pyconnect.protocol.javahash import java_string_key
 from pyconnect.transforms.registry import BUILTIN_PREDICATES, BUILTIN_TRANSFORMATIONS
 
 log = logging.getLogger(__name__)
-
-
-class PluginType(enum.Enum):
-    """``PluginType``; ``value`` is the REST ``type`` string. Declaration order is Java's."""
-
-    SOURCE = "source"
-    SINK = "sink"
-    CONVERTER = "converter"
-    HEADER_CONVERTER = "header_converter"
-    TRANSFORMATION = "transformation"
-    PREDICATE = "predicate"
 
 
 ENTRY_POINT_GROUPS = {
@@ -60,14 +51,6 @@ ENTRY_POINT_GROUPS = {
     "pyconnect.header_converters": PluginType.HEADER_CONVERTER,
     "pyconnect.transformations": PluginType.TRANSFORMATION,
     "pyconnect.predicates": PluginType.PREDICATE,
-}
-_SUFFIXES = {
-    PluginType.SOURCE: "Connector",
-    PluginType.SINK: "Connector",
-    PluginType.CONVERTER: "Converter",
-    PluginType.HEADER_CONVERTER: "HeaderConverter",
-    PluginType.TRANSFORMATION: "Transformation",
-    PluginType.PREDICATE: "Predicate",
 }
 _LISTING_ORDER = (
     PluginType.SINK,
@@ -85,38 +68,6 @@ _CONVERTER_KEYS = {
 }
 
 
-@dataclass(frozen=True)
-class PluginDesc:
-    """One discovered plugin: the class name Connect reports, its type, version and Python class."""
-
-    class_name: str
-    type: PluginType
-    version: str
-    plugin_class: builtins.type
-
-    @property
-    def simple_name(self) -> str:
-        return self.class_name.rsplit(".", 1)[-1].rsplit("$", 1)[-1]
-
-    @property
-    def pruned_name(self) -> str:
-        simple = self.simple_name
-        pos = simple.rfind(_SUFFIXES[self.type])
-        return simple[:pos] if pos > 0 else simple
-
-    @property
-    def python_name(self) -> str:
-        return f"{self.plugin_class.__module__}.{self.plugin_class.__qualname__}"
-
-    def __str__(self) -> str:
-        """Java's ``PluginDesc.toString`` (used in the unknown-connector message)."""
-        return (
-            f"PluginDesc{{klass=class {self.class_name}, name='{self.class_name}', version='{self.version}', "
-            f"encodedVersion={self.version}, type={self.type.value}, typeName='{self.type.value}', "
-            f"location='classpath'}}"
-        )
-
-
 def _plugin_version(cls: type) -> str:
     try:
         version = cls().version()
@@ -131,7 +82,8 @@ def _connector_type(cls: type) -> PluginType:
 
 
 class PluginRegistry:
-    """The plugins this worker can run. Immutable after construction; safe to share."""
+    """The plugins this worker can run (a :class:`~pyconnect.plugin_desc.PluginCatalog`). Immutable after
+    construction; safe to share."""
 
     def __init__(self, plugins: Iterable[PluginDesc]) -> None:
         self._plugins = sorted(plugins, key=lambda p: (java_string_key(p.class_name), p.type.value))
