@@ -433,7 +433,10 @@ def mirror_status(
         if flow is not None:
             flows.setdefault(flow, []).append(view)
     emitting_into = {  # the clusters a MirrorHeartbeatConnector writes heartbeats to
-        target for (_, target), views in flows.items() for v in views if connector_kind(v.config) == "heartbeat"
+        target
+        for (_, target), views in flows.items()
+        for v in views
+        if connector_kind(v.config) == "heartbeat"
     }
     documents = []
     for (source, target), views in sorted(flows.items()):
