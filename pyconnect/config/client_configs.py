@@ -68,15 +68,12 @@ import re
 import ssl
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pyconnect.config import oauthbearer
 from pyconnect.config.oauthbearer import ClientConfigError, OAuthLoginSettings
 from pyconnect.config.security_keys import SECURITY_KEYS
 from pyconnect.config.tls import TlsConfigError, client_ssl_context
-
-if TYPE_CHECKING:
-    from pyconnect.config.worker import WorkerConfig
 
 log = logging.getLogger(__name__)
 
@@ -325,11 +322,38 @@ def admin_kwargs(config: Mapping[str, Any]) -> dict[str, Any]:
 
 # -- the worker's own clients and its internal topics ------------------------------------------------------
 
+
+class WorkerSettings(Protocol):
+    """What the builders below read of a worker config; :class:`~pyconnect.config.worker.WorkerConfig`
+    is the one the runtime passes (it builds its task clients' configs with them, so this module does
+    not import it)."""
+
+    @property
+    def originals(self) -> dict[str, Any]:
+        """Every property given, config variables resolved."""
+        ...
+
+    @property
+    def bootstrap_servers_string(self) -> str:
+        """``bootstrap.servers`` as one comma-separated string."""
+        ...
+
+    @property
+    def group_id(self) -> str | None: ...
+
+    @property
+    def client_id(self) -> str | None: ...
+
+    def with_prefix(self, prefix: str, strip: bool = True) -> dict[str, Any]:
+        """The originals whose key starts with ``prefix`` (Java ``originalsWithPrefix``)."""
+        ...
+
+
 CLIENT_PREFIXES = ("producer.", "consumer.", "admin.")
 METRICS_CONTEXT_PREFIX = "metrics.context."
 
 
-def worker_client_config(worker: WorkerConfig) -> dict[str, Any]:
+def worker_client_config(worker: WorkerSettings) -> dict[str, Any]:
     """The worker's own Kafka clients (group member, admin, internal-topic logs): its originals without
     the ``producer.``, ``consumer.`` and ``admin.`` prefixed keys, ``bootstrap.servers`` as one string."""
     config = {
@@ -339,7 +363,7 @@ def worker_client_config(worker: WorkerConfig) -> dict[str, Any]:
     return config
 
 
-def client_id_base(worker: WorkerConfig) -> str:
+def client_id_base(worker: WorkerSettings) -> str:
     """Java's ``ConnectUtils.clientIdBase``: ``<group.id>-`` or ``<group.id>-<client.id>-``."""
     group = worker.group_id or ""
     client = worker.client_id or ""
@@ -369,7 +393,7 @@ def transactional_producer_id(group_id: str) -> str:
     return f"connect-cluster-{group_id}"
 
 
-def fencable_producer_config(worker: WorkerConfig, client_id: str) -> dict[str, Any]:
+def fencable_producer_config(worker: WorkerSettings, client_id: str) -> dict[str, Any]:
     """The leader's transactional config-topic producer (Java ``fencableProducerProps``): the worker's
     client config, ``<client id>-leader``, acks=all, idempotence on and
     ``transactional.id=connect-cluster-<group.id>`` (a user's own ``transactional.id`` is overridden,
@@ -411,7 +435,7 @@ def client_overrides(
     return overrides
 
 
-def metrics_context(worker: WorkerConfig, cluster_id: str) -> dict[str, Any]:
+def metrics_context(worker: WorkerSettings, cluster_id: str) -> dict[str, Any]:
     """``metrics.context.*`` for clients (Java ``ConnectUtils.addMetricsContextProperties``)."""
     context = worker.with_prefix(METRICS_CONTEXT_PREFIX, strip=False)
     context[METRICS_CONTEXT_PREFIX + "connect.kafka.cluster.id"] = cluster_id
@@ -422,7 +446,7 @@ def metrics_context(worker: WorkerConfig, cluster_id: str) -> dict[str, Any]:
 
 
 def task_producer_config(
-    worker: WorkerConfig, client_id: str, cluster_id: str, overrides: Mapping[str, Any] | None = None
+    worker: WorkerSettings, client_id: str, cluster_id: str, overrides: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
     """A source task's producer config (Java ``Worker.baseProducerConfigs``)."""
     result: dict[str, Any] = {
@@ -468,7 +492,7 @@ def ensure_property(
 
 
 def exactly_once_task_producer_config(
-    worker: WorkerConfig,
+    worker: WorkerSettings,
     connector: str,
     task: int,
     cluster_id: str,
@@ -496,7 +520,7 @@ def exactly_once_task_producer_config(
 
 
 def task_consumer_config(
-    worker: WorkerConfig,
+    worker: WorkerSettings,
     group_id: str,
     client_id: str,
     cluster_id: str,
@@ -520,7 +544,7 @@ def task_consumer_config(
 
 
 def connector_admin_config(
-    worker: WorkerConfig, client_id: str, cluster_id: str, overrides: Mapping[str, Any] | None = None
+    worker: WorkerSettings, client_id: str, cluster_id: str, overrides: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
     """A connector's admin client config (Java ``Worker.adminConfigs``)."""
     result: dict[str, Any] = {"bootstrap.servers": worker.bootstrap_servers_string, "client.id": client_id}

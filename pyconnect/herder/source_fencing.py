@@ -25,11 +25,12 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from pyconnect.config.client_configs import client_overrides
 from pyconnect.errors import BadRequestError, ConflictError, ConnectError, NotLeaderError, RestError
 from pyconnect.herder import requests as rq
+from pyconnect.herder.core import HerderCore
 from pyconnect.herder.entities import ConnectorType
 from pyconnect.herder.signing import sign
 from pyconnect.herder.zombie_fencing import (
@@ -45,9 +46,8 @@ from pyconnect.herder.zombie_fencing import (
 from pyconnect.kafka.producer_fencing import fence_producers
 from pyconnect.protocol.connect_metadata import ConnectProtocolCompatibility
 from pyconnect.protocol.task_id import ConnectorTaskId
-
-if TYPE_CHECKING:
-    from pyconnect.herder.herder import Herder
+from pyconnect.stores.config import ConfigStore
+from pyconnect.worker.worker import Worker
 
 log = logging.getLogger(__name__)
 
@@ -62,10 +62,43 @@ NO_LEADER_CHANNEL = (
 )
 
 
+class FencingHerder(Protocol):
+    """What zombie fencing needs from its herder; :class:`~pyconnect.herder.herder.Herder` is the one (it
+    creates its :class:`SourceFencing` with itself, so this module names only the contract)."""
+
+    @property
+    def core(self) -> HerderCore:
+        """The state machine: session key, protocol, assignment, settings."""
+        ...
+
+    @property
+    def config_store(self) -> ConfigStore: ...
+
+    @property
+    def worker(self) -> Worker: ...
+
+    @property
+    def kafka_cluster_id(self) -> str: ...
+
+    async def submit(self, request: rq.Request) -> object:
+        """Queue a request into the herder's loop; its reply."""
+        ...
+
+    async def write(self, write: Awaitable[None]) -> None:
+        """Perform a config-topic write as the loop's writes are performed."""
+        ...
+
+    def spawn(self, coroutine: Awaitable[None], name: str) -> asyncio.Task[None]:
+        """Run ``coroutine`` in the background, owned by the herder."""
+        ...
+
+    def connector_type(self, config: Mapping[str, str | None]) -> ConnectorType: ...
+
+
 class SourceFencing:
     """See the module docstring; one per herder."""
 
-    def __init__(self, herder: Herder, request_fencing: RequestFencing | None) -> None:
+    def __init__(self, herder: FencingHerder, request_fencing: RequestFencing | None) -> None:
         self._herder = herder
         self._request_fencing = request_fencing
         self.rounds = ZombieFencings()

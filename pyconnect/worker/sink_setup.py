@@ -17,24 +17,28 @@ in its ``task-error-metrics`` group (returned with the task's other metric group
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 from pyconnect.api.sink import TOPICS_CONFIG, TOPICS_REGEX_CONFIG, SinkConnector
 from pyconnect.config.client_configs import client_overrides
+from pyconnect.config.worker import WorkerConfig
 from pyconnect.errors import ConfigError
 from pyconnect.java_regex import compile_java_regex
 from pyconnect.kafka.dead_letter_queue import DeadLetterQueueWriter
 from pyconnect.kafka.sink_consumer import SinkConsumer
-from pyconnect.metrics.connect import TaskMetrics
+from pyconnect.metrics.connect import ConnectMetrics, TaskMetrics, WorkerMetrics
 from pyconnect.metrics.sink_task import SinkTaskMetrics
 from pyconnect.metrics.task_errors import TaskErrorMetrics
 from pyconnect.protocol.internal_records import State, TargetState
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.transforms.config import transformation_chain
 from pyconnect.worker.errant_records import ErrantRecords
+from pyconnect.worker.plugin_calls import PluginCalls
+from pyconnect.worker.plugins import PluginRegistry
 from pyconnect.worker.retry_with_tolerance import RetryWithTolerance
 from pyconnect.worker.sink_task import WorkerSinkTask, WorkerSinkTaskContext
+from pyconnect.worker.status import ObservedReporter
 from pyconnect.worker.worker_connector import java_class_name
 
 DLQ_TOPIC = "errors.deadletterqueue.topic.name"
@@ -42,8 +46,38 @@ DLQ_REPLICATION_FACTOR = "errors.deadletterqueue.topic.replication.factor"
 DLQ_REPLICATION_FACTOR_DEFAULT = 3
 DLQ_CONTEXT_HEADERS = "errors.deadletterqueue.context.headers.enable"
 
-if TYPE_CHECKING:
-    from pyconnect.worker.worker import Worker
+
+class SinkTaskHost(Protocol):
+    """What building a sink task needs from its worker; :class:`~pyconnect.worker.worker.Worker` is the
+    one (it imports this module to build its sink tasks, so this module names only the contract)."""
+
+    @property
+    def plugins(self) -> PluginRegistry: ...
+
+    @property
+    def config(self) -> WorkerConfig: ...
+
+    @property
+    def kafka_cluster_id(self) -> str: ...
+
+    @property
+    def metrics(self) -> ConnectMetrics: ...
+
+    @property
+    def worker_metrics(self) -> WorkerMetrics: ...
+
+    @property
+    def plugin_calls(self) -> PluginCalls: ...
+
+    def converter(self, connector_config: Mapping[str, str], key: str, is_key: bool) -> Any:
+        """The key, value or header converter ``key`` of the connector config names, configured."""
+        ...
+
+    def observed(
+        self, on_state: Callable[[State], None], startup: Callable[[bool], None]
+    ) -> ObservedReporter:
+        """The reporter of one task, its states recorded by ``on_state`` and ``startup``."""
+        ...
 
 
 def consumer_group_id(connector: str) -> str:
@@ -81,7 +115,7 @@ def flag(config: Mapping[str, str], key: str) -> bool:
     return str(config.get(key, "false")).strip().lower() == "true"
 
 
-def plugin_class_name(worker: Worker, plugin: object) -> str:
+def plugin_class_name(worker: SinkTaskHost, plugin: object) -> str:
     """The class name a plugin instance is registered under (its Java name for ports)."""
     for desc in worker.plugins.plugins():
         if desc.plugin_class is type(plugin):
@@ -89,7 +123,7 @@ def plugin_class_name(worker: Worker, plugin: object) -> str:
     return java_class_name(type(plugin))
 
 
-def is_sink(worker: Worker, connector_config: Mapping[str, str]) -> bool:
+def is_sink(worker: SinkTaskHost, connector_config: Mapping[str, str]) -> bool:
     try:
         connector_class = worker.plugins.resolve_connector(connector_config["connector.class"])
     except Exception:
@@ -98,7 +132,7 @@ def is_sink(worker: Worker, connector_config: Mapping[str, str]) -> bool:
 
 
 def create_sink_task(
-    worker: Worker,
+    worker: SinkTaskHost,
     task_id: ConnectorTaskId,
     connector_config: Mapping[str, str],
     task_config: Mapping[str, str],
@@ -188,7 +222,7 @@ def create_sink_task(
         key_converter=key_converter,
         value_converter=value_converter,
         header_converter=header_converter,
-        reporter=worker._observed(task_metrics.record_state, worker.worker_metrics.record_task_startup),
+        reporter=worker.observed(task_metrics.record_state, worker.worker_metrics.record_task_startup),
         target_state=target,
         offset_flush_interval_s=worker.config.offset_flush_interval_ms / 1000,
         offset_flush_timeout_s=worker.config.offset_flush_timeout_ms / 1000,

@@ -235,9 +235,11 @@ class Worker:
         """Every connector's and task's reports go to the current reporter (the herder sets it)."""
         self.reporter.report(item, state, trace, version)
 
-    def _observed(
+    def observed(
         self, on_state: Callable[[State], None], startup: Callable[[bool], None]
     ) -> ObservedReporter:
+        """The reporter of one connector or task: its states go to ``on_state`` (its metrics) and to the
+        worker's current reporter; ``startup`` hears whether it started (see :class:`ObservedReporter`)."""
         return ObservedReporter(self._report, on_state, startup)
 
     def _setting(self, key: str) -> Any:
@@ -262,7 +264,7 @@ class Worker:
             offsets = self.offsets_view(name, config, read_only=True)
             plugin = self.plugins.resolve_connector(config["connector.class"])()
         except Exception as exc:
-            self._observed(lambda state: None, record_startup).report(name, State.FAILED, failure_trace(exc))
+            self.observed(lambda state: None, record_startup).report(name, State.FAILED, failure_trace(exc))
             if on_started is not None:
                 on_started(False, None)
             return False
@@ -291,7 +293,7 @@ class Worker:
             plugin,
             config,
             context,
-            self._observed(on_state, record_startup),
+            self.observed(on_state, record_startup),
             calls=self.plugin_calls,
             version=version,
             conditions=self.metrics.hub.conditions,
@@ -423,7 +425,7 @@ class Worker:
             if not isinstance(exc, Exception):
                 raise
             log.error("Task %s could not be created: %s", task_id, failure_trace(exc).partition("\n")[0])
-            self._observed(lambda state: None, self.worker_metrics.record_task_startup).report(
+            self.observed(lambda state: None, self.worker_metrics.record_task_startup).report(
                 task_id, State.FAILED, failure_trace(exc)
             )
             return False
@@ -540,7 +542,7 @@ class Worker:
             header_converter=header_converter,
             write_offsets=write_offsets,
             may_commit=may_commit,
-            reporter=self._observed(task_metrics.record_state, self.worker_metrics.record_task_startup),
+            reporter=self.observed(task_metrics.record_state, self.worker_metrics.record_task_startup),
             target_state=target,
             offset_flush_interval_s=self.config.offset_flush_interval_ms / 1000,
             offset_flush_timeout_s=self.config.offset_flush_timeout_ms / 1000,
@@ -583,7 +585,7 @@ class Worker:
             )
         except Exception as exc:
             log.error("Task %s could not be created: %s", task_id, failure_trace(exc).partition("\n")[0])
-            self._observed(lambda state: None, self.worker_metrics.record_task_startup).report(
+            self.observed(lambda state: None, self.worker_metrics.record_task_startup).report(
                 task_id, State.FAILED, failure_trace(exc)
             )
             return False

@@ -49,8 +49,8 @@ Errors are :class:`FailoverError` (one line: unknown alias, B unreachable, no ch
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, TextIO
+from dataclasses import dataclass
+from typing import Literal, TextIO
 
 from connectors.mirror.checkpoint_records import Checkpoint
 from connectors.mirror.offsets.failover_calls import (
@@ -71,7 +71,8 @@ from connectors.mirror.offsets.mirror_client import (
     MirrorClientError,
     read_offset_syncs,
 )
-from connectors.mirror.offsets.translate_render import EXPORT_FIELDS, render_csv, render_json, render_text
+from connectors.mirror.offsets.translate_plan import EXPORT_FIELDS, Action, FailoverPlan, PlanRow
+from connectors.mirror.offsets.translate_render import render_csv, render_json, render_text
 from connectors.mirror.offsets.translate_requests import (
     TranslateRequest,
     parse_bootstrap,
@@ -110,64 +111,9 @@ __all__ = [
     "run_translate",
 ]
 
-Action = Literal["commit", "keep", "skip-rewind", "rewind", "no-checkpoint"]
-
 EMPTY = "Empty"
 DEAD = "Dead"
 COMMITTABLE_STATES = (EMPTY, DEAD)
-
-
-@dataclass(frozen=True)
-class PlanRow:
-    """One partition of the plan; see the module docstring for the meaning of each value."""
-
-    topic: str
-    partition: int
-    target_topic: str
-    source_offset: int | None
-    source_offset_from: Literal["source", "checkpoint", "none"]
-    checkpoint_upstream_offset: int | None
-    translated_offset: int | None
-    target_committed_offset: int | None
-    expected_reread: int | None
-    max_reread: int | None
-    action: Action
-    metadata: str = ""
-
-
-@dataclass
-class FailoverPlan:
-    group: str
-    source: str
-    target: str
-    checkpoints_topic: str
-    rows: list[PlanRow]
-    target_group_state: str
-    source_reachable: bool
-    offset_syncs_topic: str | None
-    """The offset-syncs topic read for the re-read column, ``None`` when it could not be read."""
-    notes: list[str] = field(default_factory=list)
-    """One-line remarks for the operator (A unreachable, offset syncs unreadable, skipped records)."""
-
-    @property
-    def to_commit(self) -> dict[tuple[str, int], CommittedOffset]:
-        """Target partition -> offset and metadata that ``--execute`` commits."""
-        return {
-            (row.target_topic, row.partition): CommittedOffset(row.translated_offset, row.metadata)
-            for row in self.rows
-            if row.action in ("commit", "rewind") and row.translated_offset is not None
-        }
-
-    @property
-    def total_expected_reread(self) -> int | None:
-        values = [r.expected_reread for r in self.rows if r.translated_offset is not None]
-        if not values or any(v is None for v in values):
-            return None
-        return sum(v for v in values if v is not None)
-
-    def export_rows(self) -> list[dict[str, Any]]:
-        common = {"group": self.group, "source_cluster": self.source, "target_cluster": self.target}
-        return [{k: {**common, **asdict(row)}[k] for k in EXPORT_FIELDS} for row in self.rows]
 
 
 @dataclass(frozen=True)

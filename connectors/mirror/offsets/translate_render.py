@@ -9,30 +9,9 @@ import csv
 import io
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
+from connectors.mirror.offsets.translate_plan import EXPORT_FIELDS, FailoverPlan
 from pyconnect.kafka.group_view import DEAD
-
-if TYPE_CHECKING:
-    from connectors.mirror.offsets.failover import FailoverPlan
-
-EXPORT_FIELDS = (
-    "group",
-    "source_cluster",
-    "target_cluster",
-    "topic",
-    "partition",
-    "target_topic",
-    "source_offset",
-    "source_offset_from",
-    "checkpoint_upstream_offset",
-    "translated_offset",
-    "target_committed_offset",
-    "expected_reread",
-    "max_reread",
-    "action",
-    "metadata",
-)
 
 
 def text_table(rows: Sequence[Sequence[str]]) -> list[str]:
