@@ -69,15 +69,6 @@ if TYPE_CHECKING:
 EXIT_USAGE = 2
 
 
-def add_event_loop_option(parser: argparse.ArgumentParser) -> None:
-    """``--event-loop``: the loop the command runs on (checked by ``pyconnect.event_loop.requested_loop``)."""
-    parser.add_argument(
-        "--event-loop",
-        metavar="{uvloop,asyncio}",
-        help=f"event loop to run on (default: ${event_loop.ENVIRONMENT_VARIABLE}, else {event_loop.DEFAULT})",
-    )
-
-
 LOG_FORMAT_VARIABLE = "PYCONNECT_LOG_FORMAT"
 
 
@@ -108,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     distributed.add_argument("worker_properties", help="worker config in Java .properties format")
     distributed.add_argument("--log-level", default="INFO", help="root log level (default INFO)")
-    add_event_loop_option(distributed)
+    event_loop.add_event_loop_option(distributed)
     add_log_format_option(distributed)
     standalone = sub.add_parser(
         "standalone",
@@ -120,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
         "connector_configs", nargs="*", help="connector configs: .properties or JSON files"
     )
     standalone.add_argument("--log-level", default="INFO", help="root log level (default INFO)")
-    add_event_loop_option(standalone)
+    event_loop.add_event_loop_option(standalone)
     add_log_format_option(standalone)
     mirror_maker = sub.add_parser(
         "mirror-maker",
@@ -136,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="target cluster aliases this node serves (default: every cluster of the file)",
     )
     mirror_maker.add_argument("--log-level", default="INFO", help="root log level (default INFO)")
-    add_event_loop_option(mirror_maker)
+    event_loop.add_event_loop_option(mirror_maker)
     add_log_format_option(mirror_maker)
     from pyconnect.cli_offsets import add_failover_parser, add_offsets_parser
     from pyconnect.rest_client import add_rest_access_arguments

@@ -85,8 +85,6 @@ def _rest_access(args: argparse.Namespace) -> RestAccess | None:
 
 def add_offsets_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``pyconnect offsets translate`` (connectors.mirror.offsets.failover)."""
-    from pyconnect.cli import add_event_loop_option
-
     offsets = sub.add_parser(
         "offsets",
         help="consumer-group offsets across mirrored clusters (failover)",
@@ -128,13 +126,11 @@ def add_offsets_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         "--timeout", type=float, default=30.0, help="seconds allowed for each cluster call (default 30)"
     )
     translate.add_argument("--log-level", default="WARNING", help="root log level (default WARNING)")
-    add_event_loop_option(translate)
+    event_loop.add_event_loop_option(translate)
 
 
 def add_failover_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``pyconnect failover plan|execute`` (connectors.mirror.offsets.failover_command)."""
-    from pyconnect.cli import add_event_loop_option
-
     failover = sub.add_parser(
         "failover",
         help="move consumer groups to the target of a MirrorMaker 2 flow (plan, execute)",
@@ -170,7 +166,7 @@ def add_failover_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]
             "--timeout", type=float, default=30.0, help="seconds allowed for each cluster call (default 30)"
         )
         step.add_argument("--log-level", default="WARNING", help="root log level (default WARNING)")
-        add_event_loop_option(step)
+        event_loop.add_event_loop_option(step)
         if name == "execute":
             step.add_argument(
                 "--state",

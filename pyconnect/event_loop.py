@@ -15,6 +15,7 @@ for the startup log line and the ``python_eventloop_info`` metric.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import logging
 import os
@@ -44,6 +45,15 @@ def _normalised(value: str, source: str) -> str:
             f"{source} must be one of {', '.join(CHOICES)}, not {value.strip()[:40]!r}"
         )
     return name
+
+
+def add_event_loop_option(parser: argparse.ArgumentParser) -> None:
+    """``--event-loop``: the loop the command runs on (checked by :func:`requested_loop`)."""
+    parser.add_argument(
+        "--event-loop",
+        metavar="{uvloop,asyncio}",
+        help=f"event loop to run on (default: ${ENVIRONMENT_VARIABLE}, else {DEFAULT})",
+    )
 
 
 def requested_loop(option: str | None = None, environ: Mapping[str, str] | None = None) -> str:
