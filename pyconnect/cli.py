@@ -217,11 +217,11 @@ async def run_distributed(path: str) -> int:
     return stop.exit_code
 
 
-class ConnectorCreationError(Exception):
+class ConnectorCreationError(ConnectError):
     """A connector from the command line could not be created (Java exits with 3)."""
 
 
-class StartFailed(Exception):
+class StartFailed(ConnectError):
     """A valid configuration could not be started, e.g. a cluster is unreachable (Java exits with 3)."""
 
 

@@ -1,9 +1,14 @@
 """The one error tree of pyconnect.
 
-Every error the runtime raises on purpose is a :class:`ConnectError`. Each class declares
+Every error the runtime raises on purpose is a :class:`ConnectError`, wherever the class is defined
+(``tests/unit/test_error_tree.py`` holds the few exemptions and why). Each class declares
 
 * ``retriable``: whether retrying the same operation later may succeed (Java's ``RetriableException``);
+  an instance may set its own when its cause decides (``TokenEndpointError``);
 * ``http_status``: the status the REST layer answers with when the error escapes a resource.
+
+A class defined elsewhere keeps its builtin base next to the tree's class when callers catch that base
+(``class TlsConfigError(ConfigError, ValueError)``): the tree's class comes first, so it declares.
 
 The REST layer turns any ``ConnectError`` into ``{"error_code": e.error_code, "message": str(e)}`` in
 exactly one place. The statuses mirror Java's ``ConnectExceptionMapper``:
@@ -27,7 +32,7 @@ from typing import ClassVar
 class ConnectError(Exception):
     """Base of the tree (Java ``ConnectException``): not retriable, 500 over REST."""
 
-    retriable: ClassVar[bool] = False
+    retriable: bool = False
     http_status: ClassVar[int] = 500
 
     def __init__(self, message: str = "", *, error_code: int | None = None) -> None:

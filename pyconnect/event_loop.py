@@ -22,6 +22,8 @@ import os
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, TypeVar
 
+from pyconnect.errors import ConfigError
+
 UVLOOP = "uvloop"
 ASYNCIO = "asyncio"
 CHOICES = (UVLOOP, ASYNCIO)
@@ -34,7 +36,7 @@ LoopFactory = Callable[[], asyncio.AbstractEventLoop]
 log = logging.getLogger(__name__)
 
 
-class EventLoopChoiceError(ValueError):
+class EventLoopChoiceError(ConfigError, ValueError):
     """The requested event loop is neither ``uvloop`` nor ``asyncio``; the message is one line."""
 
 

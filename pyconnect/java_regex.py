@@ -35,10 +35,12 @@ import sys
 import unicodedata
 from dataclasses import dataclass, field
 
+from pyconnect.errors import ConfigError
+
 LINE_TERMINATORS = "\n\r\u0085\u2028\u2029"
 
 
-class JavaRegexError(ValueError):
+class JavaRegexError(ConfigError, ValueError):
     """The pattern is invalid in Java or has no faithful Python translation."""
 
 

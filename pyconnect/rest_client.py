@@ -42,6 +42,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pyconnect.errors import ConnectError
+
 __all__ = [
     "KEY_PASSWORD_VARIABLE",
     "PASSWORD_VARIABLE",
@@ -57,7 +59,7 @@ _MAX_ERROR_BODY = 64 * 1024
 _SSL_SOURCE = re.compile(r"\s*\(_ssl\.c:\d+\)")
 
 
-class RestClientError(Exception):
+class RestClientError(ConnectError):
     """The worker could not be read, or how to reach it is unusable; the message is one line."""
 
     def __init__(self, message: str) -> None:

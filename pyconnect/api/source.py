@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from pyconnect.api.data import Schema
+from pyconnect.errors import ConnectError
 
 if TYPE_CHECKING:
     from pyconnect.conditions import ConditionBoard
@@ -266,7 +267,7 @@ class TransactionContext:
             )
 
 
-class IllegalTransactionRequest(RuntimeError):
+class IllegalTransactionRequest(ConnectError, RuntimeError):
     """Java's ``IllegalStateException`` from ``WorkerTransactionContext``: the task fails."""
 
 

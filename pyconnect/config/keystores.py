@@ -27,6 +27,8 @@ import hmac
 import struct
 from dataclasses import dataclass, field
 
+from pyconnect.errors import ConfigError
+
 JKS_MAGIC = b"\xfe\xed\xfe\xed"
 JCEKS_MAGIC = b"\xce\xce\xce\xce"
 KEY_PROTECTOR_OID = "1.3.6.1.4.1.42.2.17.1.1"
@@ -38,11 +40,11 @@ _CERT_BAG = "1.2.840.113549.1.12.10.1.3"
 _X509_CERTIFICATE = "1.2.840.113549.1.9.22.1"
 
 
-class KeyStoreFormatError(ValueError):
+class KeyStoreFormatError(ConfigError, ValueError):
     """The bytes are not a well-formed store of the expected format."""
 
 
-class KeyStorePasswordError(ValueError):
+class KeyStorePasswordError(ConfigError, ValueError):
     """The store's integrity check or a key's recovery failed: a wrong password (or a damaged file)."""
 
 

@@ -66,6 +66,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pyconnect.config.types import Password
+from pyconnect.errors import ConnectError
 
 MECHANISM = "OAUTHBEARER"
 LOGIN_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
@@ -140,7 +141,7 @@ class ClientConfigError(ValueError):
     config translation raises, see :mod:`pyconnect.config.client_configs`)."""
 
 
-class TokenEndpointError(Exception):
+class TokenEndpointError(ConnectError):
     """The token endpoint refused the login or could not be reached (after the retries). ``retriable``
     says whether another attempt could succeed (network errors, 5xx), ``endpoint`` is the URL."""
 

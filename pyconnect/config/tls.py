@@ -73,6 +73,7 @@ from pyconnect.config.keystores import (
     recover_jks_key,
 )
 from pyconnect.config.types import Password
+from pyconnect.errors import ConfigError
 
 DEFAULT_STORE_TYPE = "JKS"
 STORE_TYPES = ("JKS", "PKCS12", "PEM")
@@ -93,7 +94,7 @@ _HIDDEN = Password.HIDDEN
 _PEM_BLOCK = re.compile(r"-----BEGIN ([A-Z0-9 ]+)-----.*?-----END \1-----", re.DOTALL)
 
 
-class TlsConfigError(ValueError):
+class TlsConfigError(ConfigError, ValueError):
     """A TLS setting cannot be honoured; the message names the key (and the file), never a secret."""
 
 

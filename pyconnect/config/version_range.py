@@ -11,10 +11,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from pyconnect.errors import ConfigError
+
 _QUALIFIERS = {"alpha": 0, "a": 0, "beta": 1, "b": 1, "milestone": 2, "m": 2, "rc": 3, "cr": 3, "snapshot": 4, "": 5, "ga": 5, "final": 5, "release": 5, "sp": 6}  # fmt: skip
 
 
-class VersionRangeError(ValueError):
+class VersionRangeError(ConfigError, ValueError):
     """An invalid version specification (Maven's ``InvalidVersionSpecificationException``)."""
 
 

@@ -48,6 +48,7 @@ from typing import Any
 from aiokafka import AIOKafkaProducer
 from aiokafka.partitioner import murmur2
 
+from pyconnect.errors import ConnectError
 from pyconnect.kafka.clients import max_block_seconds
 from pyconnect.kafka.parked_errors import read_parked_errors
 from pyconnect.kafka.target_lanes import TargetLanes
@@ -57,7 +58,7 @@ from pyconnect.metrics.client_metrics import ProducerMetrics
 LEARN_WAIT_S = 10.0
 
 
-class RecordTooLargeError(ValueError):
+class RecordTooLargeError(ConnectError, ValueError):
     """A record does not fit in one produce request (``max.request.size``)."""
 
 

@@ -140,7 +140,7 @@ Assign = Callable[[str, Sequence[tuple[str, bytes]]], Awaitable[Mapping[str, byt
 """Leader callback: ``(selected protocol, [(member id, metadata)] in JoinGroup order) -> assignments``."""
 
 
-class _Retry(Exception):
+class _Retry(RetriableError):
     """One join attempt failed in a way the loop retries; ``backoff`` says whether to wait first."""
 
     def __init__(self, reason: str, *, backoff: bool = True) -> None:

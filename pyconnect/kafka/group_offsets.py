@@ -42,7 +42,7 @@ from aiokafka.protocol.api import Request, RequestStruct, Response
 from aiokafka.protocol.offset import OffsetRequest
 from aiokafka.protocol.types import Schema
 
-from pyconnect.errors import AuthorizationError
+from pyconnect.errors import AuthorizationError, ConnectError
 from pyconnect.kafka.group_describe import describe_groups
 from pyconnect.kafka.group_view import UNKNOWN, GroupView
 from pyconnect.kafka.mirror_admin import CommittedOffset, GroupAdmin, admin_offset_commit
@@ -66,7 +66,7 @@ API_NAMES |= {15: "DescribeGroups", 16: "ListGroups", 69: "ConsumerGroupDescribe
 API_NAMES |= {90: "DescribeShareGroupOffsets", 91: "AlterShareGroupOffsets"}
 
 
-class ShareGroupsUnsupported(Exception):
+class ShareGroupsUnsupported(ConnectError):
     """The cluster cannot read or set share-group offsets (a Kafka release before 4.0 or 4.1); the
     message names the cluster and the API it lacks."""
 

@@ -259,11 +259,11 @@ class AclBinding:
         return None
 
 
-class SecurityDisabled(Exception):
+class SecurityDisabled(ConnectError):
     """The cluster has no authorizer configured (Java's ``SecurityDisabledException``)."""
 
 
-class AclRequestError(Exception):
+class AclRequestError(ConnectError):
     """DescribeAcls failed as a whole (authorization, unsupported version ...)."""
 
 
@@ -599,7 +599,7 @@ class OutOfRange:
     log_end: int
 
 
-class PositionOutOfRange(Exception):
+class PositionOutOfRange(ConnectError):
     """``poll`` met positions out of range; the consumer does not move them (the caller seeks).
 
     ``partitions`` holds every refused position the poll met (all of them at once, whatever the number

@@ -63,6 +63,8 @@ import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from pyconnect.errors import DataError
+
 try:  # hardware CRC32C (SSE4.2/ARMv8) over any buffer, memoryviews included: nothing is copied for it
     from crc32c import crc32c as _crc32c_hw
 
@@ -113,7 +115,7 @@ NO_SEQUENCE = -1
 NO_PARTITION_LEADER_EPOCH = -1
 
 
-class CorruptBatchError(ValueError):
+class CorruptBatchError(DataError, ValueError):
     """Fetched bytes that cannot be a record batch (a length shorter than any batch's header)."""
 
 

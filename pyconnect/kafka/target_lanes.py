@@ -59,7 +59,7 @@ from typing import Any
 from aiokafka.errors import KafkaTimeoutError
 
 from pyconnect.concurrency import TaskSet, cancel_and_wait
-from pyconnect.errors import ConnectError
+from pyconnect.errors import ConnectError, RetriableError
 from pyconnect.kafka.target_metadata import (
     max_message_bytes,
     readiness,
@@ -94,7 +94,7 @@ class SendAbandoned(ConnectError):
     """The task stopped while the batch waited for its partition: never acknowledged, never committed."""
 
 
-class _Withdrawn(Exception):
+class _Withdrawn(RetriableError):
     """A queued batch taken back from the producer to keep its partition's order behind a refused one."""
 
 

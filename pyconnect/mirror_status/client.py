@@ -12,13 +12,14 @@ import json
 import sys
 from typing import Any, TextIO
 
+from pyconnect.errors import ConnectError
 from pyconnect.mirror_status.text import render
 from pyconnect.rest_client import RestAccess, RestClientError, get_json
 
 EXIT_OK, EXIT_ERROR, EXIT_NOT_IN_SYNC = 0, 1, 4
 
 
-class StatusError(Exception):
+class StatusError(ConnectError):
     """The status could not be read; the message is one line."""
 
 

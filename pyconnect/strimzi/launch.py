@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pyconnect.config import properties
+from pyconnect.errors import ConnectError
 from pyconnect.strimzi import java_only, mm2_certs, stores
 
 CUSTOM_CONFIG = "/opt/kafka/custom-config"
@@ -57,7 +58,7 @@ _LOG_LEVELS = {
 }
 
 
-class LaunchError(RuntimeError):
+class LaunchError(ConnectError, RuntimeError):
     """The container cannot start: one line naming the file or variable."""
 
 

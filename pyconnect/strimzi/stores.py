@@ -21,6 +21,8 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
 from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 from cryptography.hazmat.primitives.serialization import pkcs12
 
+from pyconnect.errors import ConnectError
+
 _STORABLE_KEYS = (
     rsa.RSAPrivateKey,
     ec.EllipticCurvePrivateKey,
@@ -32,7 +34,7 @@ Named = tuple[str, bytes]
 """``(path, content)`` of one input file."""
 
 
-class StoreInputError(ValueError):
+class StoreInputError(ConnectError, ValueError):
     """An input file does not hold what the store needs; the message names the file."""
 
 

@@ -25,12 +25,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from pyconnect.errors import ConnectError
 from pyconnect.testing.kafka import KafkaCluster, start_clusters, stop_clusters
 
 ALIASES = ("A", "B")
 
 
-class BackendUnavailable(RuntimeError):
+class BackendUnavailable(ConnectError, RuntimeError):
     """The chosen backend cannot provide the test clusters."""
 
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pyconnect.errors import ConnectError
 from pyconnect.testing.java_process import JavaProcess
 from pyconnect.testing.kafka import free_ports, render_properties
 from pyconnect.testing.leaks import PROCESS_LOGS
@@ -41,7 +42,7 @@ MIRROR_MAKER_STARTED = "Kafka MirrorMaker started"
 """What Java's and pyconnect's dedicated MirrorMaker log once every herder started."""
 
 
-class ProcessNotReady(RuntimeError):
+class ProcessNotReady(ConnectError, RuntimeError):
     """A started process exited or did not become ready in time; the message carries its log tail."""
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pyconnect import COMPATIBLE_KAFKA_VERSION
+from pyconnect.errors import ConnectError
 from pyconnect.maven_cache import artifacts_fingerprint, cache_root, ensure_artifacts
 
 KAFKA_VERSION = COMPATIBLE_KAFKA_VERSION
@@ -60,7 +61,7 @@ Configuration:
 """
 
 
-class DistributionError(RuntimeError):
+class DistributionError(ConnectError, RuntimeError):
     """The Kafka jars are missing and could not be fetched; the message says why and what to do."""
 
 

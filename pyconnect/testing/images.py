@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pyconnect import __version__
+from pyconnect.errors import ConnectError
 from pyconnect.maven_cache import cache_root
 from pyconnect.testing.podman import EngineUnavailable, image_exists, podman
 
@@ -65,7 +66,7 @@ BUILD_TIMEOUT_S = 1800
 INSTALL_HINT = "apt-get install podman buildah mmdebstrap runc uidmap"
 
 
-class ImageBuildError(RuntimeError):
+class ImageBuildError(ConnectError, RuntimeError):
     """An image could not be built; the message names the step and what to install or fix."""
 
 

@@ -47,6 +47,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from pyconnect.errors import ConnectError
+
 PROTOCOLS = ("plaintext", "sasl_plaintext", "sasl_ssl", "ssl", "mtls")
 """Values of ``up --security``; ``plaintext`` (the default) adds no security at all."""
 
@@ -558,7 +560,7 @@ def expired_server_material(directory: Path, common_name: str = BROKER_USER) -> 
 E = TypeVar("E", bound=Enum)
 
 
-class GrantError(RuntimeError):
+class GrantError(ConnectError, RuntimeError):
     """The brokers refused an ACL, or did not apply it in time."""
 
 

@@ -35,6 +35,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pyconnect.errors import ConnectError
+
 REPO = Path(__file__).resolve().parents[2]
 CONTAINERS_CONF = REPO / "deploy" / "image" / "containers.conf"
 DEFAULT_SOCKET = Path("/run/pyconnect-podman/podman.sock")
@@ -43,7 +45,7 @@ SERVICE_READY_TIMEOUT_S = 30.0
 INSTALL_HINT = "apt-get install podman buildah mmdebstrap runc uidmap (or run `make test-containers`)"
 
 
-class EngineUnavailable(RuntimeError):
+class EngineUnavailable(ConnectError, RuntimeError):
     """podman is missing or does not answer; the message says what to install or start."""
 
 

@@ -18,6 +18,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TypeVar
 
+from pyconnect.errors import ConnectError, RetriableError
 from pyconnect.kafka.group_view import UNKNOWN, GroupView
 from pyconnect.kafka.mirror_admin import CommittedOffset, GroupAdmin
 
@@ -33,7 +34,7 @@ COORDINATOR_NOT_READY = frozenset({14, 15, 16})
 """COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR: retried."""
 
 
-class FailoverError(RuntimeError):
+class FailoverError(ConnectError, RuntimeError):
     """The plan cannot be made or committed; the message is one line."""
 
     exit_code = EXIT_ERROR
@@ -57,8 +58,8 @@ class NoCheckpoints(FailoverError):
     exit_code = EXIT_NO_CHECKPOINTS
 
 
-class _NotReady(Exception):
-    retriable = True
+class _NotReady(RetriableError):
+    """A coordinator that is loading or moving: :func:`retrying` calls again."""
 
 
 def one_line(exc: BaseException) -> str:

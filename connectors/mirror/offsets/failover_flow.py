@@ -66,7 +66,7 @@ _CHECKPOINT_NAMES = frozenset({CHECKPOINT_CONNECTOR_CLASS, "MirrorCheckpointConn
 _ROLES = ("admin", "consumer")
 
 
-class FlowConfigError(ValueError):
+class FlowConfigError(ConfigError, ValueError):
     """The flow cannot be read from what was given; the message is one line."""
 
 

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pyconnect.errors import ConnectError
+
 __all__ = ["STATE_VERSION", "FailoverState", "GroupProgress", "StateError", "parse_key", "partition_key"]
 
 STATE_VERSION = 1
@@ -29,7 +31,7 @@ Status = Literal["planned", "committed", "verified"]
 ORDER: dict[str, int] = {"planned": 0, "committed": 1, "verified": 2}
 
 
-class StateError(ValueError):
+class StateError(ConnectError, ValueError):
     """The state file cannot be used (unreadable, another flow, another version); one line."""
 
 

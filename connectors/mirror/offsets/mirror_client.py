@@ -31,6 +31,7 @@ from connectors.mirror.offsets import remote_cluster_utils
 from connectors.mirror.policy import ReplicationPolicy, replication_policy
 from connectors.mirror.records import OffsetSync, TopicPartition
 from pyconnect.config.client_configs import mirror_client_config
+from pyconnect.errors import ConnectError
 from pyconnect.kafka.log import KafkaLog, LogRecord
 from pyconnect.kafka.mirror_admin import MirrorAdmin
 
@@ -46,7 +47,7 @@ __all__ = [
 DEFAULT_TIMEOUT_S = 30.0
 
 
-class MirrorClientError(RuntimeError):
+class MirrorClientError(ConnectError, RuntimeError):
     """A cluster could not be reached, or what was asked for is not there; the message is one line."""
 
 
