@@ -4,7 +4,10 @@ The tests that start Kafka, workers and Java processes (``tests/integration``, `
 ``tests/chaos``) spend much of their time waiting on them and leave a core idle; the pure tests
 (``tests/unit``, ``tests/golden``) need no Kafka and only CPU. So the pure stream runs beside the
 other one, under ``nice`` (the scheduler hands it only what the timing-sensitive stream leaves), its
-output kept in a file and printed once both are done.
+output kept in a file and printed once both are done. Its per-test timeout (pyproject's ``timeout``)
+works by a watchdog thread that dumps every stack and ends the run: an async fixture stuck in its
+teardown ignores the default SIGALRM (asyncio reports an exception raised inside a callback and runs
+on), and a stream that never ends would hold the whole suite.
 
 Contract: the arguments are passed to both pytest runs (e.g. ``-m "not long"``); the exit code is the
 Kafka stream's when it is not 0, else the pure stream's (a stream that selected nothing while the other
@@ -39,7 +42,7 @@ def main(argv: list[str]) -> int:
     root = Path(__file__).resolve().parents[1]
     with tempfile.NamedTemporaryFile("w+b", prefix="pure-tests-", suffix=".log") as log:
         pure = subprocess.Popen(
-            ["nice", "-n", str(NICENESS), *_pytest(argv, PURE)],
+            ["nice", "-n", str(NICENESS), *_pytest([*argv, "-o", "timeout_method=thread"], PURE)],
             cwd=root,
             stdout=log,
             stderr=subprocess.STDOUT,

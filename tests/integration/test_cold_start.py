@@ -28,9 +28,8 @@ def fresh_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaClu
         yield cluster
 
 
-@pytest.mark.parametrize(
-    "round_", [0, *(pytest.param(r, marks=pytest.mark.long) for r in range(1, ROUNDS))]
-)  # make test: one round; make chaos: the others (each a fresh race)
+@pytest.mark.long  # a fresh cluster and three rounds; the fleets of make test start on fresh internal topics
+@pytest.mark.parametrize("round_", range(ROUNDS))
 def test_workers_cold_started_together_on_fresh_internal_topics_all_come_up(
     fresh_cluster: KafkaCluster, unique: Callable[[str], str], tmp_path: Path, round_: int
 ) -> None:

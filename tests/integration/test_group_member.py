@@ -216,6 +216,7 @@ async def test_new_member_triggers_rejoin_and_leave_triggers_rebalance(
         assert {m for m, _ in members_seen} == {m.member_id for m in rest}
 
 
+@pytest.mark.long  # session-timeout paths; the fleets of make test lose and regain members by kill -9
 async def test_dead_member_is_evicted_after_the_session_timeout(
     cluster_a: ClusterHandle, unique: Callable[[str], str]
 ) -> None:
@@ -247,6 +248,7 @@ async def test_dead_member_is_evicted_after_the_session_timeout(
         assert {d["member_id"] for d in described["members"]} == members_seen
 
 
+@pytest.mark.long  # session-timeout paths; the fleets of make test lose and regain members by kill -9
 async def test_rejoining_with_a_forgotten_member_id_is_answered_unknown_member_and_recovers(
     cluster_a: ClusterHandle, unique: Callable[[str], str]
 ) -> None:
@@ -269,6 +271,7 @@ async def test_rejoining_with_a_forgotten_member_id_is_answered_unknown_member_a
         assert {r.generation for r in third} == {second[0].generation + 1}
 
 
+@pytest.mark.long  # session-timeout paths; the fleets of make test lose and regain members by kill -9
 async def test_member_that_cannot_heartbeat_for_the_session_timeout_leaves_by_itself(
     cluster_b: ClusterHandle, unique: Callable[[str], str]
 ) -> None:

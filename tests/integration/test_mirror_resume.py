@@ -400,6 +400,7 @@ def test_pyconnect_takes_over_from_java_connect_worker(
 
 
 @pytest.mark.java
+@pytest.mark.long  # make test: tests/compat/test_worker_handover.py (pyconnect takes over from Java)
 def test_pyconnect_takes_over_from_java_mirror_maker(
     cluster_a: ClusterHandle, cluster_b: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
 ) -> None:

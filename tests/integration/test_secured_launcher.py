@@ -51,13 +51,15 @@ class Case:
 
 
 CASES = [
-    Case("sasl_plaintext", "SCRAM-SHA-512"),
-    Case("sasl_plaintext", "PLAIN"),
+    pytest.param(Case("sasl_plaintext", "SCRAM-SHA-512"), marks=pytest.mark.long),
+    pytest.param(Case("sasl_plaintext", "PLAIN"), marks=pytest.mark.long),
     Case("sasl_ssl", "SCRAM-SHA-256"),
-    Case("sasl_ssl", "PLAIN"),
-    Case("ssl"),
+    pytest.param(Case("sasl_ssl", "PLAIN"), marks=pytest.mark.long),
+    pytest.param(Case("ssl"), marks=pytest.mark.long),
     Case("mtls"),
 ]
+"""make test: SASL over TLS and mutual TLS (each of SASL, TLS and client certificates once); make chaos:
+every protocol and mechanism."""
 
 
 @pytest.fixture(params=CASES, ids=str)

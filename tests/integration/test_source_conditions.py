@@ -336,7 +336,9 @@ def test_wrong_source_password_is_source_auth_failed_until_the_right_one_is_put(
     worker.rest("DELETE", f"/connectors/{name}")
 
 
-@pytest.mark.parametrize("raw", ["true", "false"], ids=["raw-path", "record-path"])
+@pytest.mark.parametrize(
+    "raw", [pytest.param("true", marks=pytest.mark.long), "false"], ids=["raw-path", "record-path"]
+)  # make test: the record path; make chaos: the raw path too
 def test_read_acl_revoked_is_acl_denied_for_that_topic_while_the_other_flows(
     raw: str,
     secured: KafkaCluster,

@@ -351,6 +351,7 @@ def _flow(m: Mirrored, topics: str, out: Path) -> tuple[int, str, dict[str, Any]
 PASSING = ["repeat", "compact", "txn", "late", "expired"]
 
 
+@pytest.mark.long  # a minute; make test locates faults on real sources in the test below
 def test_repeated_compacted_transactional_late_and_expired_sources_pass(
     mirrored: Mirrored, spark: SparkSession, tmp_path: Path
 ) -> None:

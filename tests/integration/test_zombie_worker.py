@@ -92,6 +92,7 @@ def owner_of_task(workers: list[ConnectWorkerProcess], connector: str) -> Connec
     return None
 
 
+@pytest.mark.long  # make test: the short chaos run pauses a worker past its session (tests/chaos)
 def test_a_worker_paused_past_its_session_never_rewinds_committed_offsets(
     cluster_a: ClusterHandle, cluster_b: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
 ) -> None:

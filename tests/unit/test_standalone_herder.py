@@ -115,7 +115,7 @@ async def herder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterat
         await offsets.stop()
 
 
-async def eventually(probe: Any, timeout: float = 5.0) -> None:
+async def eventually(probe: Any, timeout: float = 20.0) -> None:
     deadline = asyncio.get_running_loop().time() + timeout
     while not probe():
         assert asyncio.get_running_loop().time() < deadline, "condition not reached in time"
