@@ -22,13 +22,14 @@ Topic states (a topic is the remote topic on the target, its partitions taken to
   waiting to be copied (record lag above 0).
 - ``INACTIVE``: neither (no new data recently, or never any).
 
-An ACTIVE topic is in sync when no record of it has waited for the flow's target latency: the oldest
-record polled from the source and not yet acknowledged by the target is younger than that (a statement
-about now, not the windowed average replication latency, which still remembers a backlog copied a
-minute ago and is shown beside it). Records that wait without having been polled are judged by
-``REPLICATION_STALLED`` (nothing copied for the target latency while records wait). When no pending
-record is known but records wait, the windowed average decides as a fallback (at or above the target:
-not in sync; none in the window: not in sync). STALE and INACTIVE topics do not count against the flow.
+An ACTIVE topic is in sync when none of its partitions runs the flow's target latency or more behind
+the source (:meth:`PartitionProgress.behind_ms`: 0 with nothing to copy; else the age of the oldest
+record polled and not yet acknowledged; else, records waiting unpolled, the latency of the last record
+copied). That is a statement about now, not the windowed average replication latency, which still
+remembers a backlog copied a minute ago (it is shown beside it) and trails a copy falling behind. A
+partition whose records wait with neither known falls back to the windowed average (at or above the
+target, or none in the window: not in sync). A partition that copies nothing at all while records wait
+is ``REPLICATION_STALLED``. STALE and INACTIVE topics do not count against the flow.
 
 Conditions (pyconnect.conditions): each flow lists the conditions its connectors' tasks raised (a source
 that answers no fetch, an ACL that refuses, a target partition missing, ...; gathered with the metrics
@@ -285,16 +286,12 @@ def topic_status(
     in_sync: bool | None = None
     reason = None
     if state == ACTIVE:
-        waited = [
-            now_ms - p.oldest_pending_timestamp_ms
-            for p in partitions
-            if p.oldest_pending_timestamp_ms is not None and p.record_lag
-        ]
-        unpolled = any(p.record_lag and p.oldest_pending_timestamp_ms is None for p in partitions)
-        if waited and max(waited) >= target_ms:
+        behind = [b for p in partitions if (b := p.behind_ms(now_ms)) is not None]
+        unknown = any(p.record_lag and p.behind_ms(now_ms) is None for p in partitions)
+        if behind and max(behind) >= target_ms:
             in_sync = False
-            reason = f"a record not yet copied has waited {max(waited) / 1000:.1f} s, target {target_ms} ms"
-        elif waited or not unpolled:
+            reason = f"the copy runs {max(behind) / 1000:.1f} s behind the source, target {target_ms} ms"
+        elif not unknown:
             in_sync = True
         elif latency is None:
             in_sync, reason = False, "records waiting, none replicated in the metrics window"

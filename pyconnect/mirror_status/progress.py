@@ -50,6 +50,22 @@ class PartitionProgress:
             return None
         return max(0, self.end_offset - (self.replicated_offset + 1))
 
+    def behind_ms(self, now_ms: int) -> int | None:
+        """How far the copy runs behind the source now: 0 with no record lag; else the age of the oldest
+        polled record still unacknowledged; else (records wait unpolled) the latency of the last record
+        copied (acknowledged at ``last_replicated_ms``, written at ``newest_timestamp_ms``: records are
+        copied in offset order, so that is the lag the copy had reached); ``None`` while unknown."""
+        lag = self.record_lag
+        if lag is None:
+            return None
+        if lag == 0:
+            return 0
+        if self.oldest_pending_timestamp_ms is not None:
+            return max(0, now_ms - self.oldest_pending_timestamp_ms)
+        if self.last_replicated_ms is not None and self.newest_timestamp_ms is not None:
+            return max(0, self.last_replicated_ms - self.newest_timestamp_ms)
+        return None
+
     def lag_ms(self, now_ms: int) -> int | None:
         """The age of the oldest record not yet copied: 0 with no record lag; else the oldest polled
         record still unacknowledged, or (none polled yet) the newest copied one's, a bound from above

@@ -39,7 +39,7 @@ from tests.integration.group_sync_helpers import (
     share_starts,
     with_admin,
 )
-from tests.integration.test_mirror_source import create_and_fill, mirror_config
+from tests.integration.test_mirror_source import create_and_fill, mirror_config, produce
 
 pytestmark = pytest.mark.kafka
 PARTITIONS = 2
@@ -137,6 +137,9 @@ def test_share_group_start_offsets_follow_and_an_active_share_group_is_left_alon
         java_clients.append(member)
         member.start()
         wait_for("the member on B", lambda: "acknowledged" in member.log_file.read_text(errors="replace"), 60)
+        # new records on A, so the second reader moves the group's start offsets even when the first one
+        # acquired every record there was
+        asyncio.run(produce(a, topic, PARTITIONS, RECORDS, first=RECORDS))
         more = group_clients("share", a, topic, share, "120", "0", log_dir=tmp_path, name="share-a2")
         java_clients.append(more)
         more.start()

@@ -123,9 +123,23 @@ def test_a_record_waiting_for_the_target_latency_makes_its_topic_lag() -> None:
     waiting = partition(end_offset=500, oldest_pending_timestamp_ms=NOW - 1_000, latency_avg_ms=20.0)
     row = topic_status("A.t", [waiting], 1000, NOW)
     assert row["state"] == ACTIVE and row["in_sync"] is False and row["lag_ms"] == 1_000
-    assert row["reason"] == "a record not yet copied has waited 1.0 s, target 1000 ms"
+    assert row["reason"] == "the copy runs 1.0 s behind the source, target 1000 ms"
     young = partition(end_offset=500, oldest_pending_timestamp_ms=NOW - 999, latency_avg_ms=5_000.0)
     assert topic_status("A.t", [young], 1000, NOW)["in_sync"] is True
+
+
+def test_a_copy_falling_behind_lags_by_its_last_copy_before_the_average_catches_up() -> None:
+    """A flood the mirror copies slower than it comes: between polls nothing is in flight, and the last
+    record copied (in offset order) was written 1.8 s before its acknowledgement."""
+    flooded = partition(
+        end_offset=60_000, latency_avg_ms=924.0, newest_timestamp_ms=NOW - 1_900, last_replicated_ms=NOW - 100
+    )
+    row = topic_status("A.t", [flooded], 1000, NOW)
+    assert (
+        row["in_sync"] is False and row["reason"] == "the copy runs 1.8 s behind the source, target 1000 ms"
+    )
+    keeping_up = partition(end_offset=500, newest_timestamp_ms=NOW - 150, last_replicated_ms=NOW - 100)
+    assert topic_status("A.t", [keeping_up], 1000, NOW)["in_sync"] is True
 
 
 def test_a_backlog_copied_a_minute_ago_does_not_keep_a_caught_up_topic_lagging() -> None:
@@ -135,17 +149,18 @@ def test_a_backlog_copied_a_minute_ago_does_not_keep_a_caught_up_topic_lagging()
     assert row["state"] == ACTIVE and row["in_sync"] is True and row["latency_ms"] == 95_000.0
 
 
-def test_records_waiting_unpolled_fall_back_to_the_windowed_average() -> None:
-    row = topic_status("A.t", [partition(latency_avg_ms=1000.0, end_offset=500)], 1000, NOW)
+def test_records_waiting_with_nothing_known_of_the_copy_fall_back_to_the_windowed_average() -> None:
+    unknown = {"end_offset": 500, "last_replicated_ms": None}
+    row = topic_status("A.t", [partition(latency_avg_ms=1000.0, **unknown)], 1000, NOW)
     assert row["state"] == ACTIVE and row["in_sync"] is False
     assert row["reason"] == "average replication latency 1000 ms, target 1000 ms"
-    assert (
-        topic_status("A.t", [partition(latency_avg_ms=999.0, end_offset=500)], 1000, NOW)["in_sync"] is True
-    )
+    assert topic_status("A.t", [partition(latency_avg_ms=999.0, **unknown)], 1000, NOW)["in_sync"] is True
 
 
 def test_records_waiting_without_any_replicated_in_the_window_is_a_stalled_active_topic() -> None:
-    row = topic_status("A.t", [partition(latency_avg_ms=None, end_offset=500)], 30_000, NOW)
+    row = topic_status(
+        "A.t", [partition(latency_avg_ms=None, end_offset=500, last_replicated_ms=None)], 30_000, NOW
+    )
     assert row["state"] == ACTIVE and row["in_sync"] is False and row["record_lag"] == 490
     assert "none replicated" in row["reason"]
 
@@ -207,15 +222,17 @@ def test_a_healthy_flow_with_a_stale_and_an_inactive_topic_is_in_sync() -> None:
 def test_a_lagging_topic_makes_the_flow_lag_and_says_why() -> None:
     found = one_flow(
         [view(cfg=config(**{TARGET_LATENCY_CONFIG: "1000"}))],
-        [partition(latency_avg_ms=2500.0, end_offset=99)],
+        [partition(latency_avg_ms=2500.0, end_offset=99, oldest_pending_timestamp_ms=NOW - 2_500)],
     )
     assert found["status"] == LAGGING and not found["in_sync"] and found["target_latency_ms"] == 1000
-    assert found["reasons"] == ["topic A.t lags: average replication latency 2500 ms, target 1000 ms"]
+    assert found["reasons"] == ["topic A.t lags: the copy runs 2.5 s behind the source, target 1000 ms"]
 
 
 def test_a_failed_task_fails_the_flow_with_its_first_trace_line() -> None:
     connector = view("mirror", config(), ("RUNNING", "w1:8083"), ("FAILED", "w2:8083"))
-    found = one_flow([connector], [partition(latency_avg_ms=99_999.0, end_offset=99)])
+    found = one_flow(
+        [connector], [partition(latency_avg_ms=99_999.0, end_offset=99, last_replicated_ms=None)]
+    )
     assert found["status"] == FAILED
     assert found["reasons"][0] == "task mirror-1 is FAILED: FAILED trace"
     assert found["reasons"][1].startswith("topic A.t lags")
