@@ -19,15 +19,17 @@ from typing import Any
 
 from aiokafka.errors import KafkaTimeoutError
 
+from pyconnect.kafka import aiokafka_seam as seam
+
 _MARK = "_pyconnect_expires_at_drain"
 
 
 def expire_at_drain(producer: Any) -> None:
     """See the module docstring."""
-    accumulator: Any = getattr(producer, "_message_accumulator", None)
+    accumulator: Any = seam.producer_accumulator(producer)
     if (
         accumulator is None
-        or getattr(producer, "_txn_manager", None) is not None
+        or seam.producer_txn_manager(producer) is not None
         or getattr(accumulator, _MARK, False)
     ):
         return
@@ -47,5 +49,5 @@ def expire_at_drain(producer: Any) -> None:
                     )
         return nodes, unknown_leaders
 
-    accumulator.drain_by_nodes = drain_live_batches
+    seam.install_drain_by_nodes(accumulator, drain_live_batches)
     setattr(accumulator, _MARK, True)

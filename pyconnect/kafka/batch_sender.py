@@ -49,6 +49,7 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.partitioner import murmur2
 
 from pyconnect.errors import ConnectError
+from pyconnect.kafka import aiokafka_seam as seam
 from pyconnect.kafka.clients import max_block_seconds
 from pyconnect.kafka.parked_errors import read_parked_errors
 from pyconnect.kafka.target_lanes import TargetLanes
@@ -138,7 +139,7 @@ class BatchSender:
         """Track the topics of ``topics`` the producer's metadata does not track yet, in one metadata
         update (see the module docstring; a batch for a topic still unknown then waits in its lane)."""
         client = self._producer.client
-        tracked = client._topics
+        tracked = seam.client_topics(client)
         unknown = {topic for topic in topics if topic not in tracked}
         if unknown:
             with contextlib.suppress(TimeoutError):
@@ -149,7 +150,7 @@ class BatchSender:
     async def send_raw(self, topic: str, partition: int, builder: Any) -> asyncio.Future[Any]:
         """One ready-made batch to ``topic``/``partition``; see the module docstring."""
         size = builder.size()
-        limit = self._producer._max_request_size
+        limit = seam.max_request_bytes(self._producer)
         if size > limit:
             raise RecordTooLargeError(
                 f"a record batch for {topic}-{partition} is {size} bytes, larger than max.request.size ({limit})"
@@ -208,7 +209,7 @@ class BatchSender:
                 carried.append(index)
             ready.append((topic, partition, builder, carried))
 
-        limit = self._producer._max_request_size
+        limit = seam.max_request_bytes(self._producer)
         for topic, partition, builder, _carried in ready:
             if builder.size() > limit:
                 raise RecordTooLargeError(

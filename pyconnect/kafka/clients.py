@@ -30,6 +30,7 @@ from pyconnect.config.client_configs import (
     producer_bounds,
     producer_kwargs,
 )
+from pyconnect.kafka import aiokafka_seam as seam
 from pyconnect.kafka.batch_expiry import expire_at_drain
 from pyconnect.kafka.oauth_login import with_token_provider
 from pyconnect.kafka.produce_writes import write_produce_frames
@@ -57,7 +58,7 @@ def create_producer(config: Mapping[str, Any], **overrides: Any) -> AIOKafkaProd
     # aiokafka stamps every batch with its accumulator's time to live (its request timeout) and fails a
     # batch past it; Java's equivalent bound is delivery.timeout.ms. Idempotent producers never expire
     # a batch in flight, in both clients.
-    producer._message_accumulator._batch_ttl = bounds.delivery_s
+    seam.set_batch_ttl(producer, bounds.delivery_s)
     expire_at_drain(producer)  # a queued batch past the bound is failed too, as Java's is
     write_produce_frames(producer)  # batches go to the socket as they are, not re-encoded
     _MAX_BLOCK_S[producer] = bounds.max_block_s

@@ -22,6 +22,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from pyconnect.kafka import aiokafka_seam as seam
+
 log = logging.getLogger(__name__)
 
 
@@ -35,7 +37,7 @@ class _CountingFetchBuffer(collections.OrderedDict[Any, Any]):
             collections.OrderedDict.__setitem__(self, tp, result)
 
     def __setitem__(self, tp: Any, result: Any) -> None:
-        records = getattr(getattr(result, "_partition_records", None), "_records", None)
+        records = seam.fetch_result_records(result)
         if records is not None:
             size = records.size_in_bytes()
             if size:
@@ -45,13 +47,13 @@ class _CountingFetchBuffer(collections.OrderedDict[Any, Any]):
 
 def count_fetched_bytes(consumer: Any, on_fetched: Callable[[int], None]) -> bool:
     """See the module docstring."""
-    fetcher: Any = getattr(consumer, "_fetcher", None)
-    buffered = getattr(fetcher, "_records", None)
+    fetcher: Any = seam.consumer_fetcher_or_none(consumer)
+    buffered = seam.fetcher_buffer(fetcher)
     if isinstance(buffered, _CountingFetchBuffer):
         buffered.on_fetched = on_fetched
         return True
     if not isinstance(buffered, collections.OrderedDict):
         log.debug("The consumer's fetcher has no buffer of fetched records to count; counting records")
         return False
-    fetcher._records = _CountingFetchBuffer(buffered, on_fetched)
+    seam.install_fetch_buffer(fetcher, _CountingFetchBuffer(buffered, on_fetched))
     return True

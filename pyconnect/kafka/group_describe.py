@@ -27,6 +27,7 @@ from aiokafka.protocol.api import Request, RequestStruct, Response
 from aiokafka.protocol.types import Array, Boolean, Schema, String
 
 from pyconnect.errors import AuthorizationError
+from pyconnect.kafka import aiokafka_seam as seam
 from pyconnect.kafka.group_view import ClassicEntry, GroupView, member_label, resolve_group
 from pyconnect.protocol.consumer_group_describe import (
     API_KEY,
@@ -125,7 +126,7 @@ async def describe_groups(
     classic: dict[str, ClassicEntry] = {}
     consumer: dict[str, DescribedGroup] = {}
     for node, members in by_node.items():
-        response = await admin._send_request(_DescribeGroups(members), node)
+        response = await seam.admin_send_request(admin, _DescribeGroups(members), node)
         for entry in response.groups:
             error_code, group_id, state, members_list = entry[0], entry[1], entry[2], entry[5]
             if error_code == GROUP_AUTHORIZATION_FAILED:
@@ -133,7 +134,7 @@ async def describe_groups(
             holders = tuple(member_label(m[-4], m[-3], m[0]) for m in members_list)
             classic[group_id] = ClassicEntry(error_code, state, len(members_list), holders)
         try:
-            answer = await admin._send_request(_ConsumerGroupDescribe(members), node)
+            answer = await seam.admin_send_request(admin, _ConsumerGroupDescribe(members), node)
         except (IncompatibleBrokerVersion, NotImplementedError):
             continue  # a broker before KIP-848: classic groups only
         for described in answer.groups:

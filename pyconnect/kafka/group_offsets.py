@@ -43,6 +43,7 @@ from aiokafka.protocol.offset import OffsetRequest
 from aiokafka.protocol.types import Schema
 
 from pyconnect.errors import AuthorizationError, ConnectError
+from pyconnect.kafka import aiokafka_seam as seam
 from pyconnect.kafka.group_describe import describe_groups
 from pyconnect.kafka.group_view import UNKNOWN, GroupView
 from pyconnect.kafka.mirror_admin import CommittedOffset, GroupAdmin, admin_offset_commit
@@ -237,7 +238,7 @@ class SyncAdmin(GroupAdmin):
     async def send(self, request: Request[Any], node_id: int | None = None) -> Any:
         """Send ``request`` (to ``node_id``, else any broker), counted in :attr:`requests`."""
         self.requests[API_NAMES.get(request.API_KEY, str(request.API_KEY))] += 1
-        return await self._admin._send_request(request, node_id)
+        return await seam.admin_send_request(self._admin, request, node_id)
 
     async def _send_spread(self, request: Request[Any], node_id: int) -> Any:
         """Send ``request`` on one of the client's two connections to ``node_id``, in turn: a broker
@@ -246,7 +247,7 @@ class SyncAdmin(GroupAdmin):
         self.requests[API_NAMES.get(request.API_KEY, str(request.API_KEY))] += 1
         self._spread = not self._spread
         group = ConnectionGroup.COORDINATION if self._spread else ConnectionGroup.DEFAULT
-        return await self._admin._client.send(node_id, request, group=group)
+        return await seam.admin_client(self._admin).send(node_id, request, group=group)
 
     async def coordinator(self, group: str) -> int:
         node = self._coordinators.get(group)
@@ -464,7 +465,7 @@ class SyncAdmin(GroupAdmin):
         for attempt in range(2):
             if self._metadata is None or attempt:
                 self.requests["Metadata"] += 1
-                self._metadata = await self._admin._client.fetch_all_metadata()
+                self._metadata = await seam.admin_client(self._admin).fetch_all_metadata()
             by_leader: dict[int, dict[str, list[int]]] = {}
             unknown = False
             for topic, partition in partitions:

@@ -35,6 +35,7 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from pyconnect.concurrency import cancel_and_wait
+from pyconnect.kafka import aiokafka_seam as seam
 from pyconnect.kafka.clients import create_consumer, create_producer
 from pyconnect.kafka.end_offsets import end_offsets
 
@@ -108,7 +109,7 @@ class KafkaLog:
         while True:
             available = consumer.partitions_for_topic(self.topic)
             if not available:
-                await consumer._client.force_metadata_update()
+                await seam.consumer_client(consumer).force_metadata_update()
                 available = consumer.partitions_for_topic(self.topic)
             if available:
                 return set(available)
@@ -143,7 +144,9 @@ class KafkaLog:
             # Every leader answers before the consumer resets its positions: the reset's own retry on
             # a just-created topic waits retry.backoff.ms per round, ours starts at 20 ms.
             await end_offsets(
-                consumer._client, self._partitions, timeout_s=consumer._request_timeout_ms / 1000
+                seam.consumer_client(consumer),
+                self._partitions,
+                timeout_s=seam.consumer_request_timeout_ms(consumer) / 1000,
             )
             consumer.assign(self._partitions)
             await consumer.seek_to_beginning(*self._partitions)
@@ -179,10 +182,10 @@ class KafkaLog:
         # read_uncommitted end (the high watermark), so that a transaction just committed (whose
         # markers may not be written yet, leaving the last stable offset behind it) is read too.
         targets = await end_offsets(
-            consumer._client,
+            seam.consumer_client(consumer),
             self._partitions,
             read_committed=False,
-            timeout_s=consumer._request_timeout_ms / 1000,
+            timeout_s=seam.consumer_request_timeout_ms(consumer) / 1000,
         )
         if await self._reached(consumer, targets):
             return

@@ -63,6 +63,7 @@ from aiokafka.protocol.types import Array, Boolean, Int8, Int16, Int32, Schema, 
 
 from pyconnect.config.client_configs import ClientConfigError, consumer_kwargs
 from pyconnect.errors import AuthorizationError, ConfigError, ConnectError
+from pyconnect.kafka import aiokafka_seam as seam
 from pyconnect.kafka.access import access_error, cluster_label, refusals_raised, start_client
 from pyconnect.kafka.clients import create_admin, create_consumer, create_producer
 from pyconnect.kafka.fetched_bytes import count_fetched_bytes
@@ -476,7 +477,7 @@ class MirrorAdmin(_AdminClient):
             [(TOPIC_RESOURCE, topic, list(ops)) for topic, ops in operations.items()]
         )
         with self._refusals():
-            response = await self._admin._send_request(request)
+            response = await seam.admin_send_request(self._admin, request)
         results: dict[str, str | None] = {}
         for code, message, _type, name in response.responses:
             results[name] = None if code == 0 else (message or f"error code {code}")
@@ -501,14 +502,14 @@ class MirrorAdmin(_AdminClient):
     async def node_ids(self) -> list[int]:
         """The brokers of the cluster's current metadata."""
         with self._refusals():
-            await self._admin._client.force_metadata_update()
-        return sorted(b.nodeId for b in self._admin._client.cluster.brokers())
+            await seam.admin_client(self._admin).force_metadata_update()
+        return sorted(b.nodeId for b in seam.admin_client(self._admin).cluster.brokers())
 
     async def _describe_acls(
         self, request: Request[DescribeAclsRequest_v1], node_id: int | None = None
     ) -> list[AclBinding]:
         with self._refusals():
-            response = await self._admin._send_request(request, node_id)
+            response = await seam.admin_send_request(self._admin, request, node_id)
         if response.error_code == SECURITY_DISABLED:
             raise SecurityDisabled(response.error_message or "No Authorizer is configured.")
         if response.error_code != 0:
@@ -544,7 +545,7 @@ class MirrorAdmin(_AdminClient):
         if not sent:
             return results
         with self._refusals():
-            response = await self._admin._send_request(_CreateAclsRequest(sent))
+            response = await seam.admin_send_request(self._admin, _CreateAclsRequest(sent))
         answers = list(response.creation_responses)
         if len(answers) != len(sent):
             raise AclRequestError(f"CreateAcls answered {len(answers)} results for {len(sent)} ACL creations")
@@ -688,7 +689,7 @@ class SourceConsumer:
         strategy = OffsetResetStrategy.EARLIEST if self._reset == "earliest" else OffsetResetStrategy.LATEST
         # The public seek_to_beginning/seek_to_end wait for the answer (up to the request timeout);
         # their first half alone is what the client does for a partition it has no position for.
-        waiter = self._consumer._fetcher.request_offset_reset(tps, strategy)
+        waiter = seam.consumer_fetcher(self._consumer).request_offset_reset(tps, strategy)
         waiter.add_done_callback(_retrieved)
 
     @property
@@ -716,7 +717,8 @@ class SourceConsumer:
         return late
 
     def _has_position(self, tp: TopicPartition) -> bool:
-        assignment = self._consumer._subscription.subscription.assignment  # the client's own state
+        subscription = seam.consumer_subscription(self._consumer)
+        assignment = subscription.subscription.assignment  # the client's own state
         return bool(assignment.state_value(tp).has_valid_position)
 
     def highwater(self, topic: str, partition: int) -> int | None:
@@ -802,7 +804,7 @@ class SourceConsumer:
 
     async def check_topics(self, topics: Iterable[str]) -> TopicCheck:
         """Which of ``topics`` the cluster has, lacks or hides (pyconnect.kafka.source_faults)."""
-        return await check_topics(self._consumer._client, self._config, self.cluster, topics)
+        return await check_topics(seam.consumer_client(self._consumer), self._config, self.cluster, topics)
 
     def _unplaced(self, partitions: Sequence[TopicPartition]) -> None:
         """Partitions the client has no position for: placed by :meth:`reset`; under ``none``, a poll
@@ -859,16 +861,16 @@ class SourceConsumer:
         if not wanted:
             return {}
         try:
-            client = self._consumer._client
+            client = seam.consumer_client(self._consumer)
             cluster = await client.fetch_all_metadata()  # answers unassigned topics too
             tps = [TopicPartition(t, p) for t, p in wanted if p in (cluster.partitions_for_topic(t) or ())]
             if not tps:
                 return {}
             # The client asks offsets only of topics its own metadata tracks, and learns an untracked
             # one per retry (100 ms each: 10 s for 100 topics); one metadata update tracks them all.
-            untracked = {tp.topic for tp in tps}.difference(client._topics)
+            untracked = {tp.topic for tp in tps}.difference(seam.client_topics(client))
             if untracked:
-                await client.set_topics(client._topics | untracked)
+                await client.set_topics(seam.client_topics(client) | untracked)
             starts = await self._consumer.beginning_offsets(tps)
             ends = await self._consumer.end_offsets(tps)
         except KafkaError as exc:
@@ -987,7 +989,7 @@ class GroupAdmin(_AdminClient):
         request = admin_offset_commit(group, offsets)
         with self._refusals(group):
             coordinator = await self._admin.find_coordinator(group)
-            response = await self._admin._send_request(request, coordinator)
+            response = await seam.admin_send_request(self._admin, request, coordinator)
         errors: dict[tuple[str, int], int] = {}
         for topic, partitions in response.topics:
             for partition, code in partitions:

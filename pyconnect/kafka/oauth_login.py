@@ -44,6 +44,7 @@ from pyconnect.config import oauthbearer
 from pyconnect.config.client_configs import OAUTH_LOGIN, ClientConfigError, oauth_login
 from pyconnect.config.oauthbearer import OAuthLoginSettings, Token, TokenCache, TokenEndpointError
 from pyconnect.config.tls import TlsConfigError, client_ssl_context
+from pyconnect.kafka import aiokafka_seam as seam
 from pyconnect.kafka.token_endpoint import post_form
 
 log = logging.getLogger(__name__)
@@ -198,8 +199,7 @@ def _read_token_file(path: str) -> str:
 
 def login_of(client: object) -> OAuthBearerLogin | None:
     """The token provider of an aiokafka producer, consumer or admin client, if it has one."""
-    inner = getattr(client, "client", None) or getattr(client, "_client", None)
-    provider = getattr(inner, "_sasl_oauth_token_provider", None)
+    provider = seam.client_token_provider(client)
     return provider if isinstance(provider, OAuthBearerLogin) else None
 
 
@@ -222,7 +222,7 @@ class RejectionAwareAuthenticator(OAuthAuthenticator):
         self._rejection_answered = False
 
     async def step(self, payload: bytes | None) -> tuple[bytes, bool] | None:
-        if self._token_sent and payload:
+        if seam.oauth_token_sent(self) and payload:
             if self._rejection_answered:
                 return None
             self._rejection_answered = True
@@ -232,7 +232,7 @@ class RejectionAwareAuthenticator(OAuthAuthenticator):
 
 
 def _authenticator_oauth(connection: AIOKafkaConnection) -> OAuthAuthenticator:
-    return RejectionAwareAuthenticator(sasl_oauth_token_provider=connection._sasl_oauth_token_provider)
+    return RejectionAwareAuthenticator(sasl_oauth_token_provider=seam.connection_token_provider(connection))
 
 
-AIOKafkaConnection.authenticator_oauth = _authenticator_oauth
+seam.install_oauth_authenticator(_authenticator_oauth)

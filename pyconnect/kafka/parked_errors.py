@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pyconnect.kafka import aiokafka_seam as seam
+
 _MARK = "_pyconnect_reads_parked_errors"
 
 
@@ -28,7 +30,7 @@ def read_parked_errors(producer: Any) -> None:
     """See the module docstring."""
     if getattr(producer, _MARK, False):
         return
-    manager = getattr(producer, "_txn_manager", None)
+    manager = seam.producer_txn_manager(producer)
     if manager is not None:
         for name in ("error_transaction", "fatal_error"):
             original = getattr(manager, name, None)
@@ -37,20 +39,20 @@ def read_parked_errors(producer: Any) -> None:
 
             def after_transaction_error(exc: BaseException, original: Any = original) -> None:
                 original(exc)
-                _read(getattr(manager, "_transaction_waiter", None))
+                _read(seam.transaction_waiter(manager))
 
-            setattr(manager, name, after_transaction_error)
-    accumulator: Any = getattr(producer, "_message_accumulator", None)
+            seam.install_transaction_error_hook(manager, name, after_transaction_error)
+    accumulator: Any = seam.producer_accumulator(producer)
     fail_all = getattr(accumulator, "fail_all", None)
     if fail_all is not None:
 
         def after_fail_all(exc: BaseException) -> None:
-            queues = getattr(accumulator, "_batches", {})
+            queues = seam.accumulator_queues(accumulator, {})
             failed = [b for queue in queues.values() for b in queue]
-            failed += list(getattr(accumulator, "_pending_batches", ()))
+            failed += list(seam.accumulator_pending(accumulator))
             fail_all(exc)
             for batch in failed:
-                _read(getattr(batch, "_drain_waiter", None))
+                _read(seam.batch_drain_waiter(batch))
 
-        accumulator.fail_all = after_fail_all
+        seam.install_fail_all(accumulator, after_fail_all)
     setattr(producer, _MARK, True)

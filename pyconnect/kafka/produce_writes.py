@@ -22,15 +22,9 @@ A batch's buffer may be a tuple of pieces (``RawBatch._build`` of a producer tha
 the rewritten header and the fetched records as they are): :func:`writes_frames` tells a batch maker
 whether the producer takes pieces.
 
-Seams used (aiokafka 0.14): ``Sender._send_produce_req(node_id, batches)`` is replaced on the
-producer's sender instance (it makes a ``SendProduceReqHandler``, awaits its ``do`` and unmutes
-the node and partitions; the replacement does the same with a handler whose client writes frames);
-``SendProduceReqHandler.do`` calls ``self._client.send``, ``force_metadata_update`` and
-``_maybe_wait_metadata``; ``ProduceRequest`` keeps ``_transactional_id``, ``_required_acks``,
-``_timeout`` and ``_topics``; ``AIOKafkaClient._get_conn``; a connection's ``_versions``,
-``_writer``, ``_requests`` (``(correlation_id, request_struct, future)``; the reader answers the
-oldest with ``request_struct.parse_response_header`` and ``RESPONSE_TYPE``), ``_client_id``,
-``_request_timeout`` and ``_next_correlation_id``.
+The aiokafka internals this relies on (the sender's produce step, which is replaced, the handler's
+client, the connection's and the request's private fields) are reached only through
+:mod:`pyconnect.kafka.aiokafka_seam` (its patch point 1), which names each of them.
 """
 
 from __future__ import annotations
@@ -42,20 +36,18 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.client import AIOKafkaClient
 from aiokafka.conn import CloseReason
 from aiokafka.errors import KafkaConnectionError, NodeNotReadyError, RequestTimedOutError
-from aiokafka.producer.sender import SendProduceReqHandler
 from aiokafka.protocol.produce import ProduceRequest
 from aiokafka.util import wait_for
 
+from pyconnect.kafka import aiokafka_seam as seam
 from pyconnect.kafka.produce_frames import HIGHEST_VERSION, LOWEST_VERSION, PRODUCE_API_KEY, produce_frames
 
-_MARK = "_pyconnect_writes_produce_frames"
 AIOKAFKA_HIGHEST_PRODUCE = 7  # the newest Produce version aiokafka decodes an answer of
 
 
 def writes_frames(producer: Any) -> bool:
     """Whether ``producer``'s produce requests are written by :func:`write_produce_frames`."""
-    sender = getattr(producer, "_sender", None)
-    return bool(getattr(sender, _MARK, False))
+    return seam.produce_writer_installed(producer)
 
 
 def _version(versions: dict[int, tuple[int, int]]) -> int | None:
@@ -69,38 +61,38 @@ def _version(versions: dict[int, tuple[int, int]]) -> int | None:
 async def send_produce(client: AIOKafkaClient, node_id: int, request: ProduceRequest) -> Any:
     """``client.send(node_id, request)`` for a produce request, written as frames; see the module
     docstring."""
-    conn: Any = await client._get_conn(node_id)
+    conn: Any = await seam.client_connection(client, node_id)
     if conn is None:
         raise NodeNotReadyError(f"Attempt to send a request to node which is not ready (node id {node_id}).")
-    version = _version(conn._versions)
+    version = _version(seam.connection_versions(conn))
     if version is None:
         return await client.send(node_id, _joined(request))
-    writer = conn._writer
+    writer = seam.connection_writer(conn)
     if writer is None:
-        raise KafkaConnectionError(f"No connection to broker at {conn._host}:{conn._port}")
-    acks = request._required_acks
-    correlation_id = conn._next_correlation_id()
+        raise KafkaConnectionError(f"No connection to broker at {seam.connection_address(conn)}")
+    transactional_id, acks, timeout, topics = seam.produce_request_fields(request)
+    correlation_id = seam.connection_next_correlation_id(conn)
     frames = produce_frames(
         version,
         correlation_id,
-        conn._client_id,
-        request._transactional_id,
+        seam.connection_client_id(conn),
+        transactional_id,
         acks,
-        request._timeout,
-        request._topics,
+        timeout,
+        topics,
     )
     try:
         writer.writelines(frames)
     except OSError as exc:
         conn.close(reason=CloseReason.CONNECTION_BROKEN)
-        raise KafkaConnectionError(f"Connection at {conn._host}:{conn._port} broken: {exc}") from exc
+        raise KafkaConnectionError(f"Connection at {seam.connection_address(conn)} broken: {exc}") from exc
     if acks == 0:
         await writer.drain()
         return None
     future = asyncio.get_running_loop().create_future()
-    conn._requests.append((correlation_id, _answer_struct(version), future))
+    seam.connection_expect_answer(conn, correlation_id, _answer_struct(version), future)
     try:
-        return await wait_for(future, conn._request_timeout)
+        return await wait_for(future, seam.connection_request_timeout(conn))
     except TimeoutError as exc:
         conn.close(reason=CloseReason.CONNECTION_TIMEOUT)
         raise RequestTimedOutError() from exc
@@ -108,7 +100,8 @@ async def send_produce(client: AIOKafkaClient, node_id: int, request: ProduceReq
 
 def _joined(request: ProduceRequest) -> ProduceRequest:
     """``request`` with every batch given in pieces joined into one buffer, for aiokafka's own encoding."""
-    if not any(type(batch) is tuple for _, partitions in request._topics for _, batch in partitions):
+    transactional_id, acks, timeout, request_topics = seam.produce_request_fields(request)
+    if not any(type(batch) is tuple for _, partitions in request_topics for _, batch in partitions):
         return request
     topics = [
         (
@@ -118,12 +111,12 @@ def _joined(request: ProduceRequest) -> ProduceRequest:
                 for partition, batch in partitions
             ],
         )
-        for topic, partitions in request._topics
+        for topic, partitions in request_topics
     ]
     return ProduceRequest(
-        transactional_id=request._transactional_id,
-        required_acks=request._required_acks,
-        timeout=request._timeout,
+        transactional_id=transactional_id,
+        required_acks=acks,
+        timeout=timeout,
         topics=topics,
     )
 
@@ -141,44 +134,9 @@ def _answer_struct(version: int) -> Any:
     return struct
 
 
-class _FrameWritingClient:
-    """The producer's client as its produce handler sees it, with ``send`` writing frames."""
-
-    __slots__ = ("_client",)
-
-    def __init__(self, client: AIOKafkaClient) -> None:
-        self._client = client
-
-    async def send(self, node_id: int, request: Any, **kwargs: Any) -> Any:
-        if isinstance(request, ProduceRequest) and not kwargs:
-            return await send_produce(self._client, node_id, request)
-        return await self._client.send(node_id, request, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._client, name)
-
-
-class _FrameWritingHandler(SendProduceReqHandler):
-    def __init__(self, sender: Any, batches: Any) -> None:
-        super().__init__(sender, batches)
-        self._client = _FrameWritingClient(sender.client)
-
-
 def write_produce_frames(producer: AIOKafkaProducer) -> None:
     """See the module docstring."""
-    sender: Any = producer._sender
-    if getattr(sender, _MARK, False):
-        return
-
-    async def send_produce_request(node_id: int, batches: Any) -> None:
-        handler = _FrameWritingHandler(sender, batches)
-        await handler.do(node_id)
-        sender._in_flight.remove(node_id)
-        for tp in batches:
-            sender._muted_partitions.remove(tp)
-
-    sender._send_produce_req = send_produce_request
-    setattr(sender, _MARK, True)
+    seam.install_produce_writer(producer, send_produce)
 
 
 __all__ = ["send_produce", "write_produce_frames", "writes_frames"]

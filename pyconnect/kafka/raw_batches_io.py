@@ -2,6 +2,9 @@
 
 The IO half of the raw mirror path; the batch arithmetic is :mod:`pyconnect.kafka.record_batches`.
 
+The whole raw path, fetch to produce, is read in order in :mod:`pyconnect.kafka.aiokafka_seam`, the
+one module that reaches aiokafka's private parts (its points 8 and 9 are the ones below).
+
 Where aiokafka (0.14) holds the bytes, and the seams used here:
 
 - Fetching. ``Fetcher._proc_fetch_request`` (aiokafka/consumer/fetcher.py) sends a ``FetchRequest``
@@ -62,6 +65,7 @@ from aiokafka.protocol.fetch import FetchRequest, FetchRequestStruct
 from aiokafka.record.memory_records import MemoryRecords
 from aiokafka.structs import TopicPartition
 
+from pyconnect.kafka import aiokafka_seam as seam
 from pyconnect.kafka import fetch_answers as answers
 from pyconnect.kafka.fetch_answers import RawFetch
 from pyconnect.kafka.produce_writes import writes_frames
@@ -279,7 +283,7 @@ class RawBatch:
     ) -> RawBatch:
         """A batch for ``producer``, transactional if the producer is, built as pieces if the producer
         writes produce frames (:func:`~pyconnect.kafka.produce_writes.writes_frames`)."""
-        manager = producer._txn_manager
+        manager = seam.producer_txn_manager_of_started(producer)
         return cls(
             data,
             header,

@@ -70,6 +70,7 @@ from typing import Any
 from aiokafka import TopicPartition
 from aiokafka.errors import KafkaError, OffsetOutOfRangeError, for_code
 
+from pyconnect.kafka import aiokafka_seam as seam
 from pyconnect.kafka.access import access_error
 from pyconnect.kafka.fetch_session import (
     FETCH_SESSION_ID_NOT_FOUND,
@@ -115,16 +116,17 @@ class RawSourceFetch:
         self.sessions = sessions
         self._sessions: dict[int, FetchSession[TopicPartition]] = {}
         self._client: Any = consumer._consumer
-        fetcher = self._client._fetcher
-        self.read_committed = fetcher._isolation_level == READ_COMMITTED
-        self._max_wait_ms = int(fetcher._fetch_max_wait_ms)
-        self._min_bytes = int(fetcher._fetch_min_bytes)
-        self._max_bytes = int(fetcher._fetch_max_bytes)
-        self._partition_max_bytes = int(fetcher._max_partition_fetch_bytes)
+        fetcher = seam.consumer_fetcher(self._client)
+        isolation, max_wait_ms, min_bytes, max_bytes, partition_max_bytes = seam.fetcher_settings(fetcher)
+        self.read_committed = isolation == READ_COMMITTED
+        self._max_wait_ms = int(max_wait_ms)
+        self._min_bytes = int(min_bytes)
+        self._max_bytes = int(max_bytes)
+        self._partition_max_bytes = int(partition_max_bytes)
         # aiokafka's fetcher only resets positions here (every partition is paused), and is woken for
         # that; its periodic wake-up (consumer_timeout_ms, 200 ms) walks every assigned partition for
         # nothing: 2,000 partitions per task made it most of an idle mirror's CPU.
-        fetcher._fetcher_timeout = max(float(fetcher._fetcher_timeout), AIOKAFKA_FETCHER_WAKE_S)
+        seam.slow_fetcher_wakeup(fetcher, AIOKAFKA_FETCHER_WAKE_S)
 
         self._ahead: asyncio.Task[list[FetchedPartition]] | None = None
         self._held: dict[TopicPartition, tuple[FetchedPartition, int]] = {}
@@ -163,7 +165,7 @@ class RawSourceFetch:
         await self.cancel_prefetch()
         closings = [
             fetch_raw_session(
-                self._client._client,
+                seam.consumer_client(self._client),
                 node,
                 {},
                 session_id=request.session_id,
@@ -180,7 +182,7 @@ class RawSourceFetch:
 
     def _current(self, fetched: list[FetchedPartition]) -> list[FetchedPartition]:
         """The answers whose partition is still at the position they were fetched from."""
-        states = self._client._subscription.subscription
+        states = seam.consumer_subscription(self._client).subscription
         if states is None:
             return []
         assignment = states.assignment
@@ -214,8 +216,8 @@ class RawSourceFetch:
         ``seek`` would also wake its fetcher, which then walks every assigned partition to find
         nothing to fetch (they are all paused), once per partition taken."""
         tp = TopicPartition(topic, partition)
-        self._client._subscription.seek(tp, position)
-        self._client._fetcher._records.pop(tp, None)
+        seam.consumer_subscription(self._client).seek(tp, position)
+        seam.fetcher_drop_buffered(seam.consumer_fetcher(self._client), tp)
         metrics = self._source._metrics
         if metrics is not None:
             metrics.seeked(topic, partition, position)
@@ -223,12 +225,12 @@ class RawSourceFetch:
 
     async def _fetch(self, timeout_ms: int) -> list[FetchedPartition]:
         client = self._client
-        assignment = client._subscription.subscription
+        assignment = seam.consumer_subscription(client).subscription
         if assignment is None:
             await asyncio.sleep(min(POLL_ERROR_BACKOFF_S, timeout_ms / 1000))
             return []
         states = assignment.assignment
-        cluster = client._client.cluster
+        cluster = seam.consumer_client(client).cluster
         by_leader: dict[int, dict[TopicPartition, int]] = {}
         unplaced: list[TopicPartition] = []
         waiting: list[asyncio.Future[Any]] = []
@@ -256,7 +258,7 @@ class RawSourceFetch:
                     position = kept[1]  # fetched from where the held bytes end
             by_leader.setdefault(leader, {})[tp] = position
         if stale_metadata:
-            client._client.force_metadata_update()
+            seam.consumer_client(client).force_metadata_update()
         if unplaced:
             self._source._unplaced(unplaced)
         if not by_leader:
@@ -331,7 +333,7 @@ class RawSourceFetch:
                     if access_error(error(tp.topic), self._source.cluster) is not None:
                         self._source.refuse_read(tp.topic)  # the other partitions go on
                         continue
-                    client._client.force_metadata_update()
+                    seam.consumer_client(client).force_metadata_update()
                     failure = error(f"{tp.topic}-{tp.partition}")
                     continue
                 state = states.state_value(tp)
@@ -377,7 +379,7 @@ class RawSourceFetch:
         request = session.build(positions, self._partition_max_bytes)
         try:
             response = await fetch_raw_session(
-                self._client._client,
+                seam.consumer_client(self._client),
                 leader,
                 request.send,
                 session_id=request.session_id,

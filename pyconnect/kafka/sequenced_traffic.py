@@ -31,6 +31,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
+from pyconnect.kafka import aiokafka_seam as seam
+
 PartitionKey = tuple[str, int]
 log = logging.getLogger(__name__)
 MAX_SECONDS = 4 * 3600.0
@@ -208,7 +210,7 @@ class Workload:
             assigned: set[TopicPartition] = set()
             while not self._stop.is_set():
                 if len(assigned) < len(self.keys):
-                    await consumer._client.force_metadata_update()
+                    await seam.consumer_client(consumer).force_metadata_update()
                     found = {
                         TopicPartition(r, p) for r in remote for p in consumer.partitions_for_topic(r) or ()
                     }

@@ -23,6 +23,7 @@ from aiokafka.protocol.types import Array, Int16, Int32, Schema, String
 
 from pyconnect.api.sink import TopicPartition
 from pyconnect.errors import ConnectError
+from pyconnect.kafka import aiokafka_seam as seam
 from pyconnect.kafka.mirror_admin import CommittedOffset, GroupAdmin
 
 UNKNOWN_MEMBER_ID = 25
@@ -112,8 +113,8 @@ class SinkGroupAdmin(GroupAdmin):
             return
         with self._refusals(group):
             coordinator = await self._admin.find_coordinator(group)
-            response: Any = await self._admin._send_request(
-                OffsetDeleteRequest(group, list(to_delete.items())), coordinator
+            response: Any = await seam.admin_send_request(
+                self._admin, OffsetDeleteRequest(group, list(to_delete.items())), coordinator
             )
         if response.error_code not in (0, GROUP_ID_NOT_FOUND):
             raise _error(response.error_code)
@@ -125,7 +126,9 @@ class SinkGroupAdmin(GroupAdmin):
     async def delete_group(self, group: str) -> None:
         with self._refusals(group):
             coordinator = await self._admin.find_coordinator(group)
-            response: Any = await self._admin._send_request(DeleteGroupsRequest([group]), coordinator)
+            response: Any = await seam.admin_send_request(
+                self._admin, DeleteGroupsRequest([group]), coordinator
+            )
         for _group, code in response.results:
             if code and code != GROUP_ID_NOT_FOUND:
                 raise _error(code)

@@ -60,6 +60,7 @@ from aiokafka.errors import KafkaTimeoutError
 
 from pyconnect.concurrency import TaskSet, cancel_and_wait
 from pyconnect.errors import ConnectError, RetriableError
+from pyconnect.kafka import aiokafka_seam as seam
 from pyconnect.kafka.target_metadata import (
     max_message_bytes,
     readiness,
@@ -132,7 +133,7 @@ class TargetLanes:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._producer = producer
-        txn = getattr(producer, "_txn_manager", None)
+        txn = seam.producer_txn_manager(producer)
         self._parks = txn is None or getattr(txn, "transactional_id", None) is None
         self._resends = txn is None
         self._clock = clock
@@ -158,7 +159,7 @@ class TargetLanes:
         self.watch = watch
         client = getattr(self._producer, "client", None)
         self.waits.cluster = watch.cluster
-        self.waits.client = str(getattr(client, "_client_id", "") or "")
+        self.waits.client = str(seam.client_id(client) or "")
         self.waits.bounds = watch.bounds
 
     @property
@@ -210,7 +211,7 @@ class TargetLanes:
                 self.waits.unblock(topic, -1)
                 return len(known)
             self._check_waiting(topic, -1)
-            if topic not in getattr(client, "_topics", ()):
+            if topic not in seam.client_topics_or_none(client):
                 update = client.add_topic(topic)
             else:
                 update = client.force_metadata_update()

@@ -25,6 +25,7 @@ from aiokafka.errors import KafkaError
 from aiokafka.protocol.admin import DescribeConfigsRequest
 from aiokafka.structs import TopicPartition
 
+from pyconnect.kafka import aiokafka_seam as seam
 from pyconnect.kafka.target_waits import ACL_DENIED, Blocked, missing
 
 NO_LEADER = object()
@@ -40,7 +41,7 @@ def readiness(
     cluster = producer.client.cluster
     if topic in getattr(cluster, "unauthorized_topics", ()):
         return Blocked(ACL_DENIED, topic, partition, operation="DESCRIBE", principal=principal)
-    table = getattr(cluster, "_partitions", None)
+    table = seam.cluster_partitions_table(cluster)
     if type(table) is dict:
         found = table.get(topic)
         if found is None:
@@ -64,14 +65,14 @@ def readiness(
 
 def withdraw_queued(producer: Any, topic: str, partition: int, error: BaseException) -> int:
     """See the module docstring; returns how many batches were withdrawn."""
-    accumulator = getattr(producer, "_message_accumulator", None)
-    queues = getattr(accumulator, "_batches", None)
+    accumulator = seam.producer_accumulator(producer)
+    queues = seam.accumulator_queues(accumulator)
     if not queues:
         return 0
     queue = queues.pop(TopicPartition(topic, partition), None) or ()
     for queued in queue:
         queued.failure(error)
-        waiter = getattr(queued, "_drain_waiter", None)
+        waiter = seam.batch_drain_waiter(queued)
         if waiter is not None and waiter.done() and not waiter.cancelled():
             waiter.exception()
     return len(queue)
@@ -100,12 +101,8 @@ async def max_message_bytes(producer: Any, topic: str, timeout_s: float) -> int 
 def sasl_principal(producer: Any) -> str | None:
     """See the module docstring."""
     client = getattr(producer, "client", None)
-    protocol = str(getattr(client, "_security_protocol", "") or "")
-    user = getattr(client, "_sasl_plain_username", None)
-    if (
-        protocol.startswith("SASL")
-        and user
-        and getattr(client, "_sasl_mechanism", None) in _SASL_USER_MECHANISMS
-    ):
+    security_protocol, user, mechanism = seam.client_sasl(client)
+    protocol = str(security_protocol or "")
+    if protocol.startswith("SASL") and user and mechanism in _SASL_USER_MECHANISMS:
         return f"User:{user}"
     return None

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
+from pyconnect.kafka import aiokafka_seam as seam
+
 Rows = dict[int, list[tuple[int, bytes | None, bytes | None]]]
 
 
@@ -27,7 +29,7 @@ async def read_partitions(
     await consumer.start()
     rows: Rows = {}
     try:
-        metadata = await consumer._client.fetch_all_metadata()
+        metadata = await seam.consumer_client(consumer).fetch_all_metadata()
         partitions = sorted(metadata.partitions_for_topic(topic) or ())
         if not partitions:
             return rows

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.structs import OffsetAndMetadata
 
+from pyconnect.kafka import aiokafka_seam as seam
+
 
 @dataclass
 class TrafficCounters:
@@ -84,7 +86,7 @@ async def tail_and_measure(
     try:
         partitions: set[int] | None = None
         while not stop.is_set() and not partitions:
-            await consumer._client.force_metadata_update()
+            await seam.consumer_client(consumer).force_metadata_update()
             partitions = consumer.partitions_for_topic(topic)
             if not partitions:
                 with contextlib.suppress(TimeoutError):

@@ -25,6 +25,7 @@ from typing import Any
 
 from pyconnect.api.converters.bytearray import ByteArrayConverter
 from pyconnect.api.source import RawBatchTarget, RawRecordBatch, SourceTask
+from pyconnect.kafka import aiokafka_seam as seam
 from pyconnect.kafka.record_batches import Codec
 from pyconnect.worker.submitted_records import partition_key
 
@@ -41,12 +42,12 @@ def raw_batch_target(
         return None
     if not hasattr(producer, "send_batch"):
         return None
-    compression = getattr(producer, "_compression_type", None)
+    compression = seam.producer_compression_type(producer)
     try:
         codec = Codec.of(str(compression or "none"))
     except ValueError:
         return None
-    limit = getattr(producer, "_max_request_size", None)
+    limit = seam.max_request_bytes_or_none(producer)
     if not isinstance(limit, int):
         return None
     return RawBatchTarget(int(codec), limit)

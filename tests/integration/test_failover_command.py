@@ -10,7 +10,8 @@ and an exactly-once fleet (``exactly.once.source.support=enabled``, source alias
 synced every second). Then A's broker is killed, and ``pyconnect failover execute --url ... --json
 --state ...`` moves the four groups along each flow. Measured by sequence numbers (tests/integration/
 failover_drill.py), every group resumes on B re-reading nothing and skipping nothing, on both flows, and
-the report's expected counts say so; executing again commits nothing. Bad input (an unknown group, a flow
+the report's expected counts say so; executing again commits nothing; an execute interrupted after
+planning one group and committing another resumes from its state file while A is still dead. Bad input (an unknown group, a flow
 without checkpoints, an active group) is a one-line error with its own exit code and commits nothing.
 """
 
@@ -28,7 +29,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiokafka import AIOKafkaConsumer
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.structs import OffsetAndMetadata
 
 from pyconnect.testing.backends import ClusterHandle
 from tests.integration.failover_drill import (
@@ -281,7 +284,58 @@ def move_and_measure(
         again = cli("execute", *args, "--json")
         assert again.returncode == 0, again.stderr
         assert [g["committed"] for g in json.loads(again.stdout)["groups"]] == [0] * len(groups)
+        if alias == "A":
+            resume_an_interrupted_execute(args, state, b, groups)
     return measured, at_checkpoint, reports
+
+
+def resume_an_interrupted_execute(args: list[str], state: Path, b: str, groups: list[str]) -> None:
+    """An execute stopped after planning the first group and committing the second (its state file says
+    so, and the first group's offsets on B are back at 0) is resumed with ``--state`` while the source is
+    still dead: the first group gets the offsets the file holds, the second is read back, the rest are
+    left as verified; B then holds every group's planned offsets."""
+    document = json.loads(state.read_text())
+    first, second = groups[0], groups[1]
+    document["groups"][first]["status"] = "planned"
+    document["groups"][second]["status"] = "committed"
+    state.write_text(json.dumps(document))
+    planned = {
+        g: {(t, int(p)): o for key, o in entry["targets"].items() for t, _, p in [key.rpartition(":")]}
+        for g, entry in document["groups"].items()
+    }
+    asyncio.run(rewind(b, first, {tp: 0 for tp in planned[first]}))
+    assert all(o == 0 for o in asyncio.run(committed_all(b, first)).values())
+    resumed = cli("execute", *args, "--json", "--state", str(state))
+    assert resumed.returncode == 0, resumed.stderr
+    report = {g["group"]: g for g in json.loads(resumed.stdout)["groups"]}
+    assert report[first]["committed"] == len(planned[first]) and report[first]["status"] == "verified", report
+    assert report[second]["committed"] == 0 and report[second]["status"] == "verified", report
+    assert all(report[g]["committed"] == 0 for g in groups[2:]), report
+    for group in groups:
+        assert asyncio.run(committed_all(b, group)) == planned[group], group
+    assert {e["status"] for e in json.loads(state.read_text())["groups"].values()} == {"verified"}
+    print(f"\nresumed execute: {first} committed again from the state file, {second} read back, source dead")
+
+
+async def rewind(bootstrap: str, group: str, offsets: dict[tuple[str, int], int]) -> None:
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        await admin.alter_consumer_group_offsets(
+            group, {TopicPartition(t, p): OffsetAndMetadata(o, "") for (t, p), o in offsets.items()}
+        )
+    finally:
+        await admin.close()
+
+
+async def committed_all(bootstrap: str, group: str) -> dict[tuple[str, int], int]:
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        found = await admin.list_consumer_group_offsets(group)
+    finally:
+        await admin.close()
+    return {(tp.topic, tp.partition): meta.offset for tp, meta in found.items()}
 
 
 def check_moves(

@@ -21,7 +21,10 @@
 from __future__ import annotations
 
 import ast
+import io
+import re
 import sys
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -193,3 +196,157 @@ def test_the_example_connector_uses_only_the_author_surface(tmp_path: Path) -> N
         "import json\nfrom pkg import y\nfrom pyconnect.api.sink import SinkTask\nimport pyconnect.worker\n"
     )
     assert [v.module for v in author_surface_violations(tmp_path)] == ["pyconnect.worker"]
+
+
+# -- aiokafka internals: reached only through pyconnect/kafka/aiokafka_seam.py -----------------------
+
+AIOKAFKA_SEAM = "pyconnect/kafka/aiokafka_seam.py"
+SEAM_ONLY_STRINGS = (
+    "._sender",
+    "._fetcher",
+    "._client._",
+    "_max_request_size",
+    "_send_produce_req",
+    "_proc_fetch_request",
+)
+"""Spelled (in code: not in comments or docstrings) only by the seam."""
+_REFLECTION = ("getattr", "hasattr", "setattr", "delattr")
+NOT_AIOKAFKA = {
+    ("pyconnect/worker/submitted_records.py", "_in_flight"): "the records' owner's own in-flight count",
+}
+"""(module, name): a private name the seam reaches in aiokafka, read here on a pyconnect object."""
+
+
+def seam_privates(root: Path) -> frozenset[str]:
+    """The aiokafka private names the seam reaches: every ``_name`` (not dunder) it reads, writes or
+    passes to ``getattr``/``setattr`` on an object other than its own ``self``."""
+    names = set()
+    for node in ast.walk(ast.parse((root / AIOKAFKA_SEAM).read_text())):
+        if isinstance(node, ast.Attribute) and _private(node.attr):
+            if not (isinstance(node.value, ast.Name) and node.value.id == "self"):
+                names.add(node.attr)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _REFLECTION:
+            if len(node.args) > 1 and isinstance(node.args[1], ast.Constant) and _private(node.args[1].value):
+                names.add(str(node.args[1].value))
+    return frozenset(names)
+
+
+def _private(name: object) -> bool:
+    return isinstance(name, str) and name.startswith("_") and not name.startswith("__")
+
+
+def _code_text(source: str) -> str:
+    """``source`` without comments and docstrings, its tokens joined by spaces (none around a dot), with ``self._``
+    and ``cls._`` (a pyconnect object's own attributes) written ``self_``/``cls_``."""
+    docstrings = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                docstrings.add((first.lineno, first.col_offset))
+    kept = []
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.COMMENT or (token.type == tokenize.STRING and token.start in docstrings):
+            continue
+        kept.append(token.string)
+    return re.sub(r"\b(self|cls)\._", r"\1_", " ".join(kept).replace(" . ", "."))
+
+
+def aiokafka_internal_violations(root: Path, privates: frozenset[str]) -> list[str]:
+    """Where a module of pyconnect/ other than the seam reaches aiokafka internals: reads or writes one
+    of ``privates`` on anything but its own ``self``/``cls`` (or names it to getattr and kin), assigns
+    to an attribute of a name imported from aiokafka, or spells one of SEAM_ONLY_STRINGS in code."""
+    found = []
+    for path in sorted((root / "pyconnect").rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel == AIOKAFKA_SEAM:
+            continue
+        source = path.read_text()
+        tree = ast.parse(source)
+        from_aiokafka = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "aiokafka":
+                from_aiokafka |= {alias.asname or alias.name for alias in node.names}
+            elif isinstance(node, ast.Import):
+                from_aiokafka |= {
+                    (alias.asname or alias.name).split(".")[0]
+                    for alias in node.names
+                    if alias.name.split(".")[0] == "aiokafka"
+                }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute):
+                owner = node.value
+                own = isinstance(owner, ast.Name) and owner.id in ("self", "cls")
+                if node.attr in privates and not own and (rel, node.attr) not in NOT_AIOKAFKA:
+                    found.append(f"{rel}:{node.lineno} reaches aiokafka's {node.attr}")
+                root_name = owner
+                while isinstance(root_name, ast.Attribute):
+                    root_name = root_name.value
+                if (
+                    isinstance(node.ctx, (ast.Store, ast.Del))
+                    and isinstance(root_name, ast.Name)
+                    and root_name.id in from_aiokafka
+                ):
+                    found.append(f"{rel}:{node.lineno} replaces {ast.unparse(node)}")
+            elif (
+                isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _REFLECTION
+            ):
+                args = node.args
+                if len(args) > 1 and isinstance(args[1], ast.Constant) and args[1].value in privates:
+                    found.append(f"{rel}:{node.lineno} reaches aiokafka's {args[1].value} by {node.func.id}")
+                if (
+                    node.func.id in ("setattr", "delattr")
+                    and args
+                    and isinstance(args[0], ast.Name)
+                    and args[0].id in from_aiokafka
+                ):
+                    found.append(f"{rel}:{node.lineno} replaces an attribute of {args[0].id}")
+        code = _code_text(source)
+        found.extend(f"{rel} spells {s!r}" for s in SEAM_ONLY_STRINGS if s in code)
+    return found
+
+
+def test_only_the_aiokafka_seam_reaches_aiokafka_internals() -> None:
+    privates = seam_privates(ROOT)
+    assert {
+        "_sender",
+        "_send_produce_req",
+        "_fetcher",
+        "_records",
+        "_topics",
+        "_max_request_size",
+    } <= privates
+    violations = aiokafka_internal_violations(ROOT, privates)
+    assert not violations, "reach aiokafka internals through pyconnect.kafka.aiokafka_seam:\n" + "\n".join(
+        violations
+    )
+
+
+def test_the_aiokafka_internals_checker_flags_each_kind(tmp_path: Path) -> None:
+    (tmp_path / "pyconnect" / "kafka").mkdir(parents=True)
+    (tmp_path / AIOKAFKA_SEAM).write_text(
+        "def f(producer):\n    return producer._sender, getattr(producer, '_txn_manager', None)\n"
+    )
+    (tmp_path / "pyconnect" / "kafka" / "bad.py").write_text(
+        '"""Mentions ._sender and _send_produce_req in a docstring: allowed."""\n'
+        "from aiokafka.producer.sender import Sender\n"
+        "import aiokafka\n"
+        "Sender._send_produce_req = None\n"
+        "aiokafka.conn.x = 1\n"
+        "setattr(Sender, 'y', 2)\n"
+        "def g(producer, self):\n"
+        "    self._sender = 1  # own attribute: allowed; a comment with ._fetcher: allowed\n"
+        "    return producer._sender, getattr(producer, '_txn_manager', None), producer.client._topics\n"
+    )
+    privates = seam_privates(tmp_path)
+    assert privates == {"_sender", "_txn_manager"}
+    found = aiokafka_internal_violations(tmp_path, privates)
+    assert found == [
+        "pyconnect/kafka/bad.py:4 replaces Sender._send_produce_req",
+        "pyconnect/kafka/bad.py:5 replaces aiokafka.conn.x",
+        "pyconnect/kafka/bad.py:6 replaces an attribute of Sender",
+        "pyconnect/kafka/bad.py:9 reaches aiokafka's _sender",
+        "pyconnect/kafka/bad.py:9 reaches aiokafka's _txn_manager by getattr",
+        "pyconnect/kafka/bad.py spells '._sender'",
+        "pyconnect/kafka/bad.py spells '_send_produce_req'",
+    ], found
