@@ -29,10 +29,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiokafka import AIOKafkaConsumer, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient
-from aiokafka.structs import OffsetAndMetadata
+from aiokafka import AIOKafkaConsumer
 
+from pyconnect.kafka.mirror_admin import CommittedOffset, GroupAdmin
 from pyconnect.testing.backends import ClusterHandle
 from tests.integration.failover_drill import (
     ConsumerProtocolGroup,
@@ -304,7 +303,8 @@ def resume_an_interrupted_execute(args: list[str], state: Path, b: str, groups: 
         for g, entry in document["groups"].items()
     }
     asyncio.run(rewind(b, first, {tp: 0 for tp in planned[first]}))
-    assert all(o == 0 for o in asyncio.run(committed_all(b, first)).values())
+    # (the groups may hold offsets of the other flow's remote topic too: only this flow's are compared)
+    assert all(o == 0 for tp, o in asyncio.run(committed_all(b, first)).items() if tp in planned[first])
     resumed = cli("execute", *args, "--json", "--state", str(state))
     assert resumed.returncode == 0, resumed.stderr
     report = {g["group"]: g for g in json.loads(resumed.stdout)["groups"]}
@@ -312,30 +312,30 @@ def resume_an_interrupted_execute(args: list[str], state: Path, b: str, groups: 
     assert report[second]["committed"] == 0 and report[second]["status"] == "verified", report
     assert all(report[g]["committed"] == 0 for g in groups[2:]), report
     for group in groups:
-        assert asyncio.run(committed_all(b, group)) == planned[group], group
+        on_b = asyncio.run(committed_all(b, group))
+        assert {tp: o for tp, o in on_b.items() if tp in planned[group]} == planned[group], (group, on_b)
     assert {e["status"] for e in json.loads(state.read_text())["groups"].values()} == {"verified"}
     print(f"\nresumed execute: {first} committed again from the state file, {second} read back, source dead")
 
 
 async def rewind(bootstrap: str, group: str, offsets: dict[tuple[str, int], int]) -> None:
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
+    """Commit ``offsets`` for the (member-less) ``group`` as an admin, as ``kafka-consumer-groups
+    --reset-offsets`` does."""
+    admin = GroupAdmin({"bootstrap.servers": bootstrap})
     try:
-        await admin.alter_consumer_group_offsets(
-            group, {TopicPartition(t, p): OffsetAndMetadata(o, "") for (t, p), o in offsets.items()}
-        )
+        errors = await admin.alter_offsets(group, {tp: CommittedOffset(o) for tp, o in offsets.items()})
     finally:
         await admin.close()
+    assert not errors, errors
 
 
 async def committed_all(bootstrap: str, group: str) -> dict[tuple[str, int], int]:
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
+    admin = GroupAdmin({"bootstrap.servers": bootstrap})
     try:
-        found = await admin.list_consumer_group_offsets(group)
+        found = await admin.committed_offsets(group)
     finally:
         await admin.close()
-    return {(tp.topic, tp.partition): meta.offset for tp, meta in found.items()}
+    return {tp: c.offset for tp, c in found.items()}
 
 
 def check_moves(
