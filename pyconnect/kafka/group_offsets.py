@@ -45,9 +45,9 @@ from aiokafka.protocol.types import Schema
 from pyconnect.errors import AuthorizationError, ConnectError
 from pyconnect.kafka import aiokafka_seam as seam
 from pyconnect.kafka.group_describe import describe_groups
-from pyconnect.kafka.group_view import UNKNOWN, GroupView
+from pyconnect.kafka.group_view import UNKNOWN, GroupView, share_view
 from pyconnect.kafka.mirror_admin import CommittedOffset, GroupAdmin, admin_offset_commit
-from pyconnect.protocol import offset_fetch, share_group_offsets
+from pyconnect.protocol import offset_fetch, share_group_describe, share_group_offsets
 from pyconnect.protocol.share_group_offsets import AlterAnswer
 
 TP = tuple[str, int]
@@ -162,6 +162,38 @@ class _DescribeShare(Request[_DescribeShareBodyV0 | _DescribeShareBodyV1]):
     def build(
         self, request_struct_class: type[_DescribeShareBodyV0 | _DescribeShareBodyV1]
     ) -> _DescribeShareBodyV0 | _DescribeShareBodyV1:
+        return request_struct_class(self._body)
+
+
+class _ShareDescribeAnswerV0(_Answer):
+    API_KEY, API_VERSION = share_group_describe.API_KEY, 0
+
+    @classmethod
+    def _decode(cls, raw: bytes) -> Any:
+        return share_group_describe.decode_response(raw)[1]
+
+
+class _ShareDescribeAnswerV1(_ShareDescribeAnswerV0):
+    API_VERSION = 1
+
+
+class _ShareDescribeBodyV0(_Body):
+    API_KEY, API_VERSION, RESPONSE_TYPE = share_group_describe.API_KEY, 0, _ShareDescribeAnswerV0
+
+
+class _ShareDescribeBodyV1(_Body):
+    API_KEY, API_VERSION, RESPONSE_TYPE = share_group_describe.API_KEY, 1, _ShareDescribeAnswerV1
+
+
+class _ShareDescribe(Request[_ShareDescribeBodyV0 | _ShareDescribeBodyV1]):
+    API_KEY = share_group_describe.API_KEY
+
+    def __init__(self, groups: Sequence[str]) -> None:
+        self._body = share_group_describe.encode_request(groups)
+
+    def build(
+        self, request_struct_class: type[_ShareDescribeBodyV0 | _ShareDescribeBodyV1]
+    ) -> _ShareDescribeBodyV0 | _ShareDescribeBodyV1:
         return request_struct_class(self._body)
 
 
@@ -402,6 +434,28 @@ class SyncAdmin(GroupAdmin):
                 found[(p.topic, p.partition)] = p.start_offset
                 if p.lag is not None:
                     lag[(p.topic, p.partition)] = p.lag
+
+    async def describe_share(self, groups: Sequence[str]) -> dict[str, GroupView]:
+        """The views of the share groups ``groups`` (ShareGroupDescribe): protocol ``share``, the state and
+        members; a group that does not exist (or is not a share group) is ``Dead``, any other error
+        ``Unknown`` (never idle)."""
+        await self.start()
+        views: dict[str, GroupView] = {}
+        with self._refusals():
+            for node, members in (await self._by_coordinator(groups)).items():
+                try:
+                    response = await self.send(_ShareDescribe(members), node)
+                except (IncompatibleBrokerVersion, NotImplementedError):
+                    raise ShareGroupsUnsupported(
+                        f"{self.cluster} has no share groups (it does not answer ShareGroupDescribe)"
+                    ) from None
+                for found in response.answer:
+                    if found.error_code == GROUP_AUTHORIZATION_FAILED:
+                        raise self._refused_group(found.group_id)
+                    views[found.group_id] = share_view(found)
+                    if found.error_code in COORDINATOR_ERRORS:
+                        self.forget_coordinator(found.group_id)
+        return views
 
     async def alter_share_offsets(self, group: str, offsets: Mapping[TP, int]) -> AlterAnswer:
         """Set start offsets of share group ``group`` (AlterShareGroupOffsets); the answer as the broker

@@ -17,6 +17,9 @@ Contract (pure, no IO):
   (a coordinator loading or moving, an unexpected code) gives state ``Unknown``, which is never idle:
   an unanswered question never permits a write. Authorization failures are the caller's to raise.
 - :attr:`GroupView.idle`: ``Empty`` or ``Dead`` (Java's MirrorCheckpointTask syncs only those).
+- :func:`share_view` is the view of a share group (KIP-932) from its ShareGroupDescribe entry: protocol
+  ``share``; ``GROUP_ID_NOT_FOUND`` (no such group, or not a share group) is ``Dead``, any other error
+  ``Unknown``.
 - :data:`ACTIVE_GROUP_REJECTIONS`: OffsetCommit error codes with which a coordinator refuses an admin
   commit because the group has (or just got) members, for either kind of group.
 """
@@ -27,8 +30,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from pyconnect.protocol.consumer_group_describe import GROUP_ID_NOT_FOUND, DescribedGroup
+from pyconnect.protocol.share_group_describe import ShareGroupDescribed
 
-Protocol = Literal["classic", "consumer", "unknown"]
+Protocol = Literal["classic", "consumer", "share", "unknown"]
 
 EMPTY = "Empty"
 DEAD = "Dead"
@@ -106,3 +110,17 @@ def resolve_group(group: str, classic: ClassicEntry | None, consumer: DescribedG
     if errors:
         return GroupView(group, "unknown", UNKNOWN, 0, "; ".join(errors))
     return GroupView(group, "unknown", DEAD)
+
+
+def share_view(found: ShareGroupDescribed) -> GroupView:
+    """The view of a share group from its ShareGroupDescribe entry: ``Dead`` when it does not exist (or is
+    no share group), ``Unknown`` on any other error (never idle)."""
+    if found.error_code == 0:
+        holders = tuple(member_label(m.client_id, m.client_host, m.member_id) for m in found.members)
+        return GroupView(found.group_id, "share", found.state, len(found.members), holders=holders)
+    if found.error_code == GROUP_ID_NOT_FOUND:
+        return GroupView(found.group_id, "unknown", DEAD)
+    why = f"ShareGroupDescribe error code {found.error_code}"
+    return GroupView(
+        found.group_id, "unknown", UNKNOWN, 0, f"{why}: {found.error_message}" if found.error_message else why
+    )

@@ -1,4 +1,5 @@
-"""``make chaos``: twenty groups failed over off a killed cluster, pyconnect beside Java MirrorMaker 2.
+"""``make chaos``: twenty groups and two share groups failed over off a killed cluster, pyconnect beside
+Java MirrorMaker 2.
 
 The long sibling of test_failover_command.py. Cluster A (this test's own, one broker, killed at the cut)
 takes sequence-numbered records on three partitions while twenty groups read them there: sixteen classic
@@ -10,7 +11,12 @@ offset syncs on B:
 * Java MirrorMaker 2 4.3.1 in dedicated mode (source alias ``J`` for the same cluster: ``J.<topic>``),
   checkpoints every second, no group offset sync, its worker flushing offsets every second.
 
-After the cut every group is moved three ways and measured by sequence numbers:
+Two share groups (KIP-932, Java's share consumer) read 3,000 records each on A and leave; a second
+checkpoint connector of pyconnect's flow syncs them continuously to B (Java MirrorMaker syncs no share
+group). Before the cut each one's position on B equals its position on A.
+
+After the cut every group is moved three ways and measured by sequence numbers (the share groups the
+first way only: re-reads and skips nothing, asserted):
 
 * ``pyconnect failover execute --url`` over pyconnect's flow: re-reads and skips nothing (asserted);
 * Java's answer, its latest checkpoint (``RemoteClusterUtils.translateOffsets``, what its group offset
@@ -48,13 +54,15 @@ from tests.integration.failover_drill import (
     read_all,
 )
 from tests.integration.fleet import create_topic, fleet, own_cluster, python_workers, wait_for
+from tests.integration.group_sync_helpers import CONTINUOUS, group_clients, share_position
 from tests.integration.mirror_helpers import SINGLE_BROKER_MM2, read_partition0
 from tests.integration.test_failover_command import checkpoint_offsets, cli, connectors, running
 
 pytestmark = [pytest.mark.kafka, pytest.mark.java]
 
 PARTITIONS = 3
-CLASSIC, CONSUMER = 16, 4
+CLASSIC, CONSUMER, SHARE = 16, 4, 2
+SHARE_READS = 3000
 AUDIT_TIMEOUT_S = 600
 
 
@@ -79,6 +87,17 @@ def java_flow(a: str, b: str, topic: str, groups: str) -> dict[str, object]:
     }
 
 
+def share_sync(checkpoint: dict[str, str], groups: str) -> dict[str, str]:
+    """A second checkpoint connector of the flow for its share groups alone, with the continuous sync
+    (share groups have no checkpoints: the failover moves what the sync last set on B)."""
+    return {**checkpoint, "groups": groups, "sync.group.offsets.enabled": "true", CONTINUOUS: "true"}
+
+
+def share_on(b: str, group: str, topic: str) -> dict[int, int]:
+    """Share group ``group``'s position on B in ``topic``, by partition."""
+    return {p: o for (t, p), o in share_position(b, group).items() if t == topic}
+
+
 def checkpointed_groups(b: str, checkpoints_topic: str) -> set[str]:
     """The groups with a checkpoint in ``checkpoints_topic`` on B."""
     return {
@@ -94,9 +113,10 @@ def drill(
     traffic: Traffic,
     consoles: list[ConsumerProtocolGroup],
     checkpointed: Callable[[], bool],
+    before_cut: Callable[[], None] = lambda: None,
 ) -> dict[str, dict[int, int]]:
-    """Traffic and groups on A, the groups stopped one by one (the last 1.2 s before the cut), A's broker
-    killed: the groups' committed offsets on A at the cut."""
+    """Traffic and groups on A, the groups stopped one by one (the last 1.2 s before the cut; ``before_cut``
+    runs before the first stops), A's broker killed: the groups' committed offsets on A at the cut."""
     a = cluster_a.bootstrap_servers
     try:
         traffic.start()
@@ -109,6 +129,7 @@ def drill(
             interval=1.0,
         )
         wait_for("checkpoints of every group on both flows", checkpointed, 240, interval=2.0)
+        before_cut()
         stopped: dict[str, float] = {}
         for i, group in enumerate(groups[::-1]):
             by_name = {c.group: c for c in consoles}
@@ -155,6 +176,7 @@ def test_twenty_groups_fail_over_with_pyconnect_and_beside_java_mirror_maker(
         classic = [f"{prefix}-classic-{i:02d}" for i in range(CLASSIC)]
         consumer = [f"{prefix}-consumer-{i}" for i in range(CONSUMER)]
         groups = classic + consumer
+        shares = [f"{prefix}-share-{i}" for i in range(SHARE)]
         java_file = tmp_path / "java" / "mm2.properties"
         java = JavaMirrorMaker(
             java_flow(a, b, topic, f"{prefix}-.*"), tmp_path / "java", clusters=["B"], die_with_parent=True
@@ -164,23 +186,44 @@ def test_twenty_groups_fail_over_with_pyconnect_and_beside_java_mirror_maker(
         consoles = [ConsumerProtocolGroup(a, topic, g, tmp_path) for g in consumer]
         with fleet(workers):
             (worker,) = workers
-            for name, config in connectors("A", a, b, topic, f"{prefix}-.*", sync_groups=False).items():
+            flow = connectors("A", a, b, topic, f"{prefix}-(classic|consumer)-.*", sync_groups=False)
+            flow["mirror-share-sync"] = share_sync(flow["mirror-checkpoint"], f"{prefix}-share-.*")
+            for name, config in flow.items():
                 code, body = worker.rest("POST", "/connectors", {"name": name, "config": config})
                 assert code == 201, body
             for name in ("mirror-source", "mirror-checkpoint"):
                 wait_for(f"{name} RUNNING", functools.partial(running, worker, name), 60)
             java.start()
+            readers = [
+                group_clients("share", a, topic, g, str(SHARE_READS), "0", log_dir=tmp_path, name=g)
+                for g in shares
+            ]
             try:
                 wanted = set(groups)
+                for reader in readers:
+                    reader.start()
 
                 def checkpointed() -> bool:
                     return all(
                         wanted <= checkpointed_groups(b, f"{alias}.checkpoints.internal") for alias in "AJ"
-                    )
+                    ) and not any(r.running for r in readers)
 
-                positions = drill(cluster_a, topic, groups, traffic, consoles, checkpointed)
+                share_at: dict[str, dict[int, int]] = {}
+
+                def before_cut() -> None:
+                    # each share group's position on A (its readers left long before), as B got it
+                    for g in shares:
+                        share_at[g] = {p: o for (_, p), o in share_position(a, g).items()}
+                        wait_for(
+                            f"share group {g} synced to B",
+                            lambda g=g: share_on(b, g, f"A.{topic}") == share_at[g],
+                            30,
+                            describe=lambda g=g: (share_on(b, g, f"A.{topic}"), share_at[g]),
+                        )
+
+                positions = drill(cluster_a, topic, groups, traffic, consoles, checkpointed, before_cut)
                 time.sleep(3)
-                group_args = [x for g in groups for x in ("--group", g)]
+                group_args = [x for g in groups + shares for x in ("--group", g)]
                 ours = cli(
                     "execute",
                     "--url",
@@ -191,14 +234,15 @@ def test_twenty_groups_fail_over_with_pyconnect_and_beside_java_mirror_maker(
                     "--json",
                 )
                 assert ours.returncode == 0, ours.stderr
-                plan_java = cli("plan", "--config", str(java_file), "--flow", "J->B", *group_args, "--json")
+                java_args = [x for g in groups for x in ("--group", g)]  # Java syncs no share group
+                plan_java = cli("plan", "--config", str(java_file), "--flow", "J->B", *java_args, "--json")
                 assert plan_java.returncode == 0, plan_java.stderr
-                over_java = cli(
-                    "execute", "--config", str(java_file), "--flow", "J->B", *group_args, "--json"
-                )
+                over_java = cli("execute", "--config", str(java_file), "--flow", "J->B", *java_args, "--json")
                 assert over_java.returncode == 0, over_java.stderr
             finally:
                 java.stop()
+                for reader in readers:
+                    reader.kill()
 
         ours_records = asyncio.run(read_all({"bootstrap.servers": b}, f"A.{topic}", PARTITIONS))
         java_records = asyncio.run(read_all({"bootstrap.servers": b}, f"J.{topic}", PARTITIONS))
@@ -224,6 +268,13 @@ def test_twenty_groups_fail_over_with_pyconnect_and_beside_java_mirror_maker(
                     measure(group, positions[group], asyncio.run(on_b(f"J.{topic}")), java_records),
                 )
             )
+        moved = {g["group"]: g for g in json.loads(ours.stdout)["groups"]}
+        for group in shares:
+            assert moved[group]["target_protocol"] == "share" and moved[group]["status"] == "verified", moved[
+                group
+            ]
+            on_b = share_on(b, group, f"A.{topic}")
+            rows.append(("pyconnect", group, measure(group, share_at[group], on_b, ours_records)))
         print("\n" + table(rows))
         for way, group, m in rows:
             if way == "pyconnect":

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -39,6 +40,7 @@ from tests.integration.group_sync_helpers import (
     share_starts,
     with_admin,
 )
+from tests.integration.test_failover_command import cli
 from tests.integration.test_mirror_source import create_and_fill, mirror_config, produce
 
 pytestmark = pytest.mark.kafka
@@ -154,21 +156,67 @@ def test_share_group_start_offsets_follow_and_an_active_share_group_is_left_alon
         assert "share group" in blocked[0]["message"] and "NON_EMPTY_GROUP" in blocked[0]["message"], blocked
         assert member.running
         assert {tp: o for tp, o in share_starts(b, [share])[share].items() if tp[0] == remote} == want
+        # the failover command refuses the share group while it has a member on B, and names it
+        url = ["--url", worker.rest_url, "--connector", "mirror-checkpoint"]
+        refused = cli("execute", *url, "--group", share)
+        assert refused.returncode == 3, (refused.stdout, refused.stderr)
+        assert f"group {share} is Stable (share protocol, 1 member) on cluster B" in refused.stderr, (
+            refused.stderr
+        )
+        assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
 
         wait_for("the member on B leaving the group", lambda: not member.running, 60)  # closes by itself
         left = time.monotonic()
-        newer_want = {(remote, p): o for (_, p), o in newer.items()}
+
+        def on_b_and_a() -> tuple[dict[tuple[str, int], int], dict[tuple[str, int], int]]:
+            """B's start offsets of the flow's remote topic, and A's now (its coordinator may still move
+            them after the reader exits, as it persists the last acknowledgements)."""
+            on_b = {tp: o for tp, o in share_starts(b, [share])[share].items() if tp[0] == remote}
+            return on_b, {(remote, p): o for (_, p), o in share_position(a, share).items()}
+
         wait_for(
             "B's share group at A's newer start offsets",
-            lambda: (
-                {tp: o for tp, o in share_starts(b, [share])[share].items() if tp[0] == remote} == newer_want
-            ),
-            30,
+            lambda: (lambda pair: pair[0] == pair[1] and pair[1] != want)(on_b_and_a()),
+            60,
+            interval=1.0,
+            describe=lambda: f"B, A: {on_b_and_a()}; conditions: {conditions(worker)}",
         )
         wait_for(
             "the condition cleared", lambda: not [c for c in conditions(worker) if c["subject"] == share], 15
         )
         print(f"synced {time.monotonic() - left:.1f} s after the share consumer on B left")
+
+        # failover with A up: B's start offsets moved back to 0 are planned and set at A's translation
+        code, _ = worker.rest("PUT", "/connectors/mirror-checkpoint/stop")
+        assert code == 204
+        wait_for(
+            "the checkpoint connector STOPPED",
+            lambda: (
+                worker.rest("GET", "/connectors/mirror-checkpoint/status")[1]["connector"]["state"]
+                == "STOPPED"
+            ),
+            30,
+        )
+        at_a = {(remote, p): o for (_, p), o in share_position(a, share).items()}
+        set_share_starts(b, share, remote, 0)
+        planned = cli("plan", *url, "--group", share, "--json")
+        assert planned.returncode == 0, planned.stderr
+        report = json.loads(planned.stdout)["groups"][0]
+        assert report["target_protocol"] == "share" and report["status"] == "planned", report
+        rows = {(p["target_topic"], p["partition"]): p for p in report["partitions"]}
+        assert {tp: p["target_offset"] for tp, p in rows.items()} == at_a, report
+        assert {p["action"] for p in rows.values()} <= {"commit", "keep"}, report
+        # proven 0 where the syncs place the start offset; unknown (null) at a partition's end, never more
+        assert report["expected_reread"] in (0, None), report
+        done = cli("execute", *url, "--group", share, "--json")
+        assert done.returncode == 0, done.stderr
+        moved = json.loads(done.stdout)["groups"][0]
+        assert moved["status"] == "verified" and moved["committed"] == sum(o > 0 for o in at_a.values()), (
+            moved
+        )
+        assert {tp: o for tp, o in share_position(b, share).items() if tp[0] == remote} == at_a
+        again = json.loads(cli("execute", *url, "--group", share, "--json").stdout)["groups"][0]
+        assert again["committed"] == 0 and again["status"] == "verified", again
 
 
 @pytest.fixture

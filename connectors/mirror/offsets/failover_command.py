@@ -3,7 +3,8 @@
 The flow comes from a worker's REST API (``--url`` [``--connector``]), a connector JSON file
 (``--connector-config``) or ``mm2.properties`` (``--config`` with ``--flow A->B``), see
 :mod:`connectors.mirror.offsets.failover_flow`; ``--worker-config`` resolves config-provider variables as
-the worker does. ``plan`` reads and prints (:mod:`connectors.mirror.offsets.failover_report`), never
+the worker does. Share groups (KIP-932) move along with the consumer groups (:mod:`connectors.mirror.offsets.failover_share`).
+``plan`` reads and prints (:mod:`connectors.mirror.offsets.failover_report`), never
 writes; ``execute`` plans, then runs :func:`connectors.mirror.offsets.failover_execute.execute` (with
 ``--state FILE``: resumable). ``--json`` prints the report document and nothing else on stdout.
 
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TextIO
 
-from connectors.mirror.offsets.failover_calls import EXIT_ERROR, EXIT_USAGE, FailoverError
+from connectors.mirror.offsets.failover_calls import EXIT_ERROR, EXIT_USAGE, FailoverError, UnknownGroup
 from connectors.mirror.offsets.failover_execute import GroupOutcome, execute
 from connectors.mirror.offsets.failover_flow import (
     FailoverFlow,
@@ -31,12 +32,14 @@ from connectors.mirror.offsets.failover_flow import (
     flow_from_mm2,
     load_connector_file,
 )
-from connectors.mirror.offsets.failover_plan import FlowPlan, plan_group, queries, stretches
-from connectors.mirror.offsets.failover_reads import read_flow, read_stretches
+from connectors.mirror.offsets.failover_plan import FlowPlan, GroupPlan, plan_group, queries, stretches
+from connectors.mirror.offsets.failover_reads import FlowReads, read_flow, read_stretches
 from connectors.mirror.offsets.failover_report import report_json, report_text
+from connectors.mirror.offsets.failover_share import plan_share_group
 from connectors.mirror.offsets.failover_state import FailoverState, StateError
 from pyconnect.config import properties
 from pyconnect.errors import ConnectError
+from pyconnect.kafka.group_view import DEAD, GroupView
 from pyconnect.rest_client import RestAccess
 
 __all__ = ["FailoverOptions", "build_plan", "load_flow", "run", "run_failover"]
@@ -132,9 +135,37 @@ async def build_plan(
                 allow_rewind=allow_rewind,
             )
         )
+    plans += _share_plans(flow, reads, all_groups=all_groups, allow_rewind=allow_rewind)
     return FlowPlan(
         flow, reads.source_offsets is not None, reads.store is not None, tuple(plans), tuple(notes)
     )
+
+
+def _share_plans(
+    flow: FailoverFlow, reads: FlowReads, *, all_groups: bool, allow_rewind: bool
+) -> list[GroupPlan]:
+    """The share groups' plans; with ``all_groups`` those that have nothing along this flow are left out."""
+    share, plans = reads.share, []
+    for group in share.groups:
+        view = share.views.get(group) or GroupView(group, "unknown", DEAD)
+        source = None if share.source_starts is None else share.source_starts.get(group, {})
+        try:
+            planned = plan_share_group(
+                flow,
+                group,
+                view,
+                source,
+                share.target_starts.get(group, {}),
+                reads.store,
+                allow_rewind=allow_rewind,
+            )
+        except UnknownGroup:
+            if all_groups:
+                continue
+            raise
+        if planned.partitions or not all_groups:
+            plans.append(planned)
+    return plans
 
 
 def _state_flow(flow: FailoverFlow) -> dict[str, str]:

@@ -12,6 +12,9 @@ Contract (:func:`execute`):
    is a :class:`~connectors.mirror.offsets.failover_calls.FailoverError`. The state file is written after
    each group.
 
+Share groups (``protocol == "share"`` in the plan) are described with ShareGroupDescribe and moved by
+:func:`connectors.mirror.offsets.failover_share.move_share_group` (start offsets, AlterShareGroupOffsets).
+
 Idempotent: a group whose offsets already equal its targets is committed nothing and still verified.
 Resumable: with the state file of an interrupted run, the groups it holds are committed with its offsets.
 """
@@ -34,8 +37,10 @@ from connectors.mirror.offsets.failover_calls import (
 )
 from connectors.mirror.offsets.failover_flow import FailoverFlow
 from connectors.mirror.offsets.failover_plan import FlowPlan
+from connectors.mirror.offsets.failover_share import move_share_group
 from connectors.mirror.offsets.failover_state import FailoverState, partition_key
 from pyconnect.config.client_configs import mirror_client_config
+from pyconnect.kafka.group_offsets import SyncAdmin
 from pyconnect.kafka.group_view import ACTIVE_GROUP_REJECTIONS, GroupView
 from pyconnect.kafka.mirror_admin import CommittedOffset, GroupAdmin
 
@@ -120,6 +125,18 @@ async def _move(
     return GroupOutcome(group, len(to_commit), len(wanted) - len(to_commit), "verified", resumed)
 
 
+async def _views(
+    admin: SyncAdmin, flow: FailoverFlow, groups: list[str], shares: list[str], timeout_s: float
+) -> dict[str, GroupView]:
+    """The target's views of the consumer groups ``groups`` and the share groups ``shares``."""
+    views = (
+        await retrying(functools.partial(described, admin, groups), timeout_s, flow.target) if groups else {}
+    )
+    if shares:
+        views.update(await retrying(functools.partial(admin.describe_share, shares), timeout_s, flow.target))
+    return views
+
+
 async def execute(
     flow: FailoverFlow,
     plan: FlowPlan,
@@ -136,11 +153,14 @@ async def execute(
             {(p.target_topic, p.partition): p.metadata for p in group_plan.partitions},
         )
     todo = state.pending()
-    admin = GroupAdmin(mirror_client_config(flow.target_config, "admin"))
+    shares = {g.group for g in plan.groups if g.protocol == "share"}
+    admin = SyncAdmin(mirror_client_config(flow.target_config, "admin"), flow.target)
     try:
         await bounded(admin.start(), timeout_s, flow.target)
         if todo:
-            views = await retrying(functools.partial(described, admin, todo), timeout_s, flow.target)
+            views = await _views(
+                admin, flow, [g for g in todo if g not in shares], [g for g in todo if g in shares], timeout_s
+            )
             busy = {g: v for g, v in views.items() if not v.idle}
             if busy:
                 raise FailoverRefused(refusal(busy, flow.target))
@@ -151,7 +171,11 @@ async def execute(
             if group not in todo:
                 outcomes.append(GroupOutcome(group, 0, len(progress.targets), "verified", True))
                 continue
-            outcomes.append(await _move(admin, flow, group, state, timeout_s, resumed=group in resumed))
+            if group in shares:
+                done, kept = await move_share_group(admin, flow, group, state, timeout_s)
+                outcomes.append(GroupOutcome(group, done, kept, "verified", group in resumed))
+            else:
+                outcomes.append(await _move(admin, flow, group, state, timeout_s, resumed=group in resumed))
             if save is not None:
                 save(state)
         return outcomes

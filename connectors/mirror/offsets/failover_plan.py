@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 Stretch = tuple[str, int, int, int | None]
-SourceFrom = Literal["source", "checkpoint"]
+SourceFrom = Literal["source", "checkpoint", "synced"]
 IDLE_STATES = ("Empty", "Dead")
 
 

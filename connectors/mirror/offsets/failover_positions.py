@@ -56,8 +56,8 @@ __all__ = [
     "verified_position",
 ]
 
-Action = Literal["commit", "keep", "skip-rewind", "rewind", "no-checkpoint"]
-Basis = Literal["target records", "offset syncs", "checkpoint", "none"]
+Action = Literal["commit", "keep", "skip-rewind", "rewind", "no-checkpoint", "no-translation"]
+Basis = Literal["target records", "offset syncs", "checkpoint", "share sync", "none"]
 SyncPair = tuple[int, int]
 
 

@@ -4,7 +4,9 @@
 
 1. on the target (required): the checkpoints topic once, the latest checkpoint per group and target
    partition; each requested group's view (state, protocol, members) and committed offsets. With
-   ``all_groups`` the groups are every group with a checkpoint;
+   ``all_groups`` the groups are every group with a checkpoint. A requested group without checkpoints
+   that is a share group on the target, and with ``all_groups`` every share group there, is read by
+   :mod:`connectors.mirror.offsets.failover_share` (``FlowReads.share``);
 2. on the source, when configured and reachable: each group's committed offsets (a source that is down
    is the disaster being handled: a note, not an error);
 3. the offset-syncs topic on the cluster of ``offset-syncs.topic.location`` when it can be read (a note
@@ -15,8 +17,8 @@
 (:func:`connectors.mirror.offsets.failover_plan.stretches`); a stretch that cannot be read gives ``None``
 (the plan falls back to the offset syncs) and a note.
 
-Errors: :class:`NoCheckpoints` when the checkpoints topic is missing or empty, :class:`UnknownGroup` for
-a requested group without checkpoints (naming its offsets on the source when it has some there),
+Errors: :class:`NoCheckpoints` when the checkpoints topic is missing or empty (and no share group is
+asked for), :class:`UnknownGroup` for a requested group without checkpoints that is no share group (naming its offsets on the source when it has some there),
 :class:`FailoverError` when the target cannot be read.
 """
 
@@ -38,6 +40,7 @@ from connectors.mirror.offsets.failover_calls import (
     retrying,
 )
 from connectors.mirror.offsets.failover_flow import FailoverFlow
+from connectors.mirror.offsets.failover_share import ShareReads, read_share_groups, read_source_starts
 from connectors.mirror.offsets.mirror_client import MirrorClient, MirrorClientError, read_offset_syncs
 from connectors.mirror.offsets.translation import OffsetSyncStore
 from connectors.mirror.records import TopicPartition
@@ -62,6 +65,7 @@ class FlowReads:
     store: OffsetSyncStore | None
     syncs: dict[tuple[str, int], list[tuple[int, int]]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    share: ShareReads = field(default_factory=ShareReads)
 
 
 async def _checkpoints(
@@ -181,19 +185,38 @@ def _unknown(flow: FailoverFlow, group: str, source_offsets: Mapping[str, Offset
 async def read_flow(
     flow: FailoverFlow, groups: Sequence[str], timeout_s: float, *, all_groups: bool = False
 ) -> FlowReads:
-    """Read what the plans of ``groups`` (or of every checkpointed group) need; see the module docstring."""
+    """Read what the plans of ``groups`` (or of every checkpointed group and every share group on the
+    target) need; see the module docstring."""
     notes: list[str] = []
-    checkpoints, skipped = await _checkpoints(flow, timeout_s)
+    no_checkpoints: NoCheckpoints | None = None
+    try:
+        checkpoints, skipped = await _checkpoints(flow, timeout_s)
+    except NoCheckpoints as exc:
+        no_checkpoints, checkpoints, skipped = exc, {}, 0
     if skipped:
         notes.append(f"skipped {skipped} undecodable checkpoint records")
-    wanted = sorted(checkpoints) if all_groups else list(dict.fromkeys(groups))
-    missing = [g for g in wanted if g not in checkpoints]
-    source_offsets = await _source_offsets(flow, wanted, timeout_s, notes) if wanted else None
-    if missing:
-        raise _unknown(flow, missing[0], source_offsets)
+    requested = list(dict.fromkeys(groups))
+    missing = [g for g in requested if g not in checkpoints]
+    share = (
+        await read_share_groups(flow, None if all_groups else missing, timeout_s, notes)
+        if (all_groups or missing)
+        else ShareReads()
+    )
+    wanted = sorted(checkpoints) if all_groups else [g for g in requested if g in checkpoints]
+    asked = wanted + [g for g in missing if g not in share.groups]
+    source_offsets = await _source_offsets(flow, asked, timeout_s, notes) if asked or share.groups else None
+    unknown = [g for g in missing if g not in share.groups]
+    if no_checkpoints is not None and (unknown or not share.groups):
+        raise no_checkpoints
+    if unknown:
+        raise _unknown(flow, unknown[0], source_offsets)
+    if source_offsets is not None:
+        await read_source_starts(share, flow, timeout_s, notes)
     try:
-        views, target_offsets = await _group_offsets(
-            flow.target_config, flow.target, wanted, timeout_s, views=True
+        views, target_offsets = (
+            await _group_offsets(flow.target_config, flow.target, wanted, timeout_s, views=True)
+            if wanted
+            else ({}, {})
         )
     except FailoverError:
         raise
@@ -209,6 +232,7 @@ async def read_flow(
         store,
         syncs,
         notes,
+        share,
     )
 
 

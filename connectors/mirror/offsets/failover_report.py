@@ -70,7 +70,8 @@ def _cell(value: object) -> str:
 def _group_lines(plan: FlowPlan, group: GroupPlan, outcome: GroupOutcome | None) -> list[str]:
     state = "unknown there" if group.state == DEAD else group.state
     members = f" ({', '.join(group.holders)})" if group.holders else ""
-    lines = [f"Group {group.group} on {plan.flow.target}: {state}{members}"]
+    kind = "Share group" if group.protocol == "share" else "Group"
+    lines = [f"{kind} {group.group} on {plan.flow.target}: {state}{members}"]
     rows = [
         (
             "TOPIC",
