@@ -27,7 +27,7 @@ from pyconnect.config.client_configs import client_overrides
 from pyconnect.errors import BadRequestError, ConnectError
 from pyconnect.kafka.sink_group import GroupNotEmpty, SinkGroupAdmin
 from pyconnect.protocol.javahash import hash_order, java_string_hash
-from pyconnect.worker.sink_setup import sink_group_id
+from pyconnect.worker.sink_config import sink_group_id
 
 if TYPE_CHECKING:
     from pyconnect.worker.worker import Worker

@@ -5,12 +5,15 @@ Contract:
   belongs to it until ``stop_connector`` / ``stop_tasks`` / ``stop`` ends it.
 - A connector or task that cannot be created or started is reported FAILED with its trace and the
   call returns False; it never raises into the herder.
-- A task of a sink connector is a :class:`~pyconnect.worker.sink_task.WorkerSinkTask` with its own
-  consumer in group ``connect-<connector>`` (:mod:`pyconnect.worker.sink_setup`).
-- Each source task gets its own producer: the worker's ``producer.*`` settings over Java's source
-  defaults, then the connector's ``producer.override.*`` when ``connector.client.config.override.policy``
-  allows them (``All``, the Kafka 4 default; ``None`` forbids any; ``Principal`` only SASL JAAS).
-  Converters come from the connector config, else the worker's.
+- A task is planned by :mod:`pyconnect.worker.task_plan` (pure: client configs, converters,
+  transformations, error policy, delivery mode, bounds) and made live by
+  :mod:`pyconnect.worker.task_assembly`, which closes what it opened when a later part fails. A sink
+  task is a :class:`~pyconnect.worker.sink_task.WorkerSinkTask` with its own consumer in group
+  ``connect-<connector>``; each source task gets its own producer: the worker's ``producer.*``
+  settings over Java's source defaults, then the connector's ``producer.override.*`` when
+  ``connector.client.config.override.policy`` allows them (``All``, the Kafka 4 default; ``None``
+  forbids any; ``Principal`` only SASL JAAS). Converters come from the connector config, else the
+  worker's.
 - With ``exactly.once.source.support=enabled`` a source task's producer is transactional
   (``transactional.id=<group.id>-<connector>-<task>``, idempotent; Java's
   ``exactlyOnceSourceTaskProducerConfigs``) and the task writes records and offsets in transactions
@@ -43,32 +46,24 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from typing import Any
 
 from pyconnect import COMPATIBLE_KAFKA_VERSION, __version__
-from pyconnect.api.source import SourceTaskContext, TransactionContext
 from pyconnect.conditions import ConditionBoard
 from pyconnect.config.client_configs import (
     client_overrides,
     exactly_once_task_producer_config,
-    ignored_keys,
 )
 from pyconnect.config.worker import WorkerConfig
 from pyconnect.errors import ConfigError, DataError
 from pyconnect.kafka.access import cluster_label, start_client
-from pyconnect.kafka.clients import create_producer, max_block_seconds
+from pyconnect.kafka.clients import create_producer
 from pyconnect.kafka.task_transactions import TaskTransactions
-from pyconnect.kafka.transaction_access import init_timeout_s, transaction_refusal
-from pyconnect.metrics.client_metrics import JAVA_BUFFER_MEMORY, ProducerMetrics
 from pyconnect.metrics.connect import (
     ConnectMetrics,
     ConnectorMetrics,
     ConnectorTaskCounts,
-    SourceTaskMetrics,
-    TaskMetrics,
     WorkerMetrics,
 )
 from pyconnect.metrics.registry import MetricsHub
-from pyconnect.metrics.sink_task import SinkTaskMetrics
 from pyconnect.metrics.stats import MetricConfig
-from pyconnect.metrics.task_errors import TaskErrorMetrics
 from pyconnect.protocol.internal_records import (
     InternalRecordError,
     State,
@@ -77,18 +72,16 @@ from pyconnect.protocol.internal_records import (
 )
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.stores.connector_offsets import ConnectorOffsets, connector_offsets_for
-from pyconnect.transforms.chain import TransformationChain
-from pyconnect.transforms.config import transformation_chain
-from pyconnect.worker.errant_records import ErrantRecords
 from pyconnect.worker.failure_trace import failure_trace
+from pyconnect.worker.offset_reader import ConnectorOffsetReader
 from pyconnect.worker.plugin_calls import PluginCalls
 from pyconnect.worker.plugins import PluginRegistry
-from pyconnect.worker.retry_with_tolerance import RetryWithTolerance
-from pyconnect.worker.sink_setup import create_sink_task, flag, is_sink
+from pyconnect.worker.sink_config import is_sink
 from pyconnect.worker.sink_task import WorkerSinkTask
 from pyconnect.worker.source_task import WorkerSourceTask
 from pyconnect.worker.status import Item, ObservedReporter, StatusReporter
-from pyconnect.worker.target_wait_config import wait_bounds
+from pyconnect.worker.task_assembly import MetricGroups, assemble_sink_task, assemble_source_task
+from pyconnect.worker.task_plan import plan_sink_task, plan_source_task
 from pyconnect.worker.worker_connector import WorkerConnector, java_class_name
 
 log = logging.getLogger(__name__)
@@ -96,20 +89,6 @@ log = logging.getLogger(__name__)
 
 CONNECTOR_START_WAIT_S = 1.0
 """How long ``start_connector`` waits for a connector's ``start`` before it goes on in the background."""
-
-
-class ConnectorOffsetReader:
-    """A task's or connector's view of its committed offsets (Java's OffsetStorageReader)."""
-
-    def __init__(self, offset_store: Any, connector: str) -> None:
-        self._store = offset_store
-        self._connector = connector
-
-    async def offset(self, partition: Mapping[str, Any]) -> dict[str, Any] | None:
-        return (await self._store.get(self._connector, [partition]))[0]
-
-    async def offsets(self, partitions: Sequence[Mapping[str, Any]]) -> list[dict[str, Any] | None]:
-        return list(await self._store.get(self._connector, partitions))
 
 
 class ConnectorContextImpl:
@@ -173,13 +152,7 @@ class Worker:
             metrics if metrics is not None else default_metrics(worker_id, config, kafka_cluster_id)
         )
         self.worker_metrics = WorkerMetrics(self.metrics, self.connectors, self.tasks)
-        self._task_metrics: dict[
-            ConnectorTaskId,
-            tuple[
-                TaskMetrics,
-                *tuple[SourceTaskMetrics | ProducerMetrics | SinkTaskMetrics | TaskErrorMetrics, ...],
-            ],
-        ] = {}
+        self._task_metrics: dict[ConnectorTaskId, MetricGroups] = {}
         self._connector_metrics: dict[str, ConnectorMetrics] = {}
         self.connector_task_counts = ConnectorTaskCounts(self.metrics, self._task_states)
         self.plugin_calls = PluginCalls()
@@ -350,15 +323,6 @@ class Worker:
             if task_id.connector == name:
                 task.transition_to(target)
 
-    def converter(self, connector_config: Mapping[str, str], key: str, is_key: bool) -> Any:
-        name = connector_config.get(key) or self._setting(key)
-        name = getattr(name, "__name__", name)
-        source = connector_config if connector_config.get(key) else self.config.originals
-        configs = {k[len(key) + 1 :]: v for k, v in source.items() if k.startswith(key + ".")}
-        if key == "header.converter":
-            return self.plugins.new_header_converter(str(name), configs)
-        return self.plugins.new_converter(str(name), configs, is_key)
-
     async def start_task(
         self,
         task_id: ConnectorTaskId,
@@ -369,230 +333,41 @@ class Worker:
         preflight: Callable[[], Awaitable[None]] | None = None,
         postflight: Callable[[], Awaitable[None]] | None = None,
     ) -> bool:
-        """Create and start a source task (see the module docstring). With exactly-once support the
-        task's producer is started by the task itself after ``preflight()`` (the herder's zombie
-        fencing): started earlier, its initialisation could be fenced by that very round."""
+        """Plan, assemble and start a task (:mod:`pyconnect.worker.task_plan`,
+        :mod:`pyconnect.worker.task_assembly`); False, with the task reported FAILED, when it cannot be
+        built. A transactional source task starts its producer itself after ``preflight()`` (the
+        herder's zombie fencing): started earlier, its initialisation could be fenced by that round."""
         if task_id in self.tasks:
             raise RuntimeError(f"task {task_id} is already running on this worker")
-        if is_sink(self, connector_config):
-            return self._start_sink_task(task_id, connector_config, task_config, target)
-        producer = None
-        transformations = TransformationChain()
         try:
-            connector_class = self.plugins.resolve_connector(connector_config["connector.class"])
-            exactly_once = self.config.exactly_once_source_enabled
-            boundary = str(connector_config.get("transaction.boundary") or "poll").strip().lower()
-            task = connector_class().task_class()()
-            transformations = transformation_chain(self.plugins, connector_config)
-            key_converter = self.converter(connector_config, "key.converter", True)
-            value_converter = self.converter(connector_config, "value.converter", False)
-            header_converter = self.converter(connector_config, "header.converter", False)
-            client_id = f"connector-producer-{task_id.connector}-{task_id.task}"
-            overrides = client_overrides(
-                connector_config, self.config.connector_client_config_override_policy
-            )
-            producer_config = (
-                exactly_once_task_producer_config(
-                    self.config, task_id.connector, task_id.task, self.kafka_cluster_id, overrides
+            if is_sink(self.plugins, connector_config):
+                plan = plan_sink_task(
+                    self.config, self.kafka_cluster_id, task_id, connector_config, task_config
                 )
-                if exactly_once
-                else self.config.producer_configs(client_id, self.kafka_cluster_id, overrides)
-            )
-            dropped = [
-                k
-                for k in ignored_keys(producer_config, "producer")
-                if not k.startswith(("key.", "value.", "metrics.", "metric."))
-            ]
-            if dropped:
-                log.debug("Task %s: producer settings without an equivalent here: %s", task_id, dropped)
-            offsets = self.offsets_view(
-                task_id.connector,
-                connector_config,
-                producer_config=producer_config,
-                client_label=str(task_id),
-                read_only=exactly_once,
-            )
-            cluster = cluster_label(producer_config)
-            producer = create_producer(producer_config)
-            if not exactly_once:
-                await start_client(producer, producer_config, cluster)
-        except BaseException as exc:
-            with contextlib.suppress(Exception):
-                transformations.close()
-            if producer is not None:  # also when this start is cancelled: no unclosed producer
-                with contextlib.suppress(Exception):
-                    await producer.stop()
-            if not isinstance(exc, Exception):
-                raise
-            log.error("Task %s could not be created: %s", task_id, failure_trace(exc).partition("\n")[0])
-            self.observed(lambda state: None, self.worker_metrics.record_task_startup).report(
-                task_id, State.FAILED, failure_trace(exc)
-            )
-            return False
-
-        async def write_offsets(
-            offsets: dict[str, tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]],
-        ) -> None:
-            await task_offsets.set(task_id.connector, [(p, o) for p, o in offsets.values() if p is not None])
-
-        task_offsets = offsets
-        started_producer = producer
-
-        async def close_clients() -> None:
-            try:
-                await started_producer.stop()
-            finally:
-                await task_offsets.stop()
-
-        producer_metrics = ProducerMetrics(
-            self.metrics.hub,
-            str(producer_config.get("client.id") or client_id),
-            int(producer_config.get("buffer.memory") or JAVA_BUFFER_MEMORY),
-        )
-        transactions = None
-        interval_s = None
-        prepare = None
-        if exactly_once:
-            transactional_id = str(producer_config["transactional.id"])
-
-            async def prepare() -> None:
-                if preflight is not None:
-                    await preflight()
-                timeout_s = init_timeout_s(max_block_seconds(started_producer))
-                try:
-                    async with asyncio.timeout(timeout_s):
-                        await start_client(started_producer, producer_config, cluster)
-                except Exception as exc:
-                    refusal = transaction_refusal(
-                        exc, transactional_id, cluster, initialising=True, timeout_s=timeout_s
+                built = assemble_sink_task(self, plan, target)
+            else:
+                source = plan_source_task(
+                    self.config, self.kafka_cluster_id, task_id, connector_config, task_config
+                )
+                if source.dropped_producer_keys:
+                    log.debug(
+                        "Task %s: producer settings without an equivalent here: %s",
+                        task_id,
+                        list(source.dropped_producer_keys),
                     )
-                    if refusal is None:
-                        raise
-                    raise refusal from exc
-
-            transactions = TaskTransactions(
-                producer,
-                offsets.primary_topic or self.config.offset_storage_topic,
-                str(task_id),
-                metrics=producer_metrics if self.metrics.hub.recording else None,
-                worker_copy=offsets if offsets.has_own_topic else None,
-                transactional_id=transactional_id,
-                cluster=cluster,
-            )
-            if boundary == "interval":
-                interval_ms = connector_config.get("transaction.boundary.interval.ms")
-                interval_s = (
-                    int(interval_ms) if interval_ms is not None else self.config.offset_flush_interval_ms
-                ) / 1000
-
-        def encode_offsets(
-            pairs: list[tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]],
-        ) -> list[tuple[bytes, bytes | None]]:
-            try:
-                return [
-                    (task_offsets.key_bytes(task_id.connector, p), encode_offset_value(o))
-                    for p, o in pairs
-                    if p is not None
-                ]
-            except InternalRecordError as exc:
-                raise DataError(str(exc)) from None
-
-        def may_commit() -> bool:
-            permit = self.offset_commit_permit
-            return permit is None or permit(task_id)
-
-        task_metrics = TaskMetrics(
-            self.metrics,
-            task_id.connector,
-            task_id.task,
-            State.RUNNING if target == TargetState.STARTED else State.PAUSED,
-        )
-        source_metrics = SourceTaskMetrics(self.metrics, task_id.connector, task_id.task)
-        error_metrics = TaskErrorMetrics(self.metrics, task_id.connector, task_id.task)
-        error_log = (
-            ErrantRecords(
-                task_id,
-                log_errors=True,
-                log_include_messages=flag(connector_config, "errors.log.include.messages"),
-                metrics=error_metrics,
-            )
-            if flag(connector_config, "errors.log.enable")
-            else None
-        )
-        errors = RetryWithTolerance.from_config(
-            connector_config,
-            metrics=error_metrics,
-            report=error_log.report_failure if error_log is not None else None,
-        )
-        transaction_context = TransactionContext() if exactly_once and boundary == "connector" else None
-        context = SourceTaskContext(
-            dict(task_config),
-            ConnectorOffsetReader(offsets, task_id.connector),
-            transaction_context=transaction_context,
-            metrics=self.metrics.hub,
-        )
-        runner = WorkerSourceTask(
-            task_id,
-            task,
-            {k: v for k, v in task_config.items() if v is not None},
-            context,
-            producer=producer,
-            key_converter=key_converter,
-            value_converter=value_converter,
-            header_converter=header_converter,
-            write_offsets=write_offsets,
-            may_commit=may_commit,
-            reporter=self.observed(task_metrics.record_state, self.worker_metrics.record_task_startup),
-            target_state=target,
-            offset_flush_interval_s=self.config.offset_flush_interval_ms / 1000,
-            offset_flush_timeout_s=self.config.offset_flush_timeout_ms / 1000,
-            errors=errors,
-            close_producer=close_clients,
-            open_offsets=offsets.start,
-            on_topic=self.topic_tracker,
-            metrics=source_metrics,
-            task_metrics=task_metrics,
-            cluster=cluster,
-            transformations=transformations,
-            transactions=transactions,
-            encode_offsets=encode_offsets,
-            transaction_interval_s=interval_s,
-            producer_metrics=producer_metrics if self.metrics.hub.recording else None,
-            transaction_context=transaction_context,
-            preflight=prepare,
-            postflight=postflight if exactly_once else None,
-            calls=self.plugin_calls,
-            stop_timeout_s=int(self._setting("task.shutdown.graceful.timeout.ms")) / 1000,
-            target_bounds=wait_bounds(connector_config),
-        )
-        self.tasks[task_id] = runner
-        self._task_metrics[task_id] = (task_metrics, source_metrics, producer_metrics, error_metrics)
-        self.connector_task_counts.task_added(task_id.connector)
-        runner.start()
-        return True
-
-    def _start_sink_task(
-        self,
-        task_id: ConnectorTaskId,
-        connector_config: Mapping[str, str],
-        task_config: Mapping[str, str],
-        target: TargetState,
-    ) -> bool:
-        """A sink task (:mod:`pyconnect.worker.sink_setup`): FAILED with its trace when it cannot be built."""
-        try:
-            runner, task_metrics, sink_metrics, error_metrics = create_sink_task(
-                self, task_id, connector_config, task_config, target
-            )
+                built = await assemble_source_task(
+                    self, source, target, preflight=preflight, postflight=postflight
+                )
         except Exception as exc:
             log.error("Task %s could not be created: %s", task_id, failure_trace(exc).partition("\n")[0])
             self.observed(lambda state: None, self.worker_metrics.record_task_startup).report(
                 task_id, State.FAILED, failure_trace(exc)
             )
             return False
-        self.tasks[task_id] = runner
-        self._task_metrics[task_id] = (task_metrics, sink_metrics, error_metrics)
+        self.tasks[task_id] = built.runner
+        self._task_metrics[task_id] = built.metric_groups
         self.connector_task_counts.task_added(task_id.connector)
-        runner.start()
+        built.runner.start()
         return True
 
     async def write_offsets_exactly_once(

@@ -37,7 +37,7 @@ The rules:
     function, and under ``if TYPE_CHECKING:`` too (none is exempt: a type-only dependency is still one).
     A lower module that must name what a higher one provides declares the contract as a ``Protocol``
     and the higher module fulfils it (``config.client_configs.WorkerSettings``,
-    ``worker.sink_setup.SinkTaskHost``, ``herder.source_fencing.FencingHerder``,
+    ``worker.task_assembly.TaskHost``, ``herder.source_fencing.FencingHerder``,
     ``plugin_desc.PluginCatalog``).
 (b) No import cycle between modules: over module-level imports (those under ``if TYPE_CHECKING:``
     included, since two modules naming each other cannot be read apart even for types; imports inside

@@ -21,7 +21,7 @@ from pyconnect.herder.standalone import standalone_herder
 from pyconnect.protocol.internal_records import TargetState
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.stores.file_offsets import FileOffsetStore
-from pyconnect.worker import worker as worker_module
+from pyconnect.worker import task_assembly
 from pyconnect.worker.plugins import PluginRegistry
 from pyconnect.worker.status import RecordingReporter
 from pyconnect.worker.worker import Worker
@@ -90,7 +90,7 @@ VERIFIABLE = {
 
 @pytest.fixture
 async def herder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Herder]:
-    monkeypatch.setattr(worker_module, "create_producer", FakeProducer)
+    monkeypatch.setattr(task_assembly, "create_producer", FakeProducer)
     config = StandaloneConfig(
         {
             "bootstrap.servers": "127.0.0.1:9",

@@ -17,6 +17,7 @@ from pyconnect.herder.standalone import standalone_herder
 from pyconnect.kafka.target_waits import WaitBounds
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.stores.file_offsets import FileOffsetStore
+from pyconnect.worker import task_assembly
 from pyconnect.worker.plugins import PluginRegistry
 from pyconnect.worker.status import RecordingReporter
 from pyconnect.worker.target_wait_config import target_label, target_wait_error, wait_bounds
@@ -59,7 +60,7 @@ def test_a_mirror_tasks_target_is_named_by_its_alias() -> None:
 
 @pytest.fixture
 async def herder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Herder]:
-    monkeypatch.setattr(worker_module, "create_producer", FakeProducer)
+    monkeypatch.setattr(task_assembly, "create_producer", FakeProducer)
     config = StandaloneConfig(
         {
             "bootstrap.servers": "127.0.0.1:9",
