@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from pyconnect.api.source import SourceTaskContext, TransactionContext
+from pyconnect.api.source import SourceTask, SourceTaskContext, TransactionContext
 from pyconnect.config.worker import WorkerConfig
 from pyconnect.errors import DataError
 from pyconnect.kafka.access import start_client
@@ -50,6 +51,8 @@ from pyconnect.worker.sink_task import WorkerSinkTask, WorkerSinkTaskContext
 from pyconnect.worker.source_task import WorkerSourceTask
 from pyconnect.worker.status import ObservedReporter
 from pyconnect.worker.task_plan import ConverterSpec, ErrorPolicy, SinkTaskPlan, SourceTaskPlan, TaskPlan
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "AssembledTask",
@@ -253,6 +256,10 @@ async def assemble_source_task(
 ) -> AssembledTask:
     """An unstarted source task from its plan (see the module contract)."""
     task, chain, converters = _plugin_parts(host, plan)
+    if plan.raw_batches_off and type(task).accept_raw_batches is not SourceTask.accept_raw_batches:
+        log.info(
+            "Task %s: fetched batches are copied record by record: %s", plan.task_id, plan.raw_batches_off
+        )
     try:
         clients = await _open_source_clients(host, plan)
     except BaseException:

@@ -174,3 +174,41 @@ def test_a_plan_is_frozen_and_the_same_inputs_give_the_same_plan() -> None:
         first.delivery = "transactional"  # type: ignore[misc]
     with pytest.raises(TypeError):
         first.producer_config["acks"] = "0"  # type: ignore[index]
+
+
+def test_the_offsets_topic_is_the_connectors_own_or_the_workers() -> None:
+    plain = plan_source_task(worker(), "c", TASK, SOURCE, {})
+    assert (plain.offsets.topic, plain.offsets.own_store) == ("c-offsets", False)
+    own = plan_source_task(worker(), "c", TASK, {**SOURCE, "offsets.storage.topic": " mine "}, {})
+    assert (own.offsets.topic, own.offsets.own_store) == ("mine", True)
+    elsewhere = {**SOURCE, "producer.override.bootstrap.servers": "10.0.0.9:9092"}
+    eos = plan_source_task(worker(exactly_once_source_support="enabled"), "c", TASK, elsewhere, {})
+    assert (eos.offsets.topic, eos.offsets.bootstrap_servers, eos.offsets.own_store) == (
+        "c-offsets",
+        "10.0.0.9:9092",
+        True,
+    )
+
+
+BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
+
+
+@pytest.mark.parametrize(
+    ("extra", "why"),
+    [
+        ({}, None),
+        (
+            {"header.converter": "org.apache.kafka.connect.storage.SimpleHeaderConverter"},
+            "header.converter is",
+        ),
+        ({"value.converter": "org.apache.kafka.connect.json.JsonConverter"}, "value.converter is"),
+        ({"transforms": "r", "transforms.r.type": "RegexRouter"}, "the connector has transformations"),
+        ({"transforms": " "}, None),
+    ],
+)
+def test_raw_batches_are_off_for_a_converter_that_rewrites_bytes_or_a_transformation(
+    extra: dict[str, str], why: str | None
+) -> None:
+    config = {**SOURCE, "key.converter": BYTES, "value.converter": BYTES, "header.converter": BYTES, **extra}
+    off = plan_source_task(worker(), "c", TASK, config, {}).raw_batches_off
+    assert off is None if why is None else off is not None and off.startswith(why)
