@@ -37,7 +37,7 @@ NO_ERROR = 0
 CONFIG_MISMATCH = 1
 
 
-def _tuple(values: Iterable[object]) -> tuple:
+def _tuple(values: Iterable[object]) -> tuple[object, ...]:
     return values if isinstance(values, tuple) else tuple(values)
 
 

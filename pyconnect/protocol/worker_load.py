@@ -10,7 +10,7 @@ workers, so callers pass loads in Java's member iteration order.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from pyconnect.protocol.javahash import java_string_key
 from pyconnect.protocol.task_id import ConnectorTaskId
@@ -28,7 +28,7 @@ class WorkerLoad:
         self.connectors: dict[str, None] = dict.fromkeys(connectors)
         self.tasks: dict[ConnectorTaskId, None] = dict.fromkeys(tasks)
 
-    def items(self, kind: Kind) -> dict:
+    def items(self, kind: Kind) -> dict[Any, None]:
         return self.connectors if kind == "connectors" else self.tasks
 
     def is_empty(self) -> bool:
@@ -59,14 +59,14 @@ def water_fill(loads: list[WorkerLoad], items: Sequence[Hashable], kind: Kind) -
                 break
 
 
-def _surplus(total: int, loads: Sequence[WorkerLoad], kind: Kind) -> dict[str, list]:
+def _surplus(total: int, loads: Sequence[WorkerLoad], kind: Kind) -> dict[str, list[Any]]:
     minimum, extra = divmod(total, len(loads))
     sizes = [len(w.items(kind)) for w in loads]
     at_minimum = sizes.count(minimum)
     at_extra = sizes.count(minimum + 1)
     if at_extra == extra and at_minimum + at_extra == len(loads):
         return {}
-    result: dict[str, list] = {}
+    result: dict[str, list[Any]] = {}
     extras_given = 0
     for load, size in zip(loads, sizes, strict=True):
         if size <= minimum:
