@@ -4,7 +4,7 @@ window of the source, however much piles up there, and mirrors the backlog once 
 One worker (its internal topics on the shared cluster A, so it stays in its group) mirrors a topic of
 A to a single-node cluster of the test's own. The node is killed; while it is down, ``BACKLOG_MB`` of
 records are written to the source. The worker's RSS is sampled throughout. The bound, from its settings
-(README, "Memory, and a target that goes away"): the consumer holds at most one fetch per partition
+(docs/operator-guide.md, "Memory, and a target that goes away"): the consumer holds at most one fetch per partition
 (``max.partition.fetch.bytes`` = 1 MiB each; the raw path two, as bytes: the rest of one answer held
 for the next polls and the next fetched ahead), a task at most one poll of converted records in flight
 (``max.poll.records`` = 500), the producer at most one pending batch per partition (``batch.size``);

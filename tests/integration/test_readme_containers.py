@@ -1,4 +1,4 @@
-"""Every command of the README's "Running in containers" section, run as written.
+"""Every command of docs/containers.md ("Running in containers"), run as written.
 
 The ``sh`` blocks run in order in one bash (``set -euo pipefail``): the first in the checkout (it runs
 ``make image`` and exports ``CONTAINERS_CONF``), the others in a temporary folder, with ``BOOTSTRAP``
@@ -28,17 +28,15 @@ NAMES = ("readme-worker", "readme-strimzi", "readme-metrics")
 
 
 def section_blocks() -> list[str]:
-    text = (REPO / "README.md").read_text()
-    start = text.index("## Running in containers")
-    end = text.index("\n## ", start + 1)
-    return re.findall(r"```sh\n(.*?)```", text[start:end], re.DOTALL)
+    text = (REPO / "docs" / "containers.md").read_text()
+    return re.findall(r"```sh\n(.*?)```", text, re.DOTALL)
 
 
 @pytest.mark.long
 @pytest.mark.timeout(900)
 def test_the_readme_container_commands_run_as_written(cluster_a: ClusterHandle, tmp_path: Path) -> None:
     blocks = section_blocks()
-    assert len(blocks) == 5, "the README's container section changed: update this test's expectations"
+    assert len(blocks) == 5, "docs/containers.md changed: update this test's expectations"
     port, metrics_port = free_ports(2)
     pid_file = DEFAULT_SOCKET.with_suffix(".pid")
     service_was_up = pid_file.exists()
