@@ -9,8 +9,13 @@
   a topic of B's own), the group is never altered there: GROUP_SYNC_BLOCKED names it on /mirrors; once
   the consumer leaves (closing: a killed one stays a member for the share session timeout), B takes
   A's newer position within seconds.
+  ``pyconnect failover execute`` refuses the share group while that consumer is there (exit code 3,
+  naming it); once it has left, and with B's start offsets moved back to 0, the plan translates A's and
+  execute sets them (then nothing more the second time).
 * Kafka 3.9.1 as the target (no share groups): the consumer group is synced, the share group is not;
   one WARN names the cluster and the group, and GROUP_SYNC_BLOCKED stays on the connector's task.
+  ``pyconnect failover execute`` of both moves the consumer group and leaves the share group behind with
+  a note saying why (exit code 0).
 """
 
 from __future__ import annotations
@@ -240,7 +245,9 @@ def test_a_target_before_kafka_4_2_syncs_consumer_groups_and_says_why_not_share_
     set_share_starts(a, share, topic, 20)
     with fleet(python_workers(old, tmp_path, unique("sgo-worker"), 1)) as (worker,):  # Connect on the target
         start_mirror(worker, cluster_a, target, topic)
-        config = continuous_checkpoints(cluster_a, target, f"{share},{group}", topic)
+        config = continuous_checkpoints(
+            cluster_a, target, f"{share},{group}", topic, **{"emit.checkpoints.interval.seconds": "1"}
+        )
         code, body = worker.rest("POST", "/connectors", {"name": "mirror-checkpoint", "config": config})
         assert code == 201, body
         wait_for(
@@ -265,3 +272,13 @@ def test_a_target_before_kafka_4_2_syncs_consumer_groups_and_says_why_not_share_
         warned = [line for line in log.splitlines() if "not syncing the offsets of share groups" in line]
         assert len(warned) == 1 and "WARN" in warned[0] and share in warned[0], warned
         print(f"\n{warned[0]}")
+
+        # the failover command moves the consumer group and leaves the share group behind with a note
+        url = ["--url", worker.rest_url, "--connector", "mirror-checkpoint"]
+        done = cli("execute", *url, "--group", group, "--group", share, "--json")
+        assert done.returncode == 0, done.stderr
+        report = json.loads(done.stdout)
+        assert [(g["group"], g["status"]) for g in report["groups"]] == [(group, "verified")], report
+        note = [n for n in report["notes"] if share in n]
+        assert note and "share groups move between Kafka 4.2 or later clusters" in note[0], report["notes"]
+        print(note[0])

@@ -203,10 +203,11 @@ async def read_flow(
         else ShareReads()
     )
     wanted = sorted(checkpoints) if all_groups else [g for g in requested if g in checkpoints]
-    asked = wanted + [g for g in missing if g not in share.groups]
+    asked = wanted + [g for g in missing if g not in share.groups and g not in share.left]
     source_offsets = await _source_offsets(flow, asked, timeout_s, notes) if asked or share.groups else None
-    unknown = [g for g in missing if g not in share.groups]
-    if no_checkpoints is not None and (unknown or not share.groups):
+    unknown = [g for g in missing if g not in share.groups and g not in share.left]
+    notes += [f"share group {g} not moved: {why}" for g, why in share.left.items()]
+    if no_checkpoints is not None and (unknown or not (share.groups or share.left)):
         raise no_checkpoints
     if unknown:
         raise _unknown(flow, unknown[0], source_offsets)

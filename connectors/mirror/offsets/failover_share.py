@@ -6,7 +6,9 @@ A share group has no committed offsets and no checkpoints: per partition it keep
 move; the failover command finishes that move:
 
 * **Reads** (:func:`read_share_groups`): which of the requested groups (or, with ``--all-groups``, which
-  groups on the target) are share groups on the target (ListGroups type ``share``); their view there
+  groups on the target) are share groups on the target (ListGroups type ``share``), or, asked for by
+  name, on the source (the target creates them when their start offsets are set; a target without share
+  groups, before Kafka 4.2, leaves them behind with a note saying so, and the others move); their view there
   (ShareGroupDescribe: state and members) and where they stand per partition, on the target and, when it
   can be reached, on the source (DescribeShareGroupOffsets, with the lag read as
   :func:`~connectors.mirror.share_group_sync.effective_starts` reads it: a caught-up group stands at the
@@ -68,6 +70,8 @@ class ShareReads:
     offsets on the target, and on the source (``None`` when the source was not read)."""
 
     groups: list[str] = field(default_factory=list)
+    left: dict[str, str] = field(default_factory=dict)
+    """Share groups of the source asked for that cannot be moved, with why (a note; the others move)."""
     views: dict[str, GroupView] = field(default_factory=dict)
     target_starts: dict[str, dict[TP, int]] = field(default_factory=dict)
     source_starts: dict[str, dict[TP, int]] | None = None
@@ -100,6 +104,9 @@ async def read_share_groups(
         kinds = await retrying(admin.group_types, timeout_s, flow.target)
         shares = sorted(g for g, kind in kinds.items() if kind == SHARE_PROTOCOL_TYPE)
         reads.groups = shares if candidates is None else [g for g in candidates if g in set(shares)]
+        absent = [g for g in candidates or () if g not in set(shares)]
+        if absent:
+            await _left_behind(reads, admin, flow, absent, timeout_s)
         if not reads.groups:
             return reads
         reads.views = await retrying(
@@ -120,6 +127,40 @@ async def read_share_groups(
     finally:
         await close_quietly(admin)
     return reads
+
+
+async def _left_behind(
+    reads: ShareReads, admin: SyncAdmin, flow: FailoverFlow, absent: Sequence[str], timeout_s: float
+) -> None:
+    """Of ``absent`` (asked for, not share groups on the target), those that are share groups on the
+    source: moved (``reads.groups``: the target creates them with their first start offsets), or, when
+    the target has no share groups (before Kafka 4.2), left in ``reads.left`` with why. Nothing when the
+    source cannot be asked."""
+    on_source = await _source_share_groups(flow, absent, timeout_s)
+    if not on_source:
+        return
+    try:
+        await admin.share_offsets(on_source)
+    except ShareGroupsUnsupported as exc:
+        why = f"a share group on cluster {flow.source}, but {exc}: share groups move between Kafka 4.2 or later clusters"
+        reads.left.update(dict.fromkeys(on_source, why))
+        return
+    reads.groups += [g for g in on_source if g not in reads.groups]
+
+
+async def _source_share_groups(flow: FailoverFlow, names: Sequence[str], timeout_s: float) -> list[str]:
+    """Which of ``names`` are share groups on the source (none when it is not configured or not reached)."""
+    if not flow.source_config.get("bootstrap.servers"):
+        return []
+    admin = SyncAdmin(mirror_client_config(flow.source_config, "admin"), flow.source)
+    try:
+        await bounded(admin.start(), min(timeout_s, 10.0), flow.source)
+        kinds = await bounded(admin.group_types(), min(timeout_s, 10.0), flow.source)
+    except Exception:
+        return []
+    finally:
+        await close_quietly(admin)
+    return [g for g in names if kinds.get(g) == SHARE_PROTOCOL_TYPE]
 
 
 async def read_source_starts(
