@@ -1,7 +1,7 @@
 """The one error tree of pyconnect.
 
 Every error the runtime raises on purpose is a :class:`ConnectError`, wherever the class is defined
-(``tests/unit/test_error_tree.py`` holds the few exemptions and why). Each class declares
+(``tests/unit/house/test_error_tree.py`` holds the few exemptions and why). Each class declares
 
 * ``retriable``: whether retrying the same operation later may succeed (Java's ``RetriableException``);
   an instance may set its own when its cause decides (``TokenEndpointError``);

@@ -1,7 +1,7 @@
 """MirrorMaker 2 connector configuration (Kafka 4.3.1 ``MirrorConnectorConfig`` and its three subclasses).
 
 Every key is declared once below, with the names, types, defaults, importance and documentation of the
-4.3.1 jars (checked by ``tests/unit/test_mirror_config.py`` against ``tests/golden/mirror_policy``). The
+4.3.1 jars (checked by ``tests/unit/mirror/test_mirror_config.py`` against ``tests/golden/mirror_policy``). The
 ``*_KEYS`` tuples hold only the MirrorMaker rows (what ``Connector.config()`` returns; REST adds the framework
 keys); the ``*_CONFIG_DEF`` tables add the Connect framework keys, as Java's ``CONNECTOR_CONFIG_DEF`` does, and
 are what the typed configs parse (so ``name`` and ``connector.class`` are required, as in Java).

@@ -1,6 +1,6 @@
 """MirrorMaker 2 record encodings and Connect offset-store maps, byte for byte as Java writes them.
 
-Standard library only (enforced by ``tests/unit/test_import_seams.py``).
+Standard library only (enforced by ``tests/unit/house/test_import_seams.py``).
 
 * :class:`OffsetSync`: Kafka's ``protocol.types`` struct layout (spec §4.2): fields back to back,
   big-endian integers, STRING = INT16 UTF-8 byte length then the bytes; no version anywhere. Readers,

@@ -1,7 +1,7 @@
 """Worker config table (Kafka Connect 4.3.1 ``DistributedConfig``, minus the SSL/SASL client keys).
 
 Generated once from the Java jar's ``ConfigDef`` (names, types, defaults, importance, documentation,
-validators) and kept by hand since; ``tests/unit/test_worker_config.py`` pins the defaults.
+validators) and kept by hand since; ``tests/unit/config/test_worker_config.py`` pins the defaults.
 """
 
 from __future__ import annotations

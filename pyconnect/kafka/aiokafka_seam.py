@@ -3,16 +3,16 @@
 Contract:
 
 - Importing this module checks the installed aiokafka: ``aiokafka.__version__`` must be in
-  :data:`SUPPORTED` (``>=0.14,<0.15``, the versions ``tests/unit/test_aiokafka_seam.py`` passes on,
+  :data:`SUPPORTED` (``>=0.14,<0.15``, the versions ``tests/unit/kafka/test_aiokafka_seam.py`` passes on,
   and the pin in ``pyproject.toml``); otherwise :class:`UnsupportedAiokafka` (an ``ImportError``) names
   the installed version and the supported range (a :class:`~pyconnect.errors.ConfigError` too). Every module that imports this one fails to import
   with it, so an unknown aiokafka stops pyconnect at start-up, not on the data path.
 - No other module of pyconnect replaces an aiokafka method, function or attribute, or reads or writes
-  an attribute aiokafka keeps private (a name starting with ``_``); ``tests/unit/test_import_seams.py``
+  an attribute aiokafka keeps private (a name starting with ``_``); ``tests/unit/house/test_import_seams.py``
   holds that rule. They call the small named functions below instead, each of which does exactly
   the access its name says (same attribute, same default when absent), so behaviour is that of the
   code they replaced, byte for byte on the wire.
-- Each patch point and private attribute has a contract test in ``tests/unit/test_aiokafka_seam.py``
+- Each patch point and private attribute has a contract test in ``tests/unit/kafka/test_aiokafka_seam.py``
   that fails, naming the point, when aiokafka no longer has it with the shape assumed here.
 
 What lives here and what does not. The installations (the assignments into aiokafka objects) and the

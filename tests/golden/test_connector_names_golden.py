@@ -3,7 +3,7 @@
 Runs ``ConnectorNames.java`` (Java's single-file source launcher, no separate compile step) against
 the jars of ``pyconnect.testing.distribution`` and compares its output with the committed file; only
 ``java_version`` may differ. The Python side is tested against the file in
-tests/unit/test_connector_name.py.
+tests/unit/config/test_connector_name.py.
 """
 
 from __future__ import annotations

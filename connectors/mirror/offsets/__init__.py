@@ -17,5 +17,5 @@ Read :mod:`.translation` first: it is the whole answer to "which downstream offs
    the offset syncs to bound what a failed-over group re-reads.
 
 :mod:`.translation` and :mod:`.sync_writer` import only the standard library and the record codecs;
-:mod:`.remote_cluster_utils` adds the replication policy (``tests/unit/test_import_seams.py``).
+:mod:`.remote_cluster_utils` adds the replication policy (``tests/unit/house/test_import_seams.py``).
 """
