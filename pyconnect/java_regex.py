@@ -1,5 +1,8 @@
 """Java ``java.util.regex`` patterns run on Python's ``re`` (Python 3.11+).
 
+Size: over 600 lines because it is one translator of Java's regex grammar (classes, quantifiers, flags,
+quoting) to Python's.
+
 Java regexes appear in MirrorMaker filter keys (``topics``, ``groups``, ``config.properties.exclude``, ...),
 a sink connector's ``topics.regex`` and the ``RegexRouter``/``TopicNameMatches`` transformations. This
 module translates one Java pattern into an equivalent Python pattern, or refuses it with

@@ -1,5 +1,8 @@
 """MirrorMaker 2 connector configuration (Kafka 4.3.1 ``MirrorConnectorConfig`` and its three subclasses).
 
+Size: over 600 lines because MirrorMaker's config tables (Java's MirrorConnectorConfig and its three
+subclasses) share their keys and defaults.
+
 Every key is declared once below, with the names, types, defaults, importance and documentation of the
 4.3.1 jars (checked by ``tests/unit/mirror/test_mirror_config.py`` against ``tests/golden/mirror_policy``). The
 ``*_KEYS`` tuples hold only the MirrorMaker rows (what ``Connector.config()`` returns; REST adds the framework

@@ -1,5 +1,9 @@
 """Connect's data model (``org.apache.kafka.connect.data``): schemas, structs and logical types.
 
+Size: over 600 lines because Connect's data API (Schema, SchemaBuilder, Struct, the logical types and
+value checks) is one public module connector authors import from, as Java's
+``org.apache.kafka.connect.data``.
+
 Python values per schema type (what :func:`validate_value` accepts):
 
 ===============  ==========================================================

@@ -1,6 +1,8 @@
 """Every Kafka client config the runtime and the MirrorMaker 2 connectors build, and how each becomes
 aiokafka keyword arguments. One module, so that "which setting wins" has one answer.
 
+Size: over 600 lines on purpose, for that one answer.
+
 All maps hold Java client keys (``bootstrap.servers``, ``linger.ms``, ``sasl.jaas.config`` ...). Each
 builder returns a new flat dict; within a builder, later steps override earlier ones. Pure functions: no
 aiokafka import (the clients themselves are made in :mod:`pyconnect.kafka.clients`), and no I/O but the

@@ -1,5 +1,8 @@
 """SASL/OAUTHBEARER login as Java's ``OAuthBearerLoginModule`` does it: the pure core.
 
+Size: over 600 lines because the OAUTHBEARER client keys, their validation and the token request each
+follow Java's login callback handler, which they mirror key by key.
+
 Who calls: :mod:`pyconnect.config.client_configs` turns a Java client config whose ``sasl.mechanism`` is
 ``OAUTHBEARER`` into :class:`OAuthLoginSettings` (:func:`oauth_settings`); the token provider of
 :mod:`pyconnect.kafka.oauth_login` holds one :class:`TokenCache` per client and does the IO (the HTTP

@@ -1,6 +1,9 @@
 """HerderCore: the cluster brain of one worker as a sans-IO state machine (Java's DistributedHerder,
 spec §3.5, §3.8, §3.9).
 
+Size: over 600 lines because the state machine's transitions share one state (assignment, configs,
+restarts, fencing); its effects, requests and shell live in their own modules.
+
 No I/O, no asyncio, time passed in. Inputs are method calls with plain values: config-topic events
 (:mod:`pyconnect.stores.config_events`), the outcome of a rebalance (:class:`Rebalanced`), results of
 effects the loop performed (``connector_started``, ``task_configs_generated``, ``publish_failed`` ...)
@@ -705,6 +708,10 @@ class HerderCore:
             return []
         self._key_write_pending = True
         return [WriteSessionKey(settings.key_algorithm, settings.key_length, now_ms)]
+
+    def session_key_read(self, key: SessionKeyRecord | None) -> None:
+        """The session key the config topic held when the stores started (before the first step)."""
+        self.session_key = key
 
     def session_key_written(self, key: SessionKeyRecord) -> None:
         self.session_key = key

@@ -282,6 +282,21 @@ def patched(config: Mapping[str, str], patch: Mapping[str, str | None]) -> dict[
     return merged
 
 
+def patched_config(
+    name: str, current: Mapping[str, str | None] | None, patch: Mapping[str, str | None]
+) -> dict[str, str] | None:
+    """KIP-477 on the worker that took the request: the stored config of ``name`` with ``patch`` merged
+    in, or ``None`` for an unknown connector (the leader answers 404 first, whatever the patch holds, as
+    Java); a ``name`` in the patch that is not the connector's is a BadRequestError."""
+    if current is None:
+        return None
+    if "name" in patch and patch["name"] != name:
+        raise BadRequestError(
+            f"Connector name configuration ({patch['name']}) doesn't match connector name in the URL ({name})"
+        )
+    return patched({k: v for k, v in current.items() if v is not None}, patch)
+
+
 def known_config(
     snapshot: ClusterConfigState, name: str, message: str = "Connector {} not found"
 ) -> dict[str, str]:

@@ -1,5 +1,8 @@
 """A classic-protocol group member over raw requests, protocol type ``connect``.
 
+Size: over 600 lines because JoinGroup, SyncGroup, Heartbeat and LeaveGroup share one member state
+(generation, member id, coordinator) and its error handling, as Java's ``AbstractCoordinator``.
+
 The membership half of Java's ``AbstractCoordinator`` as ``WorkerGroupMember`` drives it for Connect:
 FindCoordinator, JoinGroup, SyncGroup, Heartbeat and LeaveGroup against the classic group coordinator
 (no static membership). What the member offers and how the leader assigns is the caller's business

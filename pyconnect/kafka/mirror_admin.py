@@ -1,5 +1,8 @@
 """Kafka operations the MirrorMaker 2 connectors run against the source and target clusters.
 
+Size: over 600 lines: the mirror connectors' admin calls in one client; to be split by concern (topics,
+configs, ACLs, groups) before it grows further.
+
 Connectors never import aiokafka (design.md seams); they call these helpers with Java client config
 maps (``bootstrap.servers``, ``isolation.level`` ...), translated by :mod:`pyconnect.config.client_configs`.
 

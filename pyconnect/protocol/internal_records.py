@@ -1,5 +1,8 @@
 """Keys and values of the three internal topics (configs, offsets, status), byte-compatible with Java.
 
+Size: over 600 lines because every record of the three internal topics is one table of keys and schemas,
+the same bytes as Java's ``KafkaConfigBackingStore``, ``KafkaStatusBackingStore`` and offsets.
+
 Java writes every value with ``JsonConverter`` (``schemas.enable=false``) and every config/status key
 with ``StringSerializer``; offsets-topic keys are JSON arrays ``[connector, partition]``. This module is
 the one place that knows those bytes:

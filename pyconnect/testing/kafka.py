@@ -1,5 +1,8 @@
 """Local KRaft Kafka clusters on 127.0.0.1, for tests, benchmarks, the demo and people.
 
+Size: over 600 lines because the launcher's cluster model, KRaft formatting, listeners, routes and its
+command line share one cluster description.
+
 Shell::
 
     python -m pyconnect.testing.kafka fetch [--versions 4.3.1,3.9.1,2.8.2]

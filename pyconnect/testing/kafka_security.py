@@ -1,5 +1,8 @@
 """Security for the local KRaft clusters of :mod:`pyconnect.testing.kafka`: users, certificates, ACLs.
 
+Size: over 600 lines because the certificate authority, the keystores and the SASL/TLS listener configs
+of a secured test cluster are built together.
+
 ``up --security PROTOCOL`` secures the client listener of every node with one of:
 
 - ``sasl_plaintext`` / ``sasl_ssl``: SASL with SCRAM-SHA-256, SCRAM-SHA-512 and PLAIN enabled at once.

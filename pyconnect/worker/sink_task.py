@@ -1,6 +1,10 @@
 """Runs one sink task: fetch a batch, convert, transform, ``put``, commit what ``pre_commit`` allows
 (Java's ``WorkerSinkTask``).
 
+Size: over 600 lines because the sink loop, its offset commits and the consumer rebalance callbacks share
+one task state (Java's ``WorkerSinkTask``); the task plan and assembly live in task_plan.py and
+task_assembly.py.
+
 Contract:
 - Same lifecycle interface as :class:`~pyconnect.worker.source_task.WorkerSourceTask`: ``start()``
   launches the loop in a task owned by this object; ``transition_to`` pauses (every assigned
