@@ -152,7 +152,7 @@ async def test_a_herder_that_fails_every_step_is_unhealthy_with_the_reason_then_
         assert await herder.health_check() == HEALTHY
         herder.health_timeout_s = 0.5
         store.reads_fail = True
-        herder._wake()
+        herder.wake()
         health = await herder.health_check()
         assert (health.http_status, health.status) == (500, "unhealthy")
         assert "The last herder step failed at" in health.message
@@ -195,7 +195,7 @@ async def test_a_loop_held_in_a_rebalance_is_starting_then_unhealthy_naming_the_
         herder.membership.play(leader=False)  # type: ignore[attr-defined]
         herder.membership.serving = False  # type: ignore[attr-defined]
         herder.membership._plays.get_nowait()  # type: ignore[attr-defined]  # the round never completes
-        herder._wake()
+        herder.wake()
         held = await herder.health_check()
         assert (held.http_status, held.status) == (500, "unhealthy")
         assert "currently ensuring membership in the cluster" in held.message
