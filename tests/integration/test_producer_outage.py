@@ -45,6 +45,8 @@ def lone_node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster
         yield cluster
 
 
+@pytest.mark.long  # 40 s; its sibling in make test is tests/integration/test_target_waits.py (a target that
+# acknowledges nothing: TARGET_UNREACHABLE, the task RUNNING, every record there once after the fix)
 def test_a_source_task_outlives_an_outage_longer_than_its_request_timeout(
     cluster_a: ClusterHandle, lone_node: KafkaCluster, unique: Callable[[str], str], tmp_path: Path
 ) -> None:
