@@ -43,7 +43,7 @@ from connectors.mirror.offsets.failover_calls import (
 )
 from connectors.mirror.offsets.failover_flow import FailoverFlow
 from connectors.mirror.offsets.failover_plan import GroupPlan, PartitionPlan, remote_topic, source_topic_guess
-from connectors.mirror.offsets.failover_positions import action_for
+from connectors.mirror.offsets.failover_positions import Action, Basis, action_for
 from connectors.mirror.offsets.failover_state import FailoverState
 from connectors.mirror.offsets.translation import OffsetSyncStore
 from connectors.mirror.share_group_sync import SHARE_PROTOCOL_TYPE, effective_starts
@@ -201,6 +201,100 @@ def _flow_topics(
     return ours or topics
 
 
+def _row(
+    topic: str,
+    partition: int,
+    target_topic: str,
+    source: int | None,
+    target: int | None,
+    current: int | None,
+    *,
+    basis: Basis,
+    action: Action,
+    reread: int | None = None,
+    bound: int | None = None,
+) -> PartitionPlan:
+    """One partition of a share group's plan: no checkpoint; skipped 0 where the re-read is proven."""
+    return PartitionPlan(
+        topic,
+        partition,
+        target_topic,
+        source,
+        "synced" if source is None else "source",
+        None,
+        None,
+        target,
+        current,
+        reread,
+        0 if reread is not None else None,
+        bound,
+        basis,
+        action,
+    )
+
+
+def _kept_rows(
+    flow: FailoverFlow, target_starts: Mapping[TP, int], store: OffsetSyncStore | None
+) -> list[PartitionPlan]:
+    """With the source down: the target's start offsets along the flow, kept as the sync set them."""
+    policy, ours = flow.policy(), _flow_topics(flow, target_starts, store)
+    return [
+        _row(
+            source_topic_guess(policy, flow.source, flow.target, topic),
+            partition,
+            topic,
+            None,
+            offset,
+            offset,
+            basis="share sync",
+            action="keep",
+        )
+        for (topic, partition), offset in sorted(target_starts.items())
+        if topic in ours
+    ]
+
+
+def _translated_rows(
+    flow: FailoverFlow,
+    source_starts: Mapping[TP, int],
+    target_starts: Mapping[TP, int],
+    store: OffsetSyncStore | None,
+    allow_rewind: bool,
+) -> list[PartitionPlan]:
+    """With the source read: each start offset there translated exactly and compared with the target's."""
+    policy = flow.policy()
+    copied = set(store.partitions()) if store is not None else set()
+    rows = []
+    for (topic, partition), start in sorted(source_starts.items()):
+        target_topic = remote_topic(policy, flow.source, flow.target, topic)
+        have = target_starts.get((target_topic, partition))
+        translation = None if store is None else store.translate((topic, partition), start)
+        if translation is None or translation.downstream_offset < 0:
+            if store is not None and (topic, partition) not in copied:
+                continue  # a partition the flow does not copy
+            rows.append(
+                _row(topic, partition, target_topic, start, None, have, basis="none", action="no-translation")
+            )
+            continue
+        target = translation.downstream_offset
+        action = action_for(target, have, allow_rewind)
+        rows.append(
+            _row(
+                topic,
+                partition,
+                target_topic,
+                start,
+                target,
+                have,
+                basis="offset syncs",
+                action=action,
+                reread=translation.reread,
+                bound=translation.reread_bound,
+            )
+        )
+    return rows
+
+
 def plan_share_group(
     flow: FailoverFlow,
     group: str,
@@ -212,85 +306,18 @@ def plan_share_group(
     allow_rewind: bool,
 ) -> GroupPlan:
     """The plan of one share group (see the module docstring); pure."""
-    policy = flow.policy()
-    rows: list[PartitionPlan] = []
-    notes: list[str] = []
+    notes: tuple[str, ...] = ()
     if source_starts is None:
-        for target_topic, partition in sorted(target_starts):
-            if target_topic not in _flow_topics(flow, target_starts, store):
-                continue
-            current = target_starts[(target_topic, partition)]
-            rows.append(
-                PartitionPlan(
-                    source_topic_guess(policy, flow.source, flow.target, target_topic),
-                    partition,
-                    target_topic,
-                    None,
-                    "synced",
-                    None,
-                    None,
-                    current,
-                    current,
-                    None,
-                    None,
-                    None,
-                    "share sync",
-                    "keep",
-                )
-            )
+        rows = _kept_rows(flow, target_starts, store)
         if not rows:
             raise UnknownGroup(
                 f"share group {group} has no start offsets on cluster {flow.target} for flow {flow.name} and "
                 f"cluster {flow.source} cannot be read: the continuous group offset sync never set them"
             )
-        notes.append(f"start offsets as the continuous sync last set them on {flow.target}")
+        notes = (f"start offsets as the continuous sync last set them on {flow.target}",)
     else:
-        for (topic, partition), start in sorted(source_starts.items()):
-            target_topic = remote_topic(policy, flow.source, flow.target, topic)
-            translation = None if store is None else store.translate((topic, partition), start)
-            have = target_starts.get((target_topic, partition))
-            if translation is None or translation.downstream_offset < 0:
-                if store is not None and (topic, partition) not in set(store.partitions()):
-                    continue  # a partition the flow does not copy
-                rows.append(
-                    PartitionPlan(
-                        topic,
-                        partition,
-                        target_topic,
-                        start,
-                        "source",
-                        None,
-                        None,
-                        None,
-                        have,
-                        None,
-                        None,
-                        None,
-                        "none",
-                        "no-translation",
-                    )
-                )
-                continue
-            target = translation.downstream_offset
-            rows.append(
-                PartitionPlan(
-                    topic,
-                    partition,
-                    target_topic,
-                    start,
-                    "source",
-                    None,
-                    None,
-                    target,
-                    have,
-                    translation.reread,
-                    0 if translation.reread is not None else None,
-                    translation.reread_bound,
-                    "offset syncs",
-                    action_for(target, have, allow_rewind),
-                )
-            )
-    return GroupPlan(group, view.state, "share", view.holders, tuple(rows), tuple(notes))
+        rows = _translated_rows(flow, source_starts, target_starts, store, allow_rewind)
+    return GroupPlan(group, view.state, "share", view.holders, tuple(rows), notes)
 
 
 def share_outcome(errors: Mapping[TP, int], group: str, cluster: str) -> None:
