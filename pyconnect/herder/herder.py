@@ -62,7 +62,7 @@ from pyconnect.herder.health import (
 from pyconnect.herder.loggers import parse_level
 from pyconnect.herder.membership import Membership
 from pyconnect.herder.modes import DISTRIBUTED, HerderMode
-from pyconnect.herder.request_queue import RequestQueue
+from pyconnect.herder.request_queue import SHUTTING_DOWN, RequestQueue
 from pyconnect.herder.signing import verify
 from pyconnect.herder.sink_offsets import sink_connector_offsets
 from pyconnect.herder.source_fencing import RequestFencing, SourceFencing
@@ -262,7 +262,7 @@ class Herder(AbstractHerder):
 
     def _spawn(self, coroutine: Awaitable[None], name: str) -> asyncio.Task[None]:
         if self._group is None:
-            raise ConnectError("Worker is shutting down")
+            raise ConnectError(SHUTTING_DOWN)
         return self._group.create_task(coroutine, name=name)  # type: ignore[arg-type]
 
     # -- the loop ----------------------------------------------------------------------------------
@@ -375,13 +375,14 @@ class Herder(AbstractHerder):
         await self.effects.write(write)
 
     def connector_type(self, config: Mapping[str, str | None]) -> ConnectorType:
-        return self._connector_type(config)
+        """The type of the config's ``connector.class`` (remembered per class)."""
+        return self._connector_types.of(config)
 
     async def _submit(self, request: rq.Request) -> object:
         """Queue ``request`` for the loop (run once the group is settled) and wait for its reply
         (:mod:`pyconnect.herder.request_queue`)."""
         if self._stopping:
-            raise ConnectError("Worker is shutting down")
+            raise ConnectError(SHUTTING_DOWN)
         result = await self._requests.submit(request, self.wake)
         if self.mode.reply_when_settled:
             await self.settled()
@@ -434,13 +435,10 @@ class Herder(AbstractHerder):
     def _known_connector(self, name: str, message: str) -> dict[str, str]:
         return rq.known_config(self.config_store.snapshot(), name, message)
 
-    def _connector_type(self, config: Mapping[str, str | None]) -> ConnectorType:
-        return self._connector_types.of(config)
-
     async def connector_info(self, name: str) -> ConnectorInfo:
         config = self._known_config(name)
         return ConnectorInfo(
-            name, config, self.config_store.snapshot().tasks(name), self._connector_type(config)
+            name, config, self.config_store.snapshot().tasks(name), self.connector_type(config)
         )
 
     async def connector_config(self, name: str) -> dict[str, str]:
@@ -460,7 +458,7 @@ class Herder(AbstractHerder):
             name,
             self.status_store.get_connector(name),
             self.status_store.get_all(name),
-            self._connector_type(config),
+            self.connector_type(config),
         )
 
     def task_status(self, task: ConnectorTaskId) -> TaskState:
@@ -471,7 +469,7 @@ class Herder(AbstractHerder):
         with a committed offset (from the connector's own ``offsets.storage.topic`` when it has one:
         see :mod:`pyconnect.stores.connector_offsets`)."""
         config = self._known_config(name)
-        if self._connector_type(config) == ConnectorType.SINK:
+        if self.connector_type(config) == ConnectorType.SINK:
             return await sink_connector_offsets(self.worker, name, self._resolved(config))
         async with self.worker.offsets_opened(name, config, read_only=True) as view:
             pairs = await view.connector_offsets(name)
@@ -530,7 +528,7 @@ class Herder(AbstractHerder):
         if not isinstance(accepted, rq.RestartAccepted):
             return None
         config = self.config_store.snapshot().connector_configs.get(name) or {}
-        return restart_state_info(name, accepted, self._connector_type(config))
+        return restart_state_info(name, accepted, self.connector_type(config))
 
     async def restart_task(self, task: ConnectorTaskId) -> None:
         await self._submit(rq.RestartTask(task))
@@ -574,7 +572,7 @@ class Herder(AbstractHerder):
         return await self._modify_offsets_request(rq.ModifyOffsets(name, None))
 
     async def _modify_offsets_request(self, request: rq.ModifyOffsets) -> str:
-        sink = self._connector_type(self._known_config(request.name)) == ConnectorType.SINK
+        sink = self.connector_type(self._known_config(request.name)) == ConnectorType.SINK
         if self.config.exactly_once_source_enabled and not sink:  # Java fences source connectors only
             return await self.fencing.modify_offsets(request)
         return str(await self._submit(request))
