@@ -107,15 +107,28 @@ def test_the_readme_worker_and_mirror_run_as_written(
             created.stdout,
             created.stderr,
         )
+
+        def worker_state() -> str:
+            connector = subprocess.run(
+                ["curl", "-s", f"http://127.0.0.1:{port}/connectors/mirror-source/status"],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            lines = (tmp_path / "worker.log").read_text(errors="replace").splitlines()
+            alive = "running" if worker.poll() is None else f"exited {worker.returncode}"
+            return f"worker {alive}; status {connector.stdout}; log tail:\n" + "\n".join(lines[-40:])
+
+        # three idle polls: a fresh consumer's first poll on a busy machine can come back empty before
+        # its partitions are even assigned, and one empty poll would end the read there
         arrived = wait_for(
             f"A.{topic} on B",
             lambda: (lambda got: got if len(got) >= RECORDS else None)(
-                asyncio.run(
-                    read_topic(cluster_b.bootstrap_servers, f"A.{topic}", "read_uncommitted", idle_reads=1)
-                )
+                asyncio.run(read_topic(cluster_b.bootstrap_servers, f"A.{topic}", "read_uncommitted"))
             ),
             90,
             interval=1.0,
+            describe=worker_state,
         )
         started = time.monotonic()
         last: list[subprocess.CompletedProcess[str]] = []
@@ -126,7 +139,11 @@ def test_the_readme_worker_and_mirror_run_as_written(
             return done.returncode == 0
 
         wait_for(
-            "pyconnect status exit code 0", in_sync, 60, interval=1.0, describe=lambda: last[-1].stdout[-800:]
+            "pyconnect status exit code 0",
+            in_sync,
+            60,
+            interval=1.0,
+            describe=lambda: (last[-1].stdout[-800:], worker_state()),
         )
         assert "IN_SYNC" in last[-1].stdout, last[-1].stdout
         print(f"\n{len(arrived)} records on B; IN_SYNC {time.monotonic() - started:.1f} s after they arrived")
