@@ -252,7 +252,7 @@ class RequireTaskRunning:
 @dataclass(frozen=True, slots=True)
 class FenceZombies:
     """KIP-618 on the leader: read the config topic to the end and carry out the fencing decision for
-    ``connector`` (:mod:`pyconnect.herder.zombie_fencing`); the reply is a ``FencingStarted``. A connector
+    ``connector`` (:mod:`pyconnect.herder.zombie_fencing`); the reply is a :class:`~pyconnect.herder.fencing_rounds.FencingStarted`. A connector
     that is not a source answers 400, or with ``sources_only=False`` needs no fencing."""
 
     connector: str

@@ -32,14 +32,13 @@ from pyconnect.errors import BadRequestError, ConflictError, ConnectError, NotLe
 from pyconnect.herder import requests as rq
 from pyconnect.herder.core import HerderCore
 from pyconnect.herder.entities import ConnectorType
+from pyconnect.herder.fencing_rounds import FencingStarted, ZombieFencings
 from pyconnect.herder.signing import sign
 from pyconnect.herder.zombie_fencing import (
     GENERATION_MOVED,
     Fence,
-    FencingStarted,
     NothingToFence,
     RecordOnly,
-    ZombieFencings,
     decide,
     transactional_ids,
 )

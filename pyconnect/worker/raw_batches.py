@@ -1,6 +1,8 @@
 """Whether a source task may hand the worker fetched record batches to write as they are.
 
-Contract: :func:`raw_batch_target` gives the :class:`~pyconnect.api.source.RawBatchTarget` a task
+Contract: :func:`records_only_reason` says why a task's fetched batches must go record by record
+(``None``: they need not), the one rule both the assembly's log line and the gate use;
+:func:`raw_batch_target` gives the :class:`~pyconnect.api.source.RawBatchTarget` a task
 gets through ``accept_raw_batches`` (see :mod:`pyconnect.api.source`), or ``None``. A raw batch is
 written with its keys, values, headers and timestamps as fetched, so it is allowed only where the
 record path would write those same bytes: the key, value and header converters are all
@@ -28,6 +30,21 @@ from pyconnect.api.source import RawBatchTarget, RawRecordBatch, SourceTask
 from pyconnect.kafka import aiokafka_seam as seam
 from pyconnect.kafka.record_batches import Codec
 from pyconnect.worker.submitted_records import partition_key
+from pyconnect.worker.worker_connector import java_class_name
+
+CONVERTER_KEYS = ("key.converter", "value.converter", "header.converter")
+
+
+def records_only_reason(converters: Sequence[Any], transformations: Any) -> str | None:
+    """Why fetched batches cannot be written as they are, by the task's converters (key, value,
+    header) and transformations: a converter other than ``ByteArrayConverter`` (it would not write the
+    fetched bytes), or any transformation; ``None`` when they can."""
+    for key, converter in zip(CONVERTER_KEYS, converters, strict=True):
+        if type(converter) is not ByteArrayConverter:
+            return f"{key} is {java_class_name(type(converter))}, not ByteArrayConverter"
+    if transformations:
+        return "the connector has transformations"
+    return None
 
 
 def raw_batch_target(
@@ -36,9 +53,7 @@ def raw_batch_target(
     """The target for ``task``'s raw batches, or ``None`` where they are not allowed (see above)."""
     if type(task).accept_raw_batches is SourceTask.accept_raw_batches:
         return None
-    if transformations:
-        return None
-    if not all(type(converter) is ByteArrayConverter for converter in converters):
+    if records_only_reason(converters, transformations) is not None:
         return None
     if not hasattr(producer, "send_batch"):
         return None

@@ -81,7 +81,7 @@ from pyconnect.worker.retry_with_tolerance import (
     RetryWithTolerance,
 )
 from pyconnect.worker.sink_offsets import SinkOffsets
-from pyconnect.worker.source_task import call_on_loop, call_operation, monotonic_ms, runtime_converter
+from pyconnect.worker.source_records import call_on_loop, call_operation, monotonic_ms, runtime_converter
 from pyconnect.worker.status import StatusReporter
 from pyconnect.worker.task_lifecycle import TaskLifecycle
 from pyconnect.worker.worker_connector import java_class_name

@@ -31,7 +31,10 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import groupby
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyconnect.kafka.batch_sender import SentBatch
 
 
 def partition_key(partition: Mapping[str, Any] | None) -> str:
@@ -242,3 +245,14 @@ class DispatchedRuns:
                 end, count = ends[run], 0
             count += 1
         entries[run].ack_part(count)
+
+
+def batch_starts(batches: Sequence[SentBatch], count: int) -> list[int]:
+    """The record indices (ascending) where a producer batch begins, for ``count`` records."""
+    if all(b.indices[-1] - b.indices[0] == len(b.indices) - 1 for b in batches):  # each batch a slice
+        return sorted(b.indices[0] for b in batches)
+    owner = [0] * count
+    for number, batch in enumerate(batches):
+        for index in batch.indices:
+            owner[index] = number
+    return [0] + [i for i in range(1, count) if owner[i] != owner[i - 1]]

@@ -45,9 +45,13 @@ from pyconnect.worker.errant_records import ErrantRecords
 from pyconnect.worker.offset_reader import ConnectorOffsetReader
 from pyconnect.worker.plugin_calls import PluginCalls
 from pyconnect.worker.plugins import PluginRegistry
+from pyconnect.worker.raw_batches import records_only_reason
 from pyconnect.worker.retry_with_tolerance import RetryWithTolerance
 from pyconnect.worker.sink_config import plugin_class_name
 from pyconnect.worker.sink_task import WorkerSinkTask, WorkerSinkTaskContext
+from pyconnect.worker.source_commits import CommitPolicy, OffsetCommits, TransactionCommits
+from pyconnect.worker.source_parts import SourceTaskMeters, SourceTaskParts
+from pyconnect.worker.source_records import SourceConverters
 from pyconnect.worker.source_task import WorkerSourceTask
 from pyconnect.worker.status import ObservedReporter
 from pyconnect.worker.task_plan import ConverterSpec, ErrorPolicy, SinkTaskPlan, SourceTaskPlan, TaskPlan
@@ -256,10 +260,9 @@ async def assemble_source_task(
 ) -> AssembledTask:
     """An unstarted source task from its plan (see the module contract)."""
     task, chain, converters = _plugin_parts(host, plan)
-    if plan.raw_batches_off and type(task).accept_raw_batches is not SourceTask.accept_raw_batches:
-        log.info(
-            "Task %s: fetched batches are copied record by record: %s", plan.task_id, plan.raw_batches_off
-        )
+    records_only = records_only_reason(converters, chain)
+    if records_only and type(task).accept_raw_batches is not SourceTask.accept_raw_batches:
+        log.info("Task %s: fetched batches are copied record by record: %s", plan.task_id, records_only)
     try:
         clients = await _open_source_clients(host, plan)
     except BaseException:
@@ -326,40 +329,41 @@ def _source_runner(
         transaction_context=transaction_context,
         metrics=host.metrics.hub,
     )
-    runner = WorkerSourceTask(
-        task_id,
-        task,
-        dict(plan.task_config),
-        context,
-        producer=clients.producer,
-        key_converter=key_converter,
-        value_converter=value_converter,
-        header_converter=header_converter,
-        write_offsets=clients.write_offsets,
-        may_commit=clients.may_commit,
-        reporter=host.observed(task_metrics.record_state, host.worker_metrics.record_task_startup),
-        target_state=target,
-        offset_flush_interval_s=plan.offset_flush_interval_s,
-        offset_flush_timeout_s=plan.offset_flush_timeout_s,
-        errors=_retry(plan.errors, error_metrics, errant),
+    errors = _retry(plan.errors, error_metrics, errant)
+    commits: CommitPolicy = (
+        TransactionCommits(
+            transactions,
+            clients.encode_offsets,
+            interval_s=plan.transaction_interval_s,
+            settle_s=plan.offset_flush_timeout_s,
+            context=transaction_context,
+            preflight=clients.transactional_start(preflight),
+            postflight=postflight,
+        )
+        if transactions is not None
+        else OffsetCommits(
+            clients.write_offsets,
+            interval_s=plan.offset_flush_interval_s,
+            timeout_s=plan.offset_flush_timeout_s,
+        )
+    )
+    parts = SourceTaskParts(
+        clients.producer,
+        SourceConverters(key_converter, value_converter, header_converter),
+        host.observed(task_metrics.record_state, host.worker_metrics.record_task_startup),
+        transformations=chain,
+        errors=errors,
+        calls=host.plugin_calls,
         close_producer=clients.close,
         open_offsets=clients.offsets.start,
+        may_commit=clients.may_commit,
         on_topic=host.topic_tracker,
-        metrics=source_metrics,
-        task_metrics=task_metrics,
+        meters=SourceTaskMeters(source_metrics, task_metrics, producer_metrics if recording else None),
         cluster=plan.cluster,
-        transformations=chain,
-        transactions=transactions,
-        encode_offsets=clients.encode_offsets,
-        transaction_interval_s=plan.transaction_interval_s,
-        producer_metrics=producer_metrics if recording else None,
-        transaction_context=transaction_context,
-        preflight=clients.transactional_start(preflight) if plan.transactional else None,
-        postflight=postflight if plan.transactional else None,
-        calls=host.plugin_calls,
         stop_timeout_s=plan.stop_timeout_s,
         target_bounds=plan.target_bounds,
     )
+    runner = WorkerSourceTask(task_id, task, dict(plan.task_config), context, parts, commits, target)
     return AssembledTask(runner, (task_metrics, source_metrics, producer_metrics, error_metrics))
 
 

@@ -8,6 +8,8 @@ Contract:
 - ``_stop_plugin()``: ``task.stop()`` once, if ``task.start()`` was entered (bounded by
   ``_stop_timeout_s``; its errors are logged, not raised); the transformation chain is closed here
   too, once, whether or not the plugin started.
+- ``_unless_stopping(step)``: awaits ``step`` unless a stop request comes first (then ``step`` is
+  cancelled and it returns).
 - ``_retry_sleep(ms)``: the wait between two attempts of a retried operation
   (:mod:`pyconnect.worker.retry_with_tolerance`): ``False``, at once, when the task is asked to stop.
 - ``wait_stopped(timeout)``: True when the loop ended cleanly within ``timeout`` seconds; otherwise
@@ -21,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable
 from typing import Any
 
 from pyconnect.concurrency import cancel_and_wait
@@ -88,6 +91,22 @@ class TaskLifecycle:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), delay_ms / 1000)
         return not self._stopping.is_set()
+
+    async def _unless_stopping(self, step: Awaitable[None]) -> None:
+        """Run ``step`` (the preflight, which may wait for the herder's loop) unless the task is asked
+        to stop first: then it is cancelled, so stopping a task never waits for its fencing round."""
+        work = asyncio.ensure_future(step)
+        stopped = asyncio.ensure_future(self._stopping.wait())
+        try:
+            await asyncio.wait({work, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:
+            await cancel_and_wait(work, stopped, log=log)
+            raise
+        if not work.done():
+            await cancel_and_wait(work, stopped, log=None)
+            return
+        await cancel_and_wait(stopped, log=None)
+        work.result()
 
     async def wait_stopped(self, timeout: float) -> bool:
         """True when the loop ended cleanly within ``timeout`` seconds; else it is cancelled."""

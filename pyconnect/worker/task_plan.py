@@ -30,9 +30,8 @@ Contract:
   config of Java's ``Worker.baseConsumerConfigs`` with the allowed ``consumer.override.*``.
 - **Offsets topic** (source): where the connector's offsets live (its ``offsets.storage.topic`` or the
   worker's, on the cluster its producer writes to: :func:`~pyconnect.stores.connector_offsets.offsets_topic_for`).
-- **Raw batches** (source): ``raw_batches_off`` says why fetched batches cannot be written as they are
-  (a converter other than ``ByteArrayConverter``, or a transformation); ``None`` leaves it to the task
-  and the producer.
+- **Raw batches** (source): not planned here: whether fetched batches may be written as they are
+  depends on the converter and transformation instances (:mod:`pyconnect.worker.raw_batches`).
 - **Bounds**: offset flush interval and timeout, the graceful stop timeout, and for a source task the
   target-wait bounds (:func:`~pyconnect.worker.target_wait_config.wait_bounds`).
 """
@@ -153,9 +152,6 @@ class SourceTaskPlan(TaskPlan):
     transactional_id: str | None
     target_bounds: WaitBounds
     offsets: OffsetsTopicChoice
-    raw_batches_off: str | None
-    """Why fetched record batches cannot be written as they are (``None``: they may be, when the task
-    offers them and the producer can take them; :mod:`pyconnect.worker.raw_batches`)."""
 
     @property
     def transactional(self) -> bool:
@@ -262,19 +258,7 @@ def plan_source_task(
         transactional_id=str(producer_config["transactional.id"]) if transactional else None,
         target_bounds=wait_bounds(connector_config),
         offsets=offsets_topic_for(config, connector_config, producer_config),
-        raw_batches_off=_raw_batches_off(common["converters"], common["transforms_config"]),
     )
-
-
-def _raw_batches_off(converters: tuple[ConverterSpec, ...], transforms: Mapping[str, str]) -> str | None:
-    """Why raw batches are off by the config: a converter other than ``ByteArrayConverter`` (it would not
-    write the fetched bytes), or a transformation."""
-    for spec in converters:
-        if spec.class_name.rsplit(".", 1)[-1] != "ByteArrayConverter":
-            return f"{spec.key} is {spec.class_name}, not ByteArrayConverter"
-    if str(transforms.get("transforms") or "").strip():
-        return "the connector has transformations"
-    return None
 
 
 def _dead_letter(

@@ -20,6 +20,9 @@ from pyconnect.kafka.target_waits import WaitBounds
 from pyconnect.kafka.task_transactions import TaskTransactions
 from pyconnect.protocol.internal_records import State, encode_offset_key, encode_offset_value
 from pyconnect.protocol.task_id import ConnectorTaskId
+from pyconnect.worker.source_commits import CommitPolicy, OffsetCommits, TransactionCommits
+from pyconnect.worker.source_parts import SourceTaskParts
+from pyconnect.worker.source_records import SourceConverters
 from pyconnect.worker.source_task import WorkerSourceTask
 from pyconnect.worker.status import RecordingReporter
 from tests.integration.fleet import read_topic
@@ -144,24 +147,26 @@ async def start_run(
         return [(encode_offset_key("c", p), encode_offset_value(o)) for p, o in pairs]
 
     converter = ByteArrayConverter()
+    commits: CommitPolicy = (
+        OffsetCommits(write, interval_s=0.3)
+        if transactions is None
+        else TransactionCommits(transactions, encode)
+    )
     run.runner = WorkerSourceTask(
         TASK,
         task,
         {},
         SourceTaskContext({}, MemoryOffsetStorageReader()),
-        producer=producer,
-        key_converter=converter,
-        value_converter=converter,
-        header_converter=converter,
-        write_offsets=write,
-        reporter=reporter,
-        offset_flush_interval_s=0.3,
-        close_producer=producer.stop,
-        cluster=cluster,
-        transactions=transactions,
-        encode_offsets=encode if transactions is not None else None,
-        stop_timeout_s=graceful_s,
-        target_bounds=bounds,
+        SourceTaskParts(
+            producer,
+            SourceConverters(converter, converter, converter),
+            reporter,
+            close_producer=producer.stop,
+            cluster=cluster,
+            stop_timeout_s=graceful_s,
+            target_bounds=bounds or WaitBounds(),
+        ),
+        commits,
     )
     await producer.start()
     run.runner.start()

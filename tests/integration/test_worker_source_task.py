@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import pytest
@@ -31,6 +31,9 @@ from pyconnect.testing.backends import ClusterHandle
 from pyconnect.transforms.config import transformation_chain
 from pyconnect.worker.plugins import PluginRegistry
 from pyconnect.worker.retry_with_tolerance import RetryWithTolerance
+from pyconnect.worker.source_commits import CommitPolicy, OffsetCommits, OffsetEncoder, TransactionCommits
+from pyconnect.worker.source_parts import SourceTaskParts
+from pyconnect.worker.source_records import SourceConverters
 from pyconnect.worker.source_task import WorkerSourceTask
 from pyconnect.worker.status import RecordingReporter
 from tests.integration.fleet import RECENT_MS
@@ -100,9 +103,23 @@ def build(
     task: CountingTask,
     committed: dict[str, Any],
     reporter: RecordingReporter,
-    **kw: Any,
+    *,
+    producer: AIOKafkaProducer | None = None,
+    context: SourceTaskContext | None = None,
+    value_converter: Any = None,
+    flush_interval_s: float = 0.2,
+    close_producer: Callable[[], Awaitable[None]] | None = None,
+    target_state: TargetState = TargetState.STARTED,
+    transactions: TaskTransactions | None = None,
+    encode_offsets: OffsetEncoder | None = None,
+    transaction_interval_s: float | None = None,
+    transaction_context: TransactionContext | None = None,
+    preflight: Callable[[], Awaitable[None]] | None = None,
+    postflight: Callable[[], Awaitable[None]] | None = None,
+    **parts: Any,
 ) -> tuple[WorkerSourceTask, AIOKafkaProducer]:
-    producer = kw.pop("producer", None) or AIOKafkaProducer(
+    """A task on ``cluster`` with a string converter; ``parts``: more :class:`SourceTaskParts` fields."""
+    producer = producer or AIOKafkaProducer(
         bootstrap_servers=cluster.bootstrap_servers, acks="all", enable_idempotence=True, linger_ms=5
     )
 
@@ -113,20 +130,32 @@ def build(
     converter.configure({}, False)
     header_converter = SimpleHeaderConverter()
     header_converter.configure({})
+    commits: CommitPolicy = (
+        OffsetCommits(write, interval_s=flush_interval_s)
+        if transactions is None
+        else TransactionCommits(
+            transactions,
+            encode_offsets or (lambda pairs: []),
+            interval_s=transaction_interval_s,
+            context=transaction_context,
+            preflight=preflight,
+            postflight=postflight,
+        )
+    )
     runner = WorkerSourceTask(
         ConnectorTaskId("c", 0),
         task,
         {"prefix": "val"},
-        kw.pop("context", None) or SourceTaskContext({"prefix": "val"}, MemoryOffsetStorageReader()),
-        producer=producer,
-        key_converter=converter,
-        value_converter=kw.pop("value_converter", converter),
-        header_converter=header_converter,
-        write_offsets=write,
-        reporter=reporter,
-        offset_flush_interval_s=kw.pop("flush_interval_s", 0.2),
-        close_producer=kw.pop("close_producer", None) or producer.stop,
-        **kw,
+        context or SourceTaskContext({"prefix": "val"}, MemoryOffsetStorageReader()),
+        SourceTaskParts(
+            producer,
+            SourceConverters(converter, value_converter or converter, header_converter),
+            reporter,
+            close_producer=close_producer or producer.stop,
+            **parts,
+        ),
+        commits,
+        target_state,
     )
     return runner, producer
 

@@ -9,15 +9,8 @@ import asyncio
 import pytest
 
 from pyconnect.errors import ConflictError
-from pyconnect.herder.zombie_fencing import (
-    NEW_TASK_CONFIGS,
-    Fence,
-    NothingToFence,
-    RecordOnly,
-    ZombieFencings,
-    decide,
-    transactional_ids,
-)
+from pyconnect.herder.fencing_rounds import NEW_TASK_CONFIGS, ZombieFencings
+from pyconnect.herder.zombie_fencing import Fence, NothingToFence, RecordOnly, decide, transactional_ids
 from pyconnect.stores.config import MemoryConfigStore
 
 PROPS = {"connector.class": "Demo", "tasks.max": "2", "name": "c"}

@@ -75,6 +75,7 @@ STDLIB_ONLY: dict[str, tuple[str, ...]] = {
     "pyconnect/herder/signing.py": ("pyconnect.errors",),
     "pyconnect/herder/core.py": HERDER_CORE,
     "pyconnect/herder/requests.py": HERDER_CORE,
+    "pyconnect/herder/zombie_fencing.py": HERDER_CORE,
     "pyconnect/metrics/": (
         "pyconnect.metrics",
         "pyconnect.protocol",

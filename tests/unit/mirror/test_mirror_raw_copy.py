@@ -14,6 +14,7 @@ from connectors.mirror.policy import DefaultReplicationPolicy
 from connectors.mirror.source_task import MirrorSourceTask
 from pyconnect.api.converters.bytearray import ByteArrayConverter
 from pyconnect.api.converters.header import SimpleHeaderConverter
+from pyconnect.api.converters.json_converter import JsonConverter
 from pyconnect.api.source import (
     MemoryOffsetStorageReader,
     RawBatchTarget,
@@ -25,7 +26,7 @@ from pyconnect.api.source import (
 from pyconnect.kafka import record_batches as rb
 from pyconnect.kafka.raw_batches_io import RawFetch
 from pyconnect.kafka.raw_source_fetch import FetchedPartition
-from pyconnect.worker.raw_batches import raw_batch_target
+from pyconnect.worker.raw_batches import raw_batch_target, records_only_reason
 from tests.unit.kafka.test_record_batches import RECORDS, T0, build, log_append_time, placed
 
 SOURCE = {"cluster": "A", "topic": "t", "partition": 0}
@@ -117,6 +118,19 @@ def test_the_worker_allows_raw_batches_only_with_byte_array_converters_and_no_tr
     assert raw_batch_target(task, _Producer(), (raw, raw, SimpleHeaderConverter()), None) is None
     assert raw_batch_target(task, _Producer(), (raw, raw, raw), ["a transformation"]) is None
     assert raw_batch_target(SourceTask(), _Producer(), (raw, raw, raw), None) is None  # does not accept them
+
+
+def test_the_reason_for_records_only_names_the_converter_or_the_transformations() -> None:
+    raw = ByteArrayConverter()
+    assert records_only_reason((raw, raw, raw), None) is None
+    assert records_only_reason((raw, raw, raw), []) is None  # an empty chain
+    header = records_only_reason((raw, raw, SimpleHeaderConverter()), None) or ""
+    assert (
+        header.startswith("header.converter is ")
+        and "SimpleHeaderConverter, not ByteArrayConverter" in header
+    )
+    assert (records_only_reason((raw, JsonConverter(), raw), None) or "").startswith("value.converter is ")
+    assert records_only_reason((raw, raw, raw), ["a transformation"]) == "the connector has transformations"
 
 
 def test_the_mirror_task_takes_raw_batches_only_when_its_connector_key_turns_them_on() -> None:

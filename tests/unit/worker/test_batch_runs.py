@@ -9,8 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pyconnect.kafka.batch_sender import SentBatch
-from pyconnect.worker.source_task import batch_starts
-from pyconnect.worker.submitted_records import DispatchedRuns, SubmittedRecords
+from pyconnect.worker.submitted_records import DispatchedRuns, SubmittedRecords, batch_starts
 
 
 @dataclass

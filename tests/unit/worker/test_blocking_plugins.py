@@ -25,6 +25,10 @@ from pyconnect.protocol.internal_records import State, TargetState
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.worker.plugin_calls import PluginCalls
 from pyconnect.worker.plugins import PluginDesc, PluginRegistry, PluginType
+from pyconnect.worker.retry_with_tolerance import RetryWithTolerance
+from pyconnect.worker.source_commits import OffsetCommits
+from pyconnect.worker.source_parts import SourceTaskParts
+from pyconnect.worker.source_records import SourceConverters, SourceRecordPipeline
 from pyconnect.worker.source_task import WorkerSourceTask
 from pyconnect.worker.status import RecordingReporter
 from pyconnect.worker.worker_connector import WorkerConnector
@@ -176,14 +180,10 @@ def source_task(task: BlockingTask, calls: PluginCalls, reporter: RecordingRepor
         task,
         {},
         SourceTaskContext({}, offset_storage_reader=None),  # type: ignore[arg-type]
-        producer=UnusedProducer(),
-        key_converter=None,
-        value_converter=None,
-        header_converter=None,
-        write_offsets=lambda offsets: asyncio.sleep(0),
-        reporter=reporter,
-        calls=calls,
-        stop_timeout_s=0.1,
+        SourceTaskParts(
+            UnusedProducer(), SourceConverters(None, None, None), reporter, calls=calls, stop_timeout_s=0.1
+        ),
+        OffsetCommits(lambda offsets: asyncio.sleep(0)),
     )
 
 
@@ -236,45 +236,30 @@ async def test_a_batch_is_converted_on_a_plugin_thread_only_when_a_converter_is_
 ) -> None:
     records = [SourceRecord({"p": 0}, {"o": i}, "t", value=f"v{i}") for i in range(3)]
     converter = ThreadNamingConverter()
-    foreign = WorkerSourceTask(
-        ConnectorTaskId("c", 0),
-        BlockingTask(),
-        {},
-        SourceTaskContext({}, offset_storage_reader=None),  # type: ignore[arg-type]
-        producer=UnusedProducer(),
-        key_converter=ByteArrayConverter(),
-        value_converter=converter,
-        header_converter=None,
-        write_offsets=lambda offsets: asyncio.sleep(0),
-        reporter=RecordingReporter(),
-        calls=calls,
-    )
-    out = await foreign._convert_records(records)
+    foreign = pipeline(SourceConverters(ByteArrayConverter(), converter, None), calls)
+    out = await foreign.convert_batch(records)
     assert [r.value for r in out] == [b"plugin-c-0"] * 3
-    own = WorkerSourceTask(
-        ConnectorTaskId("c", 1),
-        BlockingTask(),
-        {},
-        SourceTaskContext({}, offset_storage_reader=None),  # type: ignore[arg-type]
-        producer=UnusedProducer(),
-        key_converter=ByteArrayConverter(),
-        value_converter=StringConverter(),
-        header_converter=None,
-        write_offsets=lambda offsets: asyncio.sleep(0),
-        reporter=RecordingReporter(),
-        calls=calls,
-    )
-    convert = own._convert_batch
+    own = pipeline(SourceConverters(ByteArrayConverter(), StringConverter(), None), calls)
+    convert = own.convert
     converted_on: list[threading.Thread] = []
 
     def watched(batch: list[SourceRecord]) -> object:
         converted_on.append(threading.current_thread())
         return convert(batch)
 
-    own._convert_batch = watched  # type: ignore[method-assign,assignment]
-    out = await own._convert_records(records)
+    own.convert = watched  # type: ignore[method-assign,assignment]
+    out = await own.convert_batch(records)
     assert [r.value for r in out] == [b"v0", b"v1", b"v2"]
     assert converted_on == [threading.current_thread()]  # the runtime's own converters: no thread hop
+
+
+def pipeline(converters: SourceConverters, calls: PluginCalls) -> SourceRecordPipeline:
+    """The record pipeline of task ``c-0`` (no transformation, nothing retried)."""
+
+    async def never_waits(delay_ms: int) -> bool:
+        return True
+
+    return SourceRecordPipeline(converters, None, RetryWithTolerance(), never_waits, calls, "c-0")
 
 
 BLOCKING_CLASS = "org.example.BlockingConnector"

@@ -13,12 +13,11 @@ from typing import Any
 import pytest
 
 from pyconnect.api.converters.string import StringConverter
-from pyconnect.api.source import SourceRecord, SourceTask, SourceTaskContext
+from pyconnect.api.source import SourceRecord
 from pyconnect.errors import ConnectError, DataError, RetriableError
 from pyconnect.metrics.connect import ConnectMetrics
 from pyconnect.metrics.registry import MetricsHub
 from pyconnect.metrics.task_errors import TASK_ERROR_GROUP, TaskErrorMetrics
-from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.worker.plugin_calls import PluginCalls
 from pyconnect.worker.retry_with_tolerance import (
     SKIPPED,
@@ -28,7 +27,7 @@ from pyconnect.worker.retry_with_tolerance import (
     RetryInterrupted,
     RetryWithTolerance,
 )
-from pyconnect.worker.source_task import WorkerSourceTask
+from pyconnect.worker.source_records import SourceConverters, SourceRecordPipeline
 from pyconnect.worker.status import RecordingReporter
 from tests.unit.worker.test_worker_sink_task import (
     TP0,
@@ -229,26 +228,17 @@ class FlakyEncoder:
         return str(value).encode()
 
 
-class NoProducer:
-    """Stands in for the task's producer: these tests convert without sending."""
+async def sleep_ms(delay_ms: int) -> bool:
+    """A running task's wait between two attempts (never asked to stop here)."""
+    await asyncio.sleep(delay_ms / 1000)
+    return True
 
 
-def source_with(encoder: FlakyEncoder, errors: RetryWithTolerance) -> WorkerSourceTask:
+def source_with(encoder: FlakyEncoder, errors: RetryWithTolerance) -> SourceRecordPipeline:
     key = StringConverter()
     key.configure({}, True)
-    return WorkerSourceTask(
-        ConnectorTaskId("c", 0),
-        SourceTask(),
-        {},
-        SourceTaskContext({}, offset_storage_reader=None),  # type: ignore[arg-type]
-        producer=NoProducer(),
-        key_converter=key,
-        value_converter=encoder,
-        header_converter=None,
-        write_offsets=lambda offsets: asyncio.sleep(0),
-        reporter=RecordingReporter(),
-        calls=PluginCalls(),
-        errors=errors,
+    return SourceRecordPipeline(
+        SourceConverters(key, encoder, None), None, errors, sleep_ms, PluginCalls(), "c-0"
     )
 
 
@@ -263,7 +253,7 @@ async def test_a_source_batch_conversion_that_fails_is_redone_record_by_record_w
     encoder = FlakyEncoder("b", 2)
     task = source_with(encoder, RetryWithTolerance(5000, metrics=metrics))
     started = asyncio.get_running_loop().time()
-    out = await task._convert_all(RECORDS, RECORDS)
+    out = (await task.prepare(RECORDS)).outgoing
     assert asyncio.get_running_loop().time() - started >= 0.3
     assert [o.value if o is not None else None for o in out] == [b"a", b"b", b"c"]
     values = {r.name.name: r.value for r in hub.read() if r.name.group == TASK_ERROR_GROUP}
@@ -272,9 +262,9 @@ async def test_a_source_batch_conversion_that_fails_is_redone_record_by_record_w
 
 async def test_a_source_record_whose_conversion_gives_up_is_skipped_under_tolerance_all() -> None:
     task = source_with(FlakyEncoder("b", 1000), RetryWithTolerance(0, tolerate_all=True))
-    out = await task._convert_all(RECORDS, RECORDS)
+    out = (await task.prepare(RECORDS)).outgoing
     assert [o.value if o is not None else None for o in out] == [b"a", None, b"c"]
-    assert task.records_skipped == 1
+    assert task.skipped == 1
     strict = source_with(FlakyEncoder("b", 1000), RetryWithTolerance(0))
     with pytest.raises(ConnectError, match="Tolerance exceeded in error handler"):
-        await strict._convert_all(RECORDS, RECORDS)
+        await strict.prepare(RECORDS)

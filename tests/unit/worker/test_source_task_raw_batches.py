@@ -1,4 +1,4 @@
-"""WorkerSourceTask with raw record batches (pyconnect.api.source): order, bookkeeping and hooks,
+"""A source task's dispatch of raw record batches (pyconnect.api.source): order, bookkeeping and hooks,
 against a fake producer that records what it is handed (the Kafka side is tested on real brokers in
 tests/integration/test_mirror_raw_batches.py)."""
 
@@ -21,6 +21,9 @@ from pyconnect.api.source import (
 )
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.worker.retry_with_tolerance import RetryWithTolerance
+from pyconnect.worker.source_commits import OffsetCommits
+from pyconnect.worker.source_parts import SourceTaskParts
+from pyconnect.worker.source_records import SourceConverters
 from pyconnect.worker.source_task import WorkerSourceTask
 from pyconnect.worker.status import StatusReporter
 from tests.unit.kafka.test_record_batches import build, placed
@@ -122,15 +125,15 @@ def _runner(
         task,
         {},
         SourceTaskContext({}, offset_storage_reader=None),  # type: ignore[arg-type]
-        producer=producer,
-        key_converter=converter,
-        value_converter=converter,
-        header_converter=converter,
-        write_offsets=write_offsets,
-        reporter=_Reporter(),
-        errors=RetryWithTolerance(tolerate_all=tolerate_all),
+        SourceTaskParts(
+            producer,
+            SourceConverters(converter, converter, converter),
+            _Reporter(),
+            errors=RetryWithTolerance(tolerate_all=tolerate_all),
+        ),
+        OffsetCommits(write_offsets),
     )
-    runner.task.accept_raw_batches(runner._raw_target)
+    runner.task.accept_raw_batches(runner.dispatcher.raw_target)
     return runner
 
 
@@ -138,18 +141,18 @@ async def test_raw_batches_go_in_poll_order_and_commit_once_every_batch_before_t
     task, producer, written = RawTask(), FakeProducer(), []
     runner = _runner(task, producer, written)
     assert task.accepted == RawBatchTarget(0, 1_048_576)
-    await runner._dispatch([_record(9), _raw(10), _record(14), _record(15), _raw(16)])
+    await runner.dispatcher.dispatch([_record(9), _raw(10), _record(14), _record(15), _raw(16)])
     kinds = [(type(builder).__name__, builder.record_count()) for builder, *_ in producer.sent]
     assert kinds == [("BatchBuilder", 1), ("RawBatch", 4), ("BatchBuilder", 2), ("RawBatch", 4)]
-    assert runner._submitted.in_flight == 11
+    assert runner.dispatcher.submitted.in_flight == 11
     for index in (3, 2, 1):  # acknowledged out of order, the first last
         producer.sent[index][3].set_result(_Metadata(100 + index))
     await _callbacks()
-    assert runner._submitted.in_flight == 1  # the first record's batch
-    assert runner._submitted.committable().offsets == {}
+    assert runner.dispatcher.submitted.in_flight == 1  # the first record's batch
+    assert runner.dispatcher.submitted.committable().offsets == {}
     producer.sent[0][3].set_result(_Metadata(100))
     await _callbacks()
-    committable = runner._submitted.committable()
+    committable = runner.dispatcher.submitted.committable()
     assert list(committable.offsets.values()) == [(PARTITION, {"o": 19})]
     assert runner.records_written == 11 and runner.raw_batches_written == 2
     assert task.raw_acks == [(16, 103), (10, 101)]
@@ -160,15 +163,15 @@ async def test_a_failed_raw_batch_fails_the_task_or_is_skipped_whole_under_toler
     for tolerate_all in (False, True):
         task, producer = RawTask(), FakeProducer()
         runner = _runner(task, producer, [], tolerate_all=tolerate_all)
-        await runner._dispatch([_raw(0)])
+        await runner.dispatcher.dispatch([_raw(0)])
         producer.sent[0][3].set_exception(RuntimeError("refused"))
         await _callbacks()
         if tolerate_all:
-            assert runner._send_error is None and runner.records_skipped == 4
-            assert runner._submitted.in_flight == 0
-            assert list(runner._submitted.committable().offsets.values()) == [(PARTITION, {"o": 3})]
+            assert runner.send_error is None and runner.records_skipped == 4
+            assert runner.dispatcher.submitted.in_flight == 0
+            assert list(runner.dispatcher.submitted.committable().offsets.values()) == [(PARTITION, {"o": 3})]
         else:
-            assert isinstance(runner._send_error, RuntimeError) and runner._submitted.in_flight == 4
+            assert isinstance(runner.send_error, RuntimeError) and runner.dispatcher.submitted.in_flight == 4
         assert task.raw_acks == []
 
 
@@ -178,7 +181,7 @@ async def test_a_raw_batch_cancelled_by_a_stopping_producer_fails_or_is_skipped_
     for tolerate_all in (False, True):
         task, producer = RawTask(), FakeProducer()
         runner = _runner(task, producer, [], tolerate_all=tolerate_all)
-        await runner._dispatch([_raw(0)])
+        await runner.dispatcher.dispatch([_raw(0)])
         raised: list[dict[str, Any]] = []
         loop = asyncio.get_running_loop()
         loop.set_exception_handler(lambda _loop, context, seen=raised: seen.append(context))
@@ -189,9 +192,9 @@ async def test_a_raw_batch_cancelled_by_a_stopping_producer_fails_or_is_skipped_
             loop.set_exception_handler(None)
         assert raised == []
         if tolerate_all:
-            assert runner._send_error is None and runner.records_skipped == 4
-            assert runner._submitted.in_flight == 0
+            assert runner.send_error is None and runner.records_skipped == 4
+            assert runner.dispatcher.submitted.in_flight == 0
         else:
-            assert isinstance(runner._send_error, asyncio.CancelledError)
-            assert runner._submitted.in_flight == 4
+            assert isinstance(runner.send_error, asyncio.CancelledError)
+            assert runner.dispatcher.submitted.in_flight == 4
         assert task.raw_acks == []

@@ -104,4 +104,4 @@ async def test_the_bound_reaches_the_connectors_tasks(herder: Herder) -> None:
     )
     task_id = ConnectorTaskId("v", 0)
     await eventually(lambda: task_id in herder.worker.tasks)
-    assert herder.worker.tasks[task_id]._sender.lanes.waits.bounds == WaitBounds(60.0, 15.0)
+    assert herder.worker.tasks[task_id].sender.lanes.waits.bounds == WaitBounds(60.0, 15.0)

@@ -191,24 +191,3 @@ def test_the_offsets_topic_is_the_connectors_own_or_the_workers() -> None:
 
 
 BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
-
-
-@pytest.mark.parametrize(
-    ("extra", "why"),
-    [
-        ({}, None),
-        (
-            {"header.converter": "org.apache.kafka.connect.storage.SimpleHeaderConverter"},
-            "header.converter is",
-        ),
-        ({"value.converter": "org.apache.kafka.connect.json.JsonConverter"}, "value.converter is"),
-        ({"transforms": "r", "transforms.r.type": "RegexRouter"}, "the connector has transformations"),
-        ({"transforms": " "}, None),
-    ],
-)
-def test_raw_batches_are_off_for_a_converter_that_rewrites_bytes_or_a_transformation(
-    extra: dict[str, str], why: str | None
-) -> None:
-    config = {**SOURCE, "key.converter": BYTES, "value.converter": BYTES, "header.converter": BYTES, **extra}
-    off = plan_source_task(worker(), "c", TASK, config, {}).raw_batches_off
-    assert off is None if why is None else off is not None and off.startswith(why)
