@@ -124,7 +124,7 @@ def java_clients() -> Iterator[list[JavaProcess]]:
 
 @pytest.mark.java
 @pytest.mark.parametrize(
-    ("churn_s", "min_cycles"), [(30, 200), pytest.param(150, 1000, marks=pytest.mark.long)]
+    ("churn_s", "min_cycles"), [(15, 100), pytest.param(150, 1000, marks=pytest.mark.long)]
 )
 def test_members_joining_and_leaving_on_the_target_are_never_rewound(
     churn_s: int,

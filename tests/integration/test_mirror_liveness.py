@@ -256,10 +256,10 @@ async def _create_partitioned(bootstrap: str, topic: str, partitions: int) -> No
         await admin.close()
 
 
-def test_a_healthy_flow_with_idle_topics_raises_nothing_for_half_a_minute(
+def test_a_healthy_flow_with_idle_topics_raises_nothing_for_a_quarter_minute(
     cluster_a: ClusterHandle, cluster_b: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
 ) -> None:
-    healthy_run(cluster_a, cluster_b, unique, tmp_path, 30)
+    healthy_run(cluster_a, cluster_b, unique, tmp_path, 15)
 
 
 @pytest.mark.long
