@@ -89,8 +89,10 @@ class CommitPolicy(Protocol):
     commits: int
     last_commit_error: BaseException | None
     commits_refused: int
-    defers_hooks: bool
-    """Whether acknowledgement hooks wait for a commit (a transaction's) rather than run at once."""
+    transactional: bool
+    """Commits are transactions: the offsets of dispatched records go in the open one
+    (:meth:`dispatched`) and acknowledgement hooks wait for its commit (:meth:`after_commit`); when
+    ``False`` both are no-ops the dispatcher may skip (hooks run at once)."""
 
     def attach(self, site: CommitSite) -> None: ...
 
@@ -111,9 +113,13 @@ class CommitPolicy(Protocol):
     @property
     def raw_sender(self) -> BatchSender: ...
 
-    async def send(self, outgoing: list[OutgoingRecord]) -> list[SentBatch]: ...
+    @property
+    def send(self) -> Callable[[list[OutgoingRecord]], Awaitable[list[SentBatch]]]:
+        """Hands records to the producer (the sender's own method: no wrapper on the data path)."""
 
-    async def send_raw(self, topic: str, partition: int, builder: Any) -> asyncio.Future[Any]: ...
+    @property
+    def send_raw(self) -> Callable[[str, int, Any], Awaitable[asyncio.Future[Any]]]:
+        """Hands one raw batch to the producer, as :attr:`send`."""
 
     def dispatched(self, entries: Iterable[SubmittedRecord]) -> None:
         """The producer accepted the records of these entries."""
@@ -143,7 +149,7 @@ class CommitPolicy(Protocol):
 class OffsetCommits:
     """At-least-once commits through the offset writer (see the module docstring)."""
 
-    defers_hooks = False
+    transactional = False
 
     def __init__(
         self,
@@ -193,11 +199,13 @@ class OffsetCommits:
     def raw_sender(self) -> BatchSender:
         return self.site.sender
 
-    async def send(self, outgoing: list[OutgoingRecord]) -> list[SentBatch]:
-        return await self.site.sender.send(outgoing)
+    @property
+    def send(self) -> Callable[[list[OutgoingRecord]], Awaitable[list[SentBatch]]]:
+        return self.site.sender.send
 
-    async def send_raw(self, topic: str, partition: int, builder: Any) -> asyncio.Future[Any]:
-        return await self.site.sender.send_raw(topic, partition, builder)
+    @property
+    def send_raw(self) -> Callable[[str, int, Any], Awaitable[asyncio.Future[Any]]]:
+        return self.site.sender.send_raw
 
     def dispatched(self, entries: Iterable[SubmittedRecord]) -> None:
         return None
@@ -304,7 +312,7 @@ class TransactionCommits:
     """Exactly-once commits in the task's transactions (see the module docstring)."""
 
     commits_refused = 0
-    defers_hooks = True
+    transactional = True
 
     def __init__(
         self,
@@ -394,11 +402,13 @@ class TransactionCommits:
     def raw_sender(self) -> BatchSender:
         return self._transactions.sender
 
-    async def send(self, outgoing: list[OutgoingRecord]) -> list[SentBatch]:
-        return await self._transactions.send(outgoing)
+    @property
+    def send(self) -> Callable[[list[OutgoingRecord]], Awaitable[list[SentBatch]]]:
+        return self._transactions.send
 
-    async def send_raw(self, topic: str, partition: int, builder: Any) -> asyncio.Future[Any]:
-        return await self._transactions.send_raw(topic, partition, builder)
+    @property
+    def send_raw(self) -> Callable[[str, int, Any], Awaitable[asyncio.Future[Any]]]:
+        return self._transactions.send_raw
 
     def dispatched(self, entries: Iterable[SubmittedRecord]) -> None:
         offsets = self._offsets  # offsets of records the producer accepted (recordDispatched)

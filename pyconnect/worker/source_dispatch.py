@@ -59,7 +59,6 @@ class SourceDispatch:
         submitted: SubmittedRecords,
         commits: CommitPolicy,
         on_failure: Callable[[BaseException], None],
-        plugin_running: Callable[[], bool],
     ) -> None:
         self.id = task_id
         self._producer = parts.producer
@@ -72,7 +71,8 @@ class SourceDispatch:
         """What was handed to the producer and what of it may commit."""
         self._commits = commits
         self._on_failure = on_failure
-        self._plugin_running = plugin_running
+        self.plugin_stopping = False
+        """Set by the task once its plugin stops: acknowledgements no longer run hooks."""
         self.raw_target: RawBatchTarget | None = None
         """Where raw batches may go; ``None``: the plugin returns records only."""
         self.records_written = 0
@@ -99,18 +99,20 @@ class SourceDispatch:
         submit = self.submitted.submit
         commits = self._commits
         await commits.raw_sender.learn_topics({item.topic for item in items})
-        producer = self._producer
+        send_raw, transactional, producer = commits.send_raw, commits.transactional, self._producer
         for item in interleaved(items):
             builder = RawBatch.of_batch(producer, item.data)
             entry = submit(item.source_partition, item.source_offset, item.record_count)
-            future = await commits.send_raw(item.topic, item.kafka_partition, builder)
-            commits.dispatched((entry,))
+            future = await send_raw(item.topic, item.kafka_partition, builder)
+            if transactional:
+                commits.dispatched((entry,))
             future.add_done_callback(functools.partial(self._on_raw_done, item=item, entry=entry))
 
     def _on_raw_done(self, fut: asyncio.Future[Any], *, item: RawRecordBatch, entry: SubmittedRecord) -> None:
         count = item.record_count
-        error = _failure(fut)
-        if error is not None:
+        metrics = self._source_metrics
+        if fut.cancelled() or fut.exception() is not None:
+            error = _failure(fut)
             if not self._send_failed(error):
                 return
             log.warning(
@@ -123,16 +125,23 @@ class SourceDispatch:
             )
             self._skipped += count
             entry.ack()
-            self._record_write(count, count)
+            if metrics is not None:
+                metrics.record_write(count, count)
             return
         meta = fut.result()
         self.records_written += count
         self.raw_batches_written += 1
-        self._record_write(count, 0)
+        if metrics is not None:
+            metrics.record_write(count, 0)
         entry.ack()
-        self._topic_written(item.topic)
-        if self._hooks.wants_raw_hooks and self._plugin_running():
+        if self._on_topic is not None:
+            self._topic_written(item.topic)
+        if not self._hooks.wants_raw_hooks or self.plugin_stopping:
+            return
+        if self._commits.transactional:  # hooks run once the transaction has committed
             self._commits.after_commit(functools.partial(self._hooks.raw_acknowledged, item, meta.offset))
+        else:
+            self._hooks.raw_acknowledged(item, meta.offset)
 
     def _send_failed(self, error: BaseException) -> bool:
         """A send's failure: ``True`` when it is to be skipped (``errors.tolerance=all``); otherwise the
@@ -149,11 +158,11 @@ class SourceDispatch:
             self._source_metrics.record_write(count, skipped)
 
     def _topic_written(self, topic: str) -> None:
-        if self._on_topic is not None:
-            try:
-                self._on_topic(self.id, topic)
-            except Exception:
-                log.exception("Task %s: recording active topic %s failed", self.id, topic)
+        assert self._on_topic is not None
+        try:
+            self._on_topic(self.id, topic)
+        except Exception:
+            log.exception("Task %s: recording active topic %s failed", self.id, topic)
 
     async def _dispatch_records(self, records: list[SourceRecord]) -> None:
         """Transform and convert ``records``, then submit every one in poll order (those dropped by the
@@ -191,7 +200,7 @@ class SourceDispatch:
     async def _records_dropped(self, records: Sequence[SourceRecord]) -> None:
         """``commit_record(record, None)`` for each, now, or under exactly-once once the transaction
         commits."""
-        if self._commits.defers_hooks:
+        if self._commits.transactional:
             self._commits.after_commit(lambda: self._hooks.spawn_dropped(records))
         else:
             await self._hooks.dropped(records)
@@ -208,7 +217,8 @@ class SourceDispatch:
         batches = await self._commits.send(outgoing)
         if tracked is None:
             tracked = DispatchedRuns(self.submitted, kept, batch_starts(batches, len(kept)))
-        self._commits.dispatched(tracked.entries)
+        if self._commits.transactional:
+            self._commits.dispatched(tracked.entries)
         for batch in batches:
             batch.future.add_done_callback(
                 functools.partial(self._on_batch_done, batch=batch, kept=kept, tracked=tracked)
@@ -222,9 +232,10 @@ class SourceDispatch:
         kept: list[SourceRecord],
         tracked: DispatchedRuns,
     ) -> None:
-        error = _failure(fut)
         count = len(batch.indices)
-        if error is not None:
+        metrics = self._source_metrics
+        if fut.cancelled() or fut.exception() is not None:
+            error = _failure(fut)
             if not self._send_failed(error):
                 return
             now = monotonic_ms()
@@ -232,23 +243,29 @@ class SourceDispatch:
                 self._errors.execute_failed(kept[i], KAFKA_PRODUCE, WORKER_SOURCE_TASK_CLASS, error, now)
             self._skipped += count
             tracked.ack(batch.indices)
-            self._record_write(count, count)
+            if metrics is not None:
+                metrics.record_write(count, count)
             if self._hooks.wants_dropped:  # Java's producerSendFailed: commitTaskRecord(record, null)
                 failed = [kept[i] for i in batch.indices]
                 self._commits.after_commit(lambda: self._hooks.spawn_dropped(failed))
             return
         meta = fut.result()
         self.records_written += count
-        self._record_write(count, 0)
+        if metrics is not None:
+            metrics.record_write(count, 0)
         tracked.ack(batch.indices)
-        self._topic_written(batch.topic)
-        if not self._hooks.wants_record_hooks or not self._plugin_running():
+        if self._on_topic is not None:
+            self._topic_written(batch.topic)
+        if not self._hooks.wants_record_hooks or self.plugin_stopping:
             return  # (acknowledged while the producer closed, after the plugin stopped: no hook)
-        self._commits.after_commit(functools.partial(self._hooks.acknowledged, batch, kept, meta.offset))
+        if self._commits.transactional:  # hooks run once the transaction has committed
+            self._commits.after_commit(functools.partial(self._hooks.acknowledged, batch, kept, meta.offset))
+        else:
+            self._hooks.acknowledged(batch, kept, meta.offset)
 
 
-def _failure(fut: asyncio.Future[Any]) -> BaseException | None:
-    """A finished send's error, ``None`` when it succeeded (a cancelled future: a producer stopped)."""
+def _failure(fut: asyncio.Future[Any]) -> BaseException:
+    """A failed send's error (a cancelled future: a producer stopped)."""
     if fut.cancelled():
         return asyncio.CancelledError()
-    return fut.exception()
+    return fut.exception() or asyncio.CancelledError()

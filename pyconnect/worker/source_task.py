@@ -152,7 +152,6 @@ class WorkerSourceTask(TaskLifecycle):
         self._submitted = SubmittedRecords()
         self._close_producer = parts.close_producer
         self._abandoned = False
-        self._plugin_stopping = False
         self._plugin_started = False
         self._send_error: BaseException | None = None
         self._commits = commits
@@ -164,7 +163,6 @@ class WorkerSourceTask(TaskLifecycle):
             self._submitted,
             commits,
             self._send_failed,
-            lambda: not self._plugin_stopping,
         )
         self._dispatch.raw_target = raw_batch_target(
             task, parts.producer, parts.converters.all(), self._transformations
@@ -178,7 +176,7 @@ class WorkerSourceTask(TaskLifecycle):
                 submitted=self._submitted,
                 stopping=self._stopping.is_set,
                 commit_plugin=commit_plugin,
-                plugin_running=lambda: not self._plugin_stopping,
+                plugin_running=lambda: not self._dispatch.plugin_stopping,
                 settle_hooks=self._hooks.close,
                 record_commit=self._record_commit,
                 may_commit=parts.may_commit,
@@ -249,7 +247,7 @@ class WorkerSourceTask(TaskLifecycle):
         self._abandon_waits()
         with contextlib.suppress(Exception):
             await self._commits.commit_acknowledged()
-        self._plugin_stopping = True
+        self._dispatch.plugin_stopping = True
         await self._hooks.close()
         with contextlib.suppress(Exception):
             await self._stop_plugin()
@@ -341,7 +339,7 @@ class WorkerSourceTask(TaskLifecycle):
                 failed = True
                 log.error("Task %s failed: %s", self.id, first_line(exc))
                 self._status.failed(exc)
-        self._plugin_stopping = True
+        self._dispatch.plugin_stopping = True
         await self._hooks.close()
         await self._stop_plugin()
         await self._stop_producer()
