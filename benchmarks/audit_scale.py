@@ -228,7 +228,7 @@ async def _partition_ends(bootstrap: str, topic: str) -> dict[int, int]:
 
 
 async def _commit(bootstrap: str, group: str, offsets: Mapping[tuple[str, int], int]) -> None:
-    from pyconnect.kafka.mirror_admin import CommittedOffset, GroupAdmin
+    from pyconnect.kafka.group_admin import CommittedOffset, GroupAdmin
 
     admin = GroupAdmin({"bootstrap.servers": bootstrap})
     await admin.start()

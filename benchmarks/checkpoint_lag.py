@@ -42,8 +42,8 @@ from benchmarks.stats import lag_summary
 from connectors.mirror.checkpoint_records import Checkpoint
 from connectors.mirror.records import OffsetSync
 from pyconnect.kafka.clients import create_consumer, create_producer
+from pyconnect.kafka.group_admin import CommittedOffset, GroupAdmin
 from pyconnect.kafka.log import TopicPartition
-from pyconnect.kafka.mirror_admin import CommittedOffset, GroupAdmin
 from pyconnect.testing.connect_worker import ConnectWorkerProcess
 
 GROUP_POLL_S = 0.05

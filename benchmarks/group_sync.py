@@ -50,9 +50,9 @@ from benchmarks.settings import BenchSettings
 from benchmarks.stats import latency_summary
 from connectors.mirror.records import OffsetSync
 from pyconnect.kafka.clients import create_consumer, create_producer
+from pyconnect.kafka.group_admin import CommittedOffset
 from pyconnect.kafka.group_offsets import SyncAdmin
 from pyconnect.kafka.log import TopicPartition
-from pyconnect.kafka.mirror_admin import CommittedOffset
 from pyconnect.testing.connect_worker import ConnectWorkerProcess
 
 GROUPS = 20

@@ -105,9 +105,10 @@ from pyconnect.config.types import Importance, Type
 from pyconnect.config.validators import ValidString
 from pyconnect.errors import ConnectError, KafkaAccessError, RetriableError
 from pyconnect.kafka.access import cluster_label
+from pyconnect.kafka.group_admin import GroupAdmin
 from pyconnect.kafka.group_offsets import SyncAdmin
 from pyconnect.kafka.log import KafkaLog, LogRecord
-from pyconnect.kafka.mirror_admin import GroupAdmin, MirrorAdmin
+from pyconnect.kafka.mirror_admin import MirrorAdmin
 from pyconnect.protocol.javahash import default_hash_order, java_string_hash
 
 log = logging.getLogger(__name__)

@@ -28,8 +28,8 @@ from typing import Any, Literal
 
 from pyconnect.config.definition import ConfigDef, ConfigKey
 from pyconnect.config.types import Importance, Type
+from pyconnect.kafka.group_admin import CommittedOffset
 from pyconnect.kafka.group_view import ACTIVE_GROUP_REJECTIONS
-from pyconnect.kafka.mirror_admin import CommittedOffset
 
 TP = tuple[str, int]
 GROUP_SYNC_BLOCKED = "GROUP_SYNC_BLOCKED"

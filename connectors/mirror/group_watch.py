@@ -62,8 +62,8 @@ from connectors.mirror.offsets.translation import OffsetSyncStore
 from connectors.mirror.share_group_sync import ShareGroupSync, Translate
 from pyconnect.concurrency import cancel_and_wait
 from pyconnect.errors import KafkaAccessError
+from pyconnect.kafka.group_admin import CommittedOffset, GroupAdmin
 from pyconnect.kafka.group_offsets import SyncAdmin
-from pyconnect.kafka.mirror_admin import CommittedOffset, GroupAdmin
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -35,8 +35,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 from connectors.mirror.filters import GroupFilter, TopicFilter
 from connectors.mirror.group_sync import TP, SyncReport, plan_commit
+from pyconnect.kafka.group_admin import CommittedOffset
 from pyconnect.kafka.group_offsets import ShareGroupsUnsupported, ShareOffsets, SyncAdmin
-from pyconnect.kafka.mirror_admin import CommittedOffset
 from pyconnect.protocol.share_group_offsets import LAG_VERSION, NON_EMPTY_GROUP
 
 log = logging.getLogger(__name__)

@@ -63,19 +63,21 @@ from pyconnect.config.client_configs import mirror_connector_client_config
 from pyconnect.config.definition import ConfigDef, ConfigValue
 from pyconnect.errors import ConnectError
 from pyconnect.kafka.access import cluster_label
+from pyconnect.kafka.acls import (
+    AclBinding,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourceType,
+    SecurityDisabled,
+)
 from pyconnect.kafka.mirror_admin import (
     OP_DELETE,
     OP_SET,
     STATIC_BROKER_CONFIG,
-    AclBinding,
-    AclOperation,
-    AclPermissionType,
     ConfigEntry,
     MirrorAdmin,
     NewTopicSpec,
-    PatternType,
-    ResourceType,
-    SecurityDisabled,
 )
 from pyconnect.mirror_status.core import (
     HEARTBEATS_MAX_AGE_CONFIG,

@@ -94,13 +94,9 @@ from pyconnect.concurrency import TaskSet, cancel_and_wait
 from pyconnect.conditions import ConditionBoard
 from pyconnect.errors import AuthenticationError, ConnectError
 from pyconnect.kafka.access import cluster_label
-from pyconnect.kafka.mirror_admin import (
-    PositionOutOfRange,
-    SourceConsumer,
-    log_bounds_of,
-    start_producer,
-)
+from pyconnect.kafka.admin_client import start_producer
 from pyconnect.kafka.raw_source_fetch import RawSourceFetch
+from pyconnect.kafka.source_consumer import PositionOutOfRange, SourceConsumer, log_bounds_of
 from pyconnect.kafka.source_faults import principal_of, unreachable
 from pyconnect.metrics.client_metrics import value_bytes
 from pyconnect.mirror_status.core import (

@@ -1,6 +1,6 @@
 """Group offsets of many groups at a time, for a sync that runs several times a second (KIP-709, KIP-932).
 
-:class:`SyncAdmin` is a :class:`~pyconnect.kafka.mirror_admin.GroupAdmin` that remembers each group's
+:class:`SyncAdmin` is a :class:`~pyconnect.kafka.group_admin.GroupAdmin` that remembers each group's
 coordinator (one FindCoordinator per group until the coordinator moves) and counts the requests it
 sends (:attr:`SyncAdmin.requests`, by API name), with:
 
@@ -44,9 +44,9 @@ from aiokafka.protocol.types import Schema
 
 from pyconnect.errors import AuthorizationError, ConnectError
 from pyconnect.kafka import aiokafka_seam as seam
+from pyconnect.kafka.group_admin import CommittedOffset, GroupAdmin, admin_offset_commit
 from pyconnect.kafka.group_describe import describe_groups
 from pyconnect.kafka.group_view import UNKNOWN, GroupView, share_view
-from pyconnect.kafka.mirror_admin import CommittedOffset, GroupAdmin, admin_offset_commit
 from pyconnect.protocol import offset_fetch, share_group_describe, share_group_offsets
 from pyconnect.protocol.share_group_offsets import AlterAnswer
 

@@ -1,6 +1,6 @@
 """A mirror's source consumer fetching record batches as bytes: the fetch half of the raw mirror path.
 
-:class:`RawSourceFetch` drives a :class:`~pyconnect.kafka.mirror_admin.SourceConsumer` whose
+:class:`RawSourceFetch` drives a :class:`~pyconnect.kafka.source_consumer.SourceConsumer` whose
 partitions it fetches itself with :func:`~pyconnect.kafka.raw_batches_io.fetch_raw_session`. The consumer
 keeps everything but the fetching: assignment, metadata, positions (read from it, moved with its
 ``seek``), offset resets by ``auto.offset.reset`` (aiokafka resets paused partitions too) and the
@@ -32,7 +32,7 @@ Contract of :meth:`RawSourceFetch.fetch`:
   session's broker repeats them only once they change); the records bytes are
   counted as fetched bytes in the consumer's client metrics, the records taken as consumed.
 - Errors, as the record path's ``SourceConsumer.poll``: an ``OFFSET_OUT_OF_RANGE`` partition raises
-  :class:`~pyconnect.kafka.mirror_admin.PositionOutOfRange` with its log bounds, carrying the
+  :class:`~pyconnect.kafka.source_consumer.PositionOutOfRange` with its log bounds, carrying the
   other partitions' answers in ``raw``; a partition refused READ is held back with its topic
   (``SourceConsumer.refuse_read``: left out of the fetches until its next probe); a leader
   change or missing metadata (``NOT_LEADER_OR_FOLLOWER``, ``UNKNOWN_TOPIC_OR_PARTITION``, fenced
@@ -77,7 +77,6 @@ from pyconnect.kafka.fetch_session import (
     INVALID_FETCH_SESSION_EPOCH,
     FetchSession,
 )
-from pyconnect.kafka.mirror_admin import POLL_ERROR_BACKOFF_S, PositionOutOfRange, SourceConsumer
 from pyconnect.kafka.raw_batches_io import (
     READ_COMMITTED,
     READ_UNCOMMITTED,
@@ -85,6 +84,7 @@ from pyconnect.kafka.raw_batches_io import (
     RawFetchResponse,
     fetch_raw_session,
 )
+from pyconnect.kafka.source_consumer import POLL_ERROR_BACKOFF_S, PositionOutOfRange, SourceConsumer
 
 AIOKAFKA_FETCHER_WAKE_S = 5.0
 """The longest aiokafka's own fetcher routine sleeps under a raw fetch when nothing wakes it."""

@@ -24,7 +24,7 @@ from aiokafka.protocol.types import Array, Int16, Int32, Schema, String
 from pyconnect.api.sink import TopicPartition
 from pyconnect.errors import ConnectError
 from pyconnect.kafka import aiokafka_seam as seam
-from pyconnect.kafka.mirror_admin import CommittedOffset, GroupAdmin
+from pyconnect.kafka.group_admin import CommittedOffset, GroupAdmin
 
 UNKNOWN_MEMBER_ID = 25
 GROUP_ID_NOT_FOUND = 69

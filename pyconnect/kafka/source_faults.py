@@ -1,6 +1,6 @@
 """What a mirror's source consumer meets that an operator must hear about: refused READs, topics that
 are gone or hidden, and a login the cluster no longer accepts (the fault half of
-:class:`~pyconnect.kafka.mirror_admin.SourceConsumer`, which owns one :class:`ReadRefusals`).
+:class:`~pyconnect.kafka.source_consumer.SourceConsumer`, which owns one :class:`ReadRefusals`).
 
 Contract of :class:`ReadRefusals` (READ refused on a topic, ``TOPIC_AUTHORIZATION_FAILED`` in a fetch
 answer, on either fetch path):

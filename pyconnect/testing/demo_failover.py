@@ -27,7 +27,7 @@ from typing import Any
 from connectors.mirror.offsets.failover_calls import FailoverError
 from connectors.mirror.offsets.failover_command import build_plan
 from connectors.mirror.offsets.failover_flow import FailoverFlow, flow_from_connector_config
-from pyconnect.kafka.mirror_admin import GroupAdmin
+from pyconnect.kafka.group_admin import GroupAdmin
 
 GROUP = "orders-app"
 CHECKPOINT_CONNECTOR = "mm2-checkpoint"

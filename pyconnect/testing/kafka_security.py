@@ -597,14 +597,8 @@ async def grant(
     import asyncio
     import time
 
-    from pyconnect.kafka.mirror_admin import (
-        AclBinding,
-        AclOperation,
-        AclPermissionType,
-        MirrorAdmin,
-        PatternType,
-        ResourceType,
-    )
+    from pyconnect.kafka.acls import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
+    from pyconnect.kafka.mirror_admin import MirrorAdmin
     from pyconnect.kafka.probe import SSL_CLOSE_S
 
     rtype = _enum_member(ResourceType, resource_type, "resource type")

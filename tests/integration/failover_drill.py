@@ -31,7 +31,7 @@ from aiokafka.errors import KafkaError
 from aiokafka.structs import OffsetAndMetadata
 
 from pyconnect.kafka.clients import create_consumer, create_producer
-from pyconnect.kafka.mirror_admin import GroupAdmin
+from pyconnect.kafka.group_admin import GroupAdmin
 from pyconnect.testing.distribution import ensure_distribution
 from pyconnect.testing.java_process import JavaProcess
 

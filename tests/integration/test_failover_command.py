@@ -31,7 +31,7 @@ from typing import Any
 import pytest
 from aiokafka import AIOKafkaConsumer
 
-from pyconnect.kafka.mirror_admin import CommittedOffset, GroupAdmin
+from pyconnect.kafka.group_admin import CommittedOffset, GroupAdmin
 from pyconnect.testing.backends import ClusterHandle
 from tests.integration.failover_drill import (
     ConsumerProtocolGroup,

@@ -28,8 +28,8 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaError
 
+from pyconnect.kafka.group_admin import CommittedOffset, GroupAdmin
 from pyconnect.kafka.group_view import ACTIVE_GROUP_REJECTIONS
-from pyconnect.kafka.mirror_admin import CommittedOffset, GroupAdmin
 from pyconnect.testing.backends import ClusterHandle
 from pyconnect.testing.distribution import ensure_distribution
 from pyconnect.testing.java_process import JavaProcess

@@ -50,8 +50,9 @@ from typing import Any
 import pytest
 from aiokafka import TopicPartition
 
+from pyconnect.kafka.acls import AclOperation, PatternType, ResourceType
 from pyconnect.kafka.clients import create_consumer
-from pyconnect.kafka.mirror_admin import AclOperation, MirrorAdmin, PatternType, ResourceType
+from pyconnect.kafka.mirror_admin import MirrorAdmin
 from pyconnect.kafka.probe import SSL_CLOSE_S
 from pyconnect.testing.backends import BackendUnavailable, chosen_backend
 from pyconnect.testing.connect_worker import ConnectWorkerProcess

@@ -32,9 +32,9 @@ from aiokafka.consumer.fetcher import Fetcher
 from connectors.mirror import raw_copy
 from pyconnect.api.source import RawBatchTarget, RawRecordBatch
 from pyconnect.kafka.fetch_session import FETCH_SESSION_ID_NOT_FOUND, FINAL_EPOCH
-from pyconnect.kafka.mirror_admin import SourceConsumer
 from pyconnect.kafka.raw_batches_io import SessionFetchRequest, decode_records, fetch_raw_session
 from pyconnect.kafka.raw_source_fetch import AIOKAFKA_FETCHER_WAKE_S, RawSourceFetch
+from pyconnect.kafka.source_consumer import SourceConsumer
 from pyconnect.testing.backends import ClusterHandle
 from tests.integration.fleet import create_topic
 

@@ -1,4 +1,4 @@
-"""The mirror source task's consumer (pyconnect.kafka.mirror_admin.SourceConsumer) on real Kafka.
+"""The mirror source task's consumer (pyconnect.kafka.source_consumer.SourceConsumer) on real Kafka.
 
 Its client never moves a position by itself, so these are checked against a real broker:
 
@@ -22,7 +22,7 @@ import pytest
 from aiokafka import AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic, RecordsToDelete
 
-from pyconnect.kafka.mirror_admin import PositionOutOfRange, SourceConsumer
+from pyconnect.kafka.source_consumer import PositionOutOfRange, SourceConsumer
 from pyconnect.testing.backends import ClusterHandle
 
 pytestmark = pytest.mark.kafka

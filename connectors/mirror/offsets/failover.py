@@ -84,8 +84,8 @@ from connectors.mirror.offsets.translation import OffsetSyncStore
 from connectors.mirror.policy import ReplicationPolicy
 from connectors.mirror.records import TopicPartition
 from pyconnect.config.client_configs import mirror_client_config
+from pyconnect.kafka.group_admin import CommittedOffset, GroupAdmin
 from pyconnect.kafka.group_view import ACTIVE_GROUP_REJECTIONS
-from pyconnect.kafka.mirror_admin import CommittedOffset, GroupAdmin
 
 __all__ = [
     "ACTIVE_GROUP_REJECTIONS",

@@ -19,8 +19,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TypeVar
 
 from pyconnect.errors import ConnectError, RetriableError
+from pyconnect.kafka.group_admin import CommittedOffset, GroupAdmin
 from pyconnect.kafka.group_view import UNKNOWN, GroupView
-from pyconnect.kafka.mirror_admin import CommittedOffset, GroupAdmin
 
 T = TypeVar("T")
 

@@ -40,9 +40,9 @@ from connectors.mirror.offsets.failover_plan import FlowPlan
 from connectors.mirror.offsets.failover_share import move_share_group
 from connectors.mirror.offsets.failover_state import FailoverState, partition_key
 from pyconnect.config.client_configs import mirror_client_config
+from pyconnect.kafka.group_admin import CommittedOffset, GroupAdmin
 from pyconnect.kafka.group_offsets import SyncAdmin
 from pyconnect.kafka.group_view import ACTIVE_GROUP_REJECTIONS, GroupView
-from pyconnect.kafka.mirror_admin import CommittedOffset, GroupAdmin
 
 __all__ = ["GroupOutcome", "execute", "refusal"]
 

@@ -38,7 +38,7 @@ from connectors.mirror.offsets.failover_positions import (
 from connectors.mirror.offsets.translation import OffsetSyncStore
 from connectors.mirror.policy import ReplicationPolicy
 from connectors.mirror.records import TopicPartition
-from pyconnect.kafka.mirror_admin import CommittedOffset
+from pyconnect.kafka.group_admin import CommittedOffset
 
 __all__ = [
     "FlowPlan",

@@ -45,8 +45,8 @@ from connectors.mirror.offsets.mirror_client import MirrorClient, MirrorClientEr
 from connectors.mirror.offsets.translation import OffsetSyncStore
 from connectors.mirror.records import TopicPartition
 from pyconnect.config.client_configs import mirror_client_config
+from pyconnect.kafka.group_admin import CommittedOffset, GroupAdmin
 from pyconnect.kafka.group_view import GroupView
-from pyconnect.kafka.mirror_admin import CommittedOffset, GroupAdmin
 from pyconnect.kafka.record_offsets import Stretch, committed_record_offsets
 
 Offsets = dict[tuple[str, int], CommittedOffset]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from pyconnect.kafka.mirror_admin import CommittedOffset
+from pyconnect.kafka.group_admin import CommittedOffset
 
 EXPORT_FIELDS = (
     "group",

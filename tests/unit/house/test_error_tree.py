@@ -46,11 +46,11 @@ EXEMPT = {
     ),
     "pyconnect.config.oauthbearer.ClientConfigError": (
         "the ValueError of the client-config translation (pyconnect.kafka.clients lets it escape; "
-        "pyconnect.kafka.mirror_admin turns it into a ConfigError naming the cluster). Under the tree it "
+        "pyconnect.kafka.admin_client turns it into a ConfigError naming the cluster). Under the tree it "
         "would change answers: zombie fencing wraps a ConnectError as 'Failed to perform zombie fencing: "
         "...' (the task's trace and PUT /connectors/{c}/fence would change), and the REST offsets of a "
         "connector with its own offsets topic answer 500 'ClientConfigError: ...' today. Joining the tree "
-        "takes translating it at the client factories, as mirror_admin does, and deciding those answers"
+        "takes translating it at the client factories, as admin_client does, and deciding those answers"
     ),
     "pyconnect.kafka.topics.TopicAdminError": (
         "an internal topic that cannot be created escapes 'pyconnect distributed' as a RuntimeError with "

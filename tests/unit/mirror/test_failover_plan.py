@@ -26,7 +26,7 @@ from connectors.mirror.offsets.failover import (
 from connectors.mirror.offsets.translation import OffsetSyncStore
 from connectors.mirror.records import TopicPartition
 from pyconnect.cli import main
-from pyconnect.kafka.mirror_admin import CommittedOffset
+from pyconnect.kafka.group_admin import CommittedOffset
 
 GROUP = "orders-app"
 

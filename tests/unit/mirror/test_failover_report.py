@@ -9,8 +9,8 @@ from connectors.mirror.offsets.failover_plan import FlowPlan, plan_group, querie
 from connectors.mirror.offsets.failover_report import report_json, report_text
 from connectors.mirror.offsets.translation import OffsetSyncStore
 from connectors.mirror.records import TopicPartition
+from pyconnect.kafka.group_admin import CommittedOffset
 from pyconnect.kafka.group_view import GroupView
-from pyconnect.kafka.mirror_admin import CommittedOffset
 
 FLOW = FailoverFlow(
     "A",

@@ -35,9 +35,9 @@ from connectors.mirror.group_watch import RECHECK_S, ContinuousGroupSync
 from connectors.mirror.share_group_sync import UNSUPPORTED_RETRY_S, effective_starts
 from pyconnect.conditions import ConditionBoard
 from pyconnect.errors import AuthorizationError, ConfigError, KafkaAccessError
+from pyconnect.kafka.group_admin import CommittedOffset
 from pyconnect.kafka.group_offsets import ShareGroupsUnsupported, ShareOffsets
 from pyconnect.kafka.group_view import ClassicEntry, GroupView, resolve_group
-from pyconnect.kafka.mirror_admin import CommittedOffset
 from pyconnect.protocol.consumer_group_describe import DescribedGroup
 from pyconnect.protocol.share_group_offsets import AlterAnswer
 

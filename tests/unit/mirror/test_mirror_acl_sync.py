@@ -18,16 +18,16 @@ from aiokafka.protocol.api import Request
 
 from connectors.mirror.config import MirrorSourceConfig
 from connectors.mirror.source import MirrorSourceConnector
-from pyconnect.kafka.mirror_admin import (
+from pyconnect.kafka.acls import (
     AclBinding,
     AclOperation,
     AclPermissionType,
     AclRequestError,
-    MirrorAdmin,
     PatternType,
     ResourceType,
     SecurityDisabled,
 )
+from pyconnect.kafka.mirror_admin import MirrorAdmin
 
 ALLOW, DENY = AclPermissionType.ALLOW, AclPermissionType.DENY
 ALL, READ, WRITE, DESCRIBE = AclOperation.ALL, AclOperation.READ, AclOperation.WRITE, AclOperation.DESCRIBE

@@ -25,8 +25,8 @@ from connectors.mirror.heartbeat import MirrorHeartbeatConnector, MirrorHeartbea
 from connectors.mirror.offsets.translation import OffsetSyncStore
 from connectors.mirror.policy import DefaultReplicationPolicy
 from pyconnect.errors import ConfigError, ConnectError, RetriableError
+from pyconnect.kafka.group_admin import CommittedOffset
 from pyconnect.kafka.group_view import GroupView
-from pyconnect.kafka.mirror_admin import CommittedOffset
 
 BASE = {
     "name": "cp",

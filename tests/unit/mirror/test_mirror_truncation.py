@@ -13,7 +13,7 @@ from connectors.mirror.policy import replication_policy
 from connectors.mirror.source import MirrorSourceConnector, MirrorSourceTask
 from connectors.mirror.truncation import DELETED, RECREATED, TARGET_REBUILT, Gap, source_gap, target_gap
 from pyconnect.errors import ConnectError
-from pyconnect.kafka.mirror_admin import OutOfRange, PositionOutOfRange
+from pyconnect.kafka.source_consumer import OutOfRange, PositionOutOfRange
 
 
 def test_records_deleted_before_copied() -> None:
