@@ -63,14 +63,11 @@ from pyconnect.api.source import Header
 from pyconnect.errors import ConnectError, RetriableError
 from pyconnect.kafka.sink_consumer import FetchedRecord, SinkCommitError, SinkConsumer
 from pyconnect.log_context import enter_task
-from pyconnect.metrics.connect import TaskMetrics
-from pyconnect.metrics.sink_task import SinkTaskMetrics
 from pyconnect.protocol.internal_records import State, TargetState
 from pyconnect.protocol.task_id import ConnectorTaskId
-from pyconnect.transforms.chain import TransformationChain
-from pyconnect.worker.errant_records import SINK_TASK_CLASS, ErrantRecords, TaskErrantRecordReporter
+from pyconnect.worker.errant_records import SINK_TASK_CLASS, TaskErrantRecordReporter
 from pyconnect.worker.failure_trace import failure_trace
-from pyconnect.worker.plugin_calls import PluginCalls, PluginCallTimeout
+from pyconnect.worker.plugin_calls import PluginCallTimeout
 from pyconnect.worker.retry_with_tolerance import (
     HEADER_CONVERTER,
     KEY_CONVERTER,
@@ -78,11 +75,11 @@ from pyconnect.worker.retry_with_tolerance import (
     TRANSFORMATION,
     VALUE_CONVERTER,
     RetryInterrupted,
-    RetryWithTolerance,
 )
 from pyconnect.worker.sink_offsets import SinkOffsets
-from pyconnect.worker.source_records import call_on_loop, call_operation, monotonic_ms, runtime_converter
-from pyconnect.worker.status import StatusReporter
+from pyconnect.worker.sink_parts import SinkTaskParts
+from pyconnect.worker.source_records import monotonic_ms
+from pyconnect.worker.task_converters import call_on_loop, call_operation
 from pyconnect.worker.task_lifecycle import TaskLifecycle
 from pyconnect.worker.worker_connector import java_class_name
 
@@ -207,43 +204,29 @@ class WorkerSinkTask(TaskLifecycle):
         task: SinkTask,
         task_config: Mapping[str, str],
         context: WorkerSinkTaskContext,
-        *,
-        consumer: SinkConsumer,
-        key_converter: Any,
-        value_converter: Any,
-        header_converter: Any,
-        reporter: StatusReporter,
+        parts: SinkTaskParts,
         target_state: TargetState = TargetState.STARTED,
-        offset_flush_interval_s: float = 60.0,
-        offset_flush_timeout_s: float = 5.0,
-        errors: RetryWithTolerance | None = None,
-        transformations: TransformationChain | None = None,
-        task_metrics: TaskMetrics | None = None,
-        calls: PluginCalls | None = None,
-        stop_timeout_s: float = 5.0,
-        errant: ErrantRecords | None = None,
-        sink_metrics: SinkTaskMetrics | None = None,
-        class_name: Callable[[Any], str] | None = None,
     ) -> None:
         super().__init__(task_id, target_state)
         self.task = task
-        self._calls = calls if calls is not None else PluginCalls()
+        self._calls = parts.calls
         self._owner = f"{task_id.connector}-{task_id.task}"
         self._config = dict(task_config)
         self._context = context
-        self._consumer: SinkConsumer | None = consumer
+        self._consumer: SinkConsumer | None = parts.consumer
+        key_converter, value_converter, header_converter = parts.converters.all()
         self._key_converter = key_converter
         self._value_converter = value_converter
         self._header_converter = header_converter
-        self._reporter = reporter
-        self._flush_interval_s = offset_flush_interval_s
-        self._commit_timeout_s = offset_flush_timeout_s
-        self._errors = errors if errors is not None else RetryWithTolerance()
-        self._transformations = transformations if transformations else None
-        self._task_metrics = task_metrics
-        self._stop_timeout_s = stop_timeout_s
+        self._reporter = parts.reporter
+        self._flush_interval_s = parts.offset_flush_interval_s
+        self._commit_timeout_s = parts.offset_flush_timeout_s
+        self._errors = parts.errors
+        self._transformations = parts.transformations if parts.transformations else None
+        self._task_metrics = parts.task_metrics
+        self._stop_timeout_s = parts.stop_timeout_s
         self._put = self._calls.bind(self._owner, "put", task.put, routine_cancel=True)
-        on_loop = all(runtime_converter(c) for c in (key_converter, value_converter, header_converter))
+        on_loop = parts.converters.runtime_only
         self._convert = (
             self._convert_on_loop
             if on_loop
@@ -265,15 +248,15 @@ class WorkerSinkTask(TaskLifecycle):
         self._retry_next: dict[TopicPartition, int] = {}
         self._retry_at = 0.0
         self._rebalance_error: BaseException | None = None
-        self._class_name = class_name or (lambda plugin: java_class_name(type(plugin)))
-        self._sink_metrics = sink_metrics
+        self._class_name = parts.class_name or (lambda plugin: java_class_name(type(plugin)))
+        self._sink_metrics = parts.sink_metrics
         self._commit_seq = 0
         self._converter_names = (
             self._class_name(key_converter),
             self._class_name(value_converter),
             self._class_name(header_converter),
         )
-        self._errant = errant
+        self._errant = errant = parts.errant
         if errant is not None and self._errors.report is None:
             self._errors.report = errant.report_failure
         self._originals: dict[tuple[str, int, int], FetchedRecord] = {}

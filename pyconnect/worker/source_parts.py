@@ -14,8 +14,8 @@ from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.transforms.chain import TransformationChain
 from pyconnect.worker.plugin_calls import PluginCalls
 from pyconnect.worker.retry_with_tolerance import RetryWithTolerance
-from pyconnect.worker.source_records import SourceConverters
 from pyconnect.worker.status import StatusReporter
+from pyconnect.worker.task_converters import TaskConverters
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class SourceTaskParts:
     :mod:`pyconnect.worker.task_assembly`)."""
 
     producer: Any
-    converters: SourceConverters
+    converters: TaskConverters
     reporter: StatusReporter
     transformations: TransformationChain | None = None
     errors: RetryWithTolerance = field(default_factory=RetryWithTolerance)

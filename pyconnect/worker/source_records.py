@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any, NamedTuple, cast
 
 from pyconnect.api.source import SourceRecord
@@ -45,24 +44,8 @@ from pyconnect.worker.retry_with_tolerance import (
     VALUE_CONVERTER,
     RetryWithTolerance,
 )
+from pyconnect.worker.task_converters import TaskConverters, call_on_loop, call_operation
 from pyconnect.worker.worker_connector import java_class_name
-
-
-@dataclass(frozen=True)
-class SourceConverters:
-    """A source task's key, value and header converters (``None``: absent)."""
-
-    key: Any
-    value: Any
-    header: Any
-
-    def all(self) -> tuple[Any, Any, Any]:
-        return (self.key, self.value, self.header)
-
-    @property
-    def runtime_only(self) -> bool:
-        """Whether all three are the runtime's own (or absent): converted on the loop."""
-        return all(runtime_converter(c) for c in self.all())
 
 
 class PreparedRecords(NamedTuple):
@@ -77,7 +60,7 @@ class SourceRecordPipeline:
 
     def __init__(
         self,
-        converters: SourceConverters,
+        converters: TaskConverters,
         transformations: TransformationChain | None,
         errors: RetryWithTolerance,
         retry_sleep: Callable[[int], Awaitable[bool]],
@@ -287,11 +270,6 @@ def _outgoing(record: SourceRecord, key: Any, value: Any, headers: Any) -> Outgo
     )
 
 
-def runtime_converter(converter: Any) -> bool:
-    """Whether ``converter`` is one of the runtime's own (or absent): converted on the loop."""
-    return converter is None or type(converter).__module__.startswith("pyconnect.")
-
-
 def _batch(converter: Any, topic: str, schema: Any, items: list[Any]) -> list[bytes | None]:
     """``converter.from_connect_batch``, or a loop over ``from_connect_data`` for converters without it."""
     batch = getattr(converter, "from_connect_batch", None)
@@ -303,13 +281,3 @@ def _batch(converter: Any, topic: str, schema: Any, items: list[Any]) -> list[by
 def monotonic_ms() -> int:
     """The clock a task gives its retry-with-tolerance core (milliseconds)."""
     return int(time.monotonic() * 1000)
-
-
-async def call_on_loop(operation: Callable[[], Any]) -> Any:
-    """Run one retried operation on the loop (the runtime's own converters and transformations)."""
-    return operation()
-
-
-def call_operation(operation: Callable[[], Any]) -> Any:
-    """Run one retried operation (on a plugin thread when the task's converters may block)."""
-    return operation()

@@ -48,12 +48,13 @@ from pyconnect.worker.plugins import PluginRegistry
 from pyconnect.worker.raw_batches import records_only_reason
 from pyconnect.worker.retry_with_tolerance import RetryWithTolerance
 from pyconnect.worker.sink_config import plugin_class_name
+from pyconnect.worker.sink_parts import SinkTaskParts
 from pyconnect.worker.sink_task import WorkerSinkTask, WorkerSinkTaskContext
 from pyconnect.worker.source_commits import CommitPolicy, OffsetCommits, TransactionCommits
 from pyconnect.worker.source_parts import SourceTaskMeters, SourceTaskParts
-from pyconnect.worker.source_records import SourceConverters
 from pyconnect.worker.source_task import WorkerSourceTask
 from pyconnect.worker.status import ObservedReporter
+from pyconnect.worker.task_converters import TaskConverters
 from pyconnect.worker.task_plan import ConverterSpec, ErrorPolicy, SinkTaskPlan, SourceTaskPlan, TaskPlan
 
 log = logging.getLogger(__name__)
@@ -349,7 +350,7 @@ def _source_runner(
     )
     parts = SourceTaskParts(
         clients.producer,
-        SourceConverters(key_converter, value_converter, header_converter),
+        TaskConverters(key_converter, value_converter, header_converter),
         host.observed(task_metrics.record_state, host.worker_metrics.record_task_startup),
         transformations=chain,
         errors=errors,
@@ -402,26 +403,21 @@ def assemble_sink_task(host: TaskHost, plan: SinkTaskPlan, target: TargetState) 
     sink_metrics = SinkTaskMetrics(host.metrics, plan.task_id.connector, plan.task_id.task)
     if errant is not None:
         errant.metrics = error_metrics
-    runner = WorkerSinkTask(
-        plan.task_id,
-        task,
-        dict(plan.task_config),
-        WorkerSinkTaskContext(dict(plan.task_config), metrics=host.metrics.hub),
-        consumer=consumer,
-        key_converter=key_converter,
-        value_converter=value_converter,
-        header_converter=header_converter,
-        reporter=host.observed(task_metrics.record_state, host.worker_metrics.record_task_startup),
-        target_state=target,
-        offset_flush_interval_s=plan.offset_flush_interval_s,
-        offset_flush_timeout_s=plan.offset_flush_timeout_s,
+    parts = SinkTaskParts(
+        consumer,
+        TaskConverters(key_converter, value_converter, header_converter),
+        host.observed(task_metrics.record_state, host.worker_metrics.record_task_startup),
+        transformations=chain,
         errors=_retry(plan.errors, error_metrics, errant),
         errant=errant,
+        calls=host.plugin_calls,
+        task_metrics=task_metrics,
         sink_metrics=sink_metrics,
         class_name=lambda plugin: plugin_class_name(host.plugins, plugin),
-        transformations=chain,
-        task_metrics=task_metrics,
-        calls=host.plugin_calls,
+        offset_flush_interval_s=plan.offset_flush_interval_s,
+        offset_flush_timeout_s=plan.offset_flush_timeout_s,
         stop_timeout_s=plan.stop_timeout_s,
     )
+    context = WorkerSinkTaskContext(dict(plan.task_config), metrics=host.metrics.hub)
+    runner = WorkerSinkTask(plan.task_id, task, dict(plan.task_config), context, parts, target)
     return AssembledTask(runner, (task_metrics, sink_metrics, error_metrics))

@@ -22,9 +22,9 @@ from pyconnect.protocol.internal_records import State, encode_offset_key, encode
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.worker.source_commits import CommitPolicy, OffsetCommits, TransactionCommits
 from pyconnect.worker.source_parts import SourceTaskParts
-from pyconnect.worker.source_records import SourceConverters
 from pyconnect.worker.source_task import WorkerSourceTask
 from pyconnect.worker.status import RecordingReporter
+from pyconnect.worker.task_converters import TaskConverters
 from tests.integration.fleet import read_topic
 
 T = TypeVar("T")
@@ -159,7 +159,7 @@ async def start_run(
         SourceTaskContext({}, MemoryOffsetStorageReader()),
         SourceTaskParts(
             producer,
-            SourceConverters(converter, converter, converter),
+            TaskConverters(converter, converter, converter),
             reporter,
             close_producer=producer.stop,
             cluster=cluster,

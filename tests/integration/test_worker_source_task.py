@@ -33,9 +33,9 @@ from pyconnect.worker.plugins import PluginRegistry
 from pyconnect.worker.retry_with_tolerance import RetryWithTolerance
 from pyconnect.worker.source_commits import CommitPolicy, OffsetCommits, OffsetEncoder, TransactionCommits
 from pyconnect.worker.source_parts import SourceTaskParts
-from pyconnect.worker.source_records import SourceConverters
 from pyconnect.worker.source_task import WorkerSourceTask
 from pyconnect.worker.status import RecordingReporter
+from pyconnect.worker.task_converters import TaskConverters
 from tests.integration.fleet import RECENT_MS
 
 pytestmark = pytest.mark.kafka
@@ -149,7 +149,7 @@ def build(
         context or SourceTaskContext({"prefix": "val"}, MemoryOffsetStorageReader()),
         SourceTaskParts(
             producer,
-            SourceConverters(converter, value_converter or converter, header_converter),
+            TaskConverters(converter, value_converter or converter, header_converter),
             reporter,
             close_producer=close_producer or producer.stop,
             **parts,

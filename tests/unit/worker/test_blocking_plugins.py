@@ -28,9 +28,10 @@ from pyconnect.worker.plugins import PluginDesc, PluginRegistry, PluginType
 from pyconnect.worker.retry_with_tolerance import RetryWithTolerance
 from pyconnect.worker.source_commits import OffsetCommits
 from pyconnect.worker.source_parts import SourceTaskParts
-from pyconnect.worker.source_records import SourceConverters, SourceRecordPipeline
+from pyconnect.worker.source_records import SourceRecordPipeline
 from pyconnect.worker.source_task import WorkerSourceTask
 from pyconnect.worker.status import RecordingReporter
+from pyconnect.worker.task_converters import TaskConverters
 from pyconnect.worker.worker_connector import WorkerConnector
 from tests.herder_fakes import scripted_herder, stop_herder
 
@@ -181,7 +182,7 @@ def source_task(task: BlockingTask, calls: PluginCalls, reporter: RecordingRepor
         {},
         SourceTaskContext({}, offset_storage_reader=None),  # type: ignore[arg-type]
         SourceTaskParts(
-            UnusedProducer(), SourceConverters(None, None, None), reporter, calls=calls, stop_timeout_s=0.1
+            UnusedProducer(), TaskConverters(None, None, None), reporter, calls=calls, stop_timeout_s=0.1
         ),
         OffsetCommits(lambda offsets: asyncio.sleep(0)),
     )
@@ -236,10 +237,10 @@ async def test_a_batch_is_converted_on_a_plugin_thread_only_when_a_converter_is_
 ) -> None:
     records = [SourceRecord({"p": 0}, {"o": i}, "t", value=f"v{i}") for i in range(3)]
     converter = ThreadNamingConverter()
-    foreign = pipeline(SourceConverters(ByteArrayConverter(), converter, None), calls)
+    foreign = pipeline(TaskConverters(ByteArrayConverter(), converter, None), calls)
     out = await foreign.convert_batch(records)
     assert [r.value for r in out] == [b"plugin-c-0"] * 3
-    own = pipeline(SourceConverters(ByteArrayConverter(), StringConverter(), None), calls)
+    own = pipeline(TaskConverters(ByteArrayConverter(), StringConverter(), None), calls)
     convert = own.convert
     converted_on: list[threading.Thread] = []
 
@@ -253,7 +254,7 @@ async def test_a_batch_is_converted_on_a_plugin_thread_only_when_a_converter_is_
     assert converted_on == [threading.current_thread()]  # the runtime's own converters: no thread hop
 
 
-def pipeline(converters: SourceConverters, calls: PluginCalls) -> SourceRecordPipeline:
+def pipeline(converters: TaskConverters, calls: PluginCalls) -> SourceRecordPipeline:
     """The record pipeline of task ``c-0`` (no transformation, nothing retried)."""
 
     async def never_waits(delay_ms: int) -> bool:

@@ -27,8 +27,9 @@ from pyconnect.worker.retry_with_tolerance import (
     RetryInterrupted,
     RetryWithTolerance,
 )
-from pyconnect.worker.source_records import SourceConverters, SourceRecordPipeline
+from pyconnect.worker.source_records import SourceRecordPipeline
 from pyconnect.worker.status import RecordingReporter
+from pyconnect.worker.task_converters import TaskConverters
 from tests.unit.worker.test_worker_sink_task import (
     TP0,
     FakeConsumer,
@@ -238,7 +239,7 @@ def source_with(encoder: FlakyEncoder, errors: RetryWithTolerance) -> SourceReco
     key = StringConverter()
     key.configure({}, True)
     return SourceRecordPipeline(
-        SourceConverters(key, encoder, None), None, errors, sleep_ms, PluginCalls(), "c-0"
+        TaskConverters(key, encoder, None), None, errors, sleep_ms, PluginCalls(), "c-0"
     )
 
 

@@ -23,9 +23,9 @@ from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.worker.retry_with_tolerance import RetryWithTolerance
 from pyconnect.worker.source_commits import OffsetCommits
 from pyconnect.worker.source_parts import SourceTaskParts
-from pyconnect.worker.source_records import SourceConverters
 from pyconnect.worker.source_task import WorkerSourceTask
 from pyconnect.worker.status import StatusReporter
+from pyconnect.worker.task_converters import TaskConverters
 from tests.unit.kafka.test_record_batches import build, placed
 
 PARTITION = {"topic": "t", "partition": 0}
@@ -127,7 +127,7 @@ def _runner(
         SourceTaskContext({}, offset_storage_reader=None),  # type: ignore[arg-type]
         SourceTaskParts(
             producer,
-            SourceConverters(converter, converter, converter),
+            TaskConverters(converter, converter, converter),
             _Reporter(),
             errors=RetryWithTolerance(tolerate_all=tolerate_all),
         ),

@@ -12,10 +12,10 @@ from pyconnect.protocol.internal_records import State
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.worker.source_commits import OffsetCommits
 from pyconnect.worker.source_parts import SourceTaskParts
-from pyconnect.worker.source_records import SourceConverters
 from pyconnect.worker.source_status import SourceTaskStatus
 from pyconnect.worker.source_task import WorkerSourceTask
 from pyconnect.worker.status import RecordingReporter
+from pyconnect.worker.task_converters import TaskConverters
 from tests.unit.worker.test_source_task_raw_batches import FakeProducer
 
 TASK = ConnectorTaskId("c", 0)
@@ -30,7 +30,7 @@ async def test_a_cancelled_batch_future_fails_the_send_without_raising_in_the_ca
         SourceTask(),
         {},
         SourceTaskContext({}, offset_storage_reader=None),  # type: ignore[arg-type]
-        SourceTaskParts(producer, SourceConverters(converter, converter, None), RecordingReporter()),
+        SourceTaskParts(producer, TaskConverters(converter, converter, None), RecordingReporter()),
         OffsetCommits(lambda offsets: asyncio.sleep(0)),
     )
     kept = [SourceRecord({"p": 0}, {"o": i}, "t", 0, None, None, None, "v") for i in range(3)]

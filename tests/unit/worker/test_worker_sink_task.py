@@ -22,8 +22,10 @@ from pyconnect.protocol.internal_records import State
 from pyconnect.protocol.task_id import ConnectorTaskId
 from pyconnect.worker.plugin_calls import PluginCalls
 from pyconnect.worker.retry_with_tolerance import RetryWithTolerance
+from pyconnect.worker.sink_parts import SinkTaskParts
 from pyconnect.worker.sink_task import WorkerSinkTask, WorkerSinkTaskContext
 from pyconnect.worker.status import RecordingReporter
+from pyconnect.worker.task_converters import TaskConverters
 
 TP0, TP1 = TopicPartition("t", 0), TopicPartition("t", 1)
 TASK = ConnectorTaskId("s", 0)
@@ -129,18 +131,20 @@ def runner(
     value.configure({}, False)
     headers = SimpleHeaderConverter()
     headers.configure({})
+    errors = extra.pop("errors", None) or RetryWithTolerance()
     return WorkerSinkTask(
         TASK,
         sink,
         {"topics": "t"},
         WorkerSinkTaskContext({"topics": "t"}),
-        consumer=consumer,  # type: ignore[arg-type]
-        key_converter=key,
-        value_converter=value,
-        header_converter=headers,
-        reporter=reporter,
-        calls=PluginCalls(),
-        **extra,
+        SinkTaskParts(
+            consumer,  # type: ignore[arg-type]
+            TaskConverters(key, value, headers),
+            reporter,
+            errors=errors,
+            calls=PluginCalls(),
+            **extra,
+        ),
     )
 
 
