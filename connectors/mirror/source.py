@@ -394,6 +394,7 @@ class MirrorSourceConnector(ScheduledConnector):
         }
         if new_topics:
             await self._create_new_topics(new_topics, source_counts)
+            grow.update(await self._created_short(new_topics, source_counts))
         if grow:
             results = await (await self._admin(self._target_admin)).create_partitions(grow)
             for topic, error in results.items():
@@ -402,6 +403,30 @@ class MirrorSourceConnector(ScheduledConnector):
                 else:
                     log.warning("%s: could not create topic-partitions for %s: %s", self._name, topic, error)
         await self._create_routed_topics(source_counts, remote)
+
+    async def _created_short(self, topics: list[str], counts: Mapping[str, int]) -> dict[str, int]:
+        """Beyond Java: the remote topics of ``topics`` that exist on the target with fewer partitions
+        than their source topic right after being created, with the count they need. A topic someone
+        else created meanwhile (a consumer on the target subscribing to it while the broker creates
+        topics on first use, with its default partition count) answers "already exists" to the
+        create; Java would leave it short until the next topic refresh (``refresh.topics.interval.seconds``,
+        ten minutes by default) while the tasks wait for the partitions it lacks."""
+        described = await (await self._admin(self._target_admin)).topic_partitions()
+        short = {}
+        for topic in topics:
+            remote = self._remote(topic)
+            present = described.get(remote)
+            if present is not None and len(present) < counts[topic]:
+                log.info(
+                    "%s: remote topic %s has %d partition(s) where %s has %d: it was created elsewhere meanwhile",
+                    self._name,
+                    remote,
+                    len(present),
+                    topic,
+                    counts[topic],
+                )
+                short[remote] = counts[topic]
+        return short
 
     async def _create_routed_topics(self, counts: Mapping[str, int], remote: Mapping[str, str]) -> None:
         """Beyond Java: the topics the connector's transformations route remote topics to are created
