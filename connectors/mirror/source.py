@@ -405,27 +405,23 @@ class MirrorSourceConnector(ScheduledConnector):
         await self._create_routed_topics(source_counts, remote)
 
     async def _created_short(self, topics: list[str], counts: Mapping[str, int]) -> dict[str, int]:
-        """Beyond Java: the remote topics of ``topics`` that exist on the target with fewer partitions
-        than their source topic right after being created, with the count they need. A topic someone
-        else created meanwhile (a consumer on the target subscribing to it while the broker creates
-        topics on first use, with its default partition count) answers "already exists" to the
-        create; Java would leave it short until the next topic refresh (``refresh.topics.interval.seconds``,
-        ten minutes by default) while the tasks wait for the partitions it lacks."""
+        """Beyond Java: the remote topics of ``topics`` with fewer partitions than their source right
+        after the create, with the count they need. One created elsewhere meanwhile (a consumer on the
+        target while the broker creates topics on first use) answers "already exists"; Java leaves it
+        short until the next topic refresh (10 minutes by default) while the tasks wait."""
         described = await (await self._admin(self._target_admin)).topic_partitions()
         short = {}
         for topic in topics:
-            remote = self._remote(topic)
-            present = described.get(remote)
-            if present is not None and len(present) < counts[topic]:
+            remote, wanted = self._remote(topic), counts[topic]
+            present = len(described.get(remote, ())) or wanted
+            if present < wanted:
                 log.info(
-                    "%s: remote topic %s has %d partition(s) where %s has %d: it was created elsewhere meanwhile",
+                    "%s: remote topic %s was created elsewhere with %d partition(s)",
                     self._name,
                     remote,
-                    len(present),
-                    topic,
-                    counts[topic],
+                    present,
                 )
-                short[remote] = counts[topic]
+                short[remote] = wanted
         return short
 
     async def _create_routed_topics(self, counts: Mapping[str, int], remote: Mapping[str, str]) -> None:

@@ -218,7 +218,7 @@ async def mirror_herder(
 
 
 async def test_a_new_leader_writes_missing_configs_in_java_order(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, "pyconnect.herder.herder")
+    caplog.set_level(logging.INFO, "pyconnect.herder")
     desired = flow_connector_configs(mm2(), AB)
     herder = await mirror_herder(MemoryConfigStore(), desired)
     try:
