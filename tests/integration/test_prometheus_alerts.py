@@ -90,9 +90,6 @@ def in_sync(worker: Any) -> dict[str, Any] | None:
     return flows[0] if flows and flows[0]["topics"] else None
 
 
-@pytest.mark.long  # ~47 s on its own cluster; in make test its siblings are the promtool rule tests
-# (tests/unit/metrics/test_prometheus_alerts.py) and a real Prometheus scraping /metrics
-# (tests/integration/test_metrics_endpoint.py)
 def test_a_source_outage_fires_and_resolves_the_shipped_alerts(
     cluster_b: ClusterHandle,
     lone_source: KafkaCluster,
