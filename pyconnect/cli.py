@@ -35,6 +35,11 @@ mm2.properties --flow A->B) --group G ...`` plans and executes the failover of c
 (see connectors.mirror.offsets.failover_command): exit codes 1 error, 2 bad input, 3 refused (a group has
 members on the target), 5 unknown group, 6 no checkpoints yet; every error one line.
 
+``pyconnect failback plan|execute|status --url FORWARD_URL --failover-state FILE [--reverse-url URL --state
+FILE]`` returns the applications to the original cluster after a failover (see
+connectors.mirror.failback.command): the orphans, the reverse flow, the groups back on A, the forward flow
+restarted; exit codes 3 refused, 7 no failover recorded, 8 unverified, 9 not caught up yet.
+
 ``pyconnect offsets translate --group G --from A --to B (--config mm2.properties | --bootstrap ...)``, or
 with the flow given as for ``failover``, prints the plan of group G from its checkpoints on B (Java's
 ``translateOffsets``), and with ``--execute`` commits it there (see connectors.mirror.offsets.failover).
@@ -129,11 +134,13 @@ def build_parser() -> argparse.ArgumentParser:
     mirror_maker.add_argument("--log-level", default="INFO", help="root log level (default INFO)")
     event_loop.add_event_loop_option(mirror_maker)
     add_log_format_option(mirror_maker)
+    from pyconnect.cli_failback import add_failback_parser
     from pyconnect.cli_offsets import add_failover_parser, add_offsets_parser
     from pyconnect.rest_client import add_rest_access_arguments
 
     add_offsets_parser(sub)
     add_failover_parser(sub)
+    add_failback_parser(sub)
     status = sub.add_parser(
         "status",
         help="print the MirrorMaker 2 flows of a worker's cluster and whether they are in sync",
@@ -371,6 +378,10 @@ def main(argv: list[str] | None = None) -> int:
         from pyconnect.cli_offsets import run_failover, run_offsets
 
         return run_offsets(args, loop) if args.command == "offsets" else run_failover(args, loop)
+    if args.command == "failback":
+        from pyconnect.cli_failback import run_failback
+
+        return run_failback(args, loop)
     try:
         if args.command == "mirror-maker":
             return event_loop.run(run_mirror_maker(args.mm2_properties, args.clusters), loop)

@@ -30,7 +30,7 @@ _REST_OPTIONS = {
 }
 
 
-def _add_flow_options(parser: argparse.ArgumentParser, *, with_bootstrap: bool) -> None:
+def add_flow_options(parser: argparse.ArgumentParser, *, with_bootstrap: bool) -> None:
     """Where the flow is read from: exactly one of a worker's REST URL, a connector JSON file, mm2.properties
     (and, for ``offsets translate``, bare bootstrap servers)."""
     flow = parser.add_mutually_exclusive_group(required=True)
@@ -65,7 +65,7 @@ def _add_flow_options(parser: argparse.ArgumentParser, *, with_bootstrap: bool) 
     add_rest_access_arguments(parser)
 
 
-def _rest_access(args: argparse.Namespace) -> RestAccess | None:
+def rest_access(args: argparse.Namespace) -> RestAccess | None:
     """The access to the worker of ``--url`` (``None`` without ``--url``); a one-line
     :class:`FlowConfigError` for bad ``--rest-*`` input or ``--rest-*`` options without ``--url``."""
     from connectors.mirror.offsets.failover_flow import FlowConfigError
@@ -107,7 +107,7 @@ def add_offsets_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     translate.add_argument(
         "--to", dest="target", metavar="ALIAS", help="target cluster (--config, --bootstrap)"
     )
-    _add_flow_options(translate, with_bootstrap=True)
+    add_flow_options(translate, with_bootstrap=True)
     translate.add_argument("--execute", action="store_true", help="commit the translated offsets on TO")
     translate.add_argument(
         "--allow-rewind",
@@ -160,7 +160,7 @@ def add_failover_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]
         step.add_argument(
             "--all-groups", action="store_true", help="every group with checkpoints in the flow"
         )
-        _add_flow_options(step, with_bootstrap=False)
+        add_flow_options(step, with_bootstrap=False)
         step.add_argument("--json", action="store_true", help="print the report as JSON, nothing else")
         step.add_argument(
             "--timeout", type=float, default=30.0, help="seconds allowed for each cluster call (default 30)"
@@ -180,7 +180,7 @@ def add_failover_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]
             )
 
 
-def _quiet_clients(log_level: str) -> None:
+def quiet_clients(log_level: str) -> None:
     if log_level.upper() != "DEBUG":
         logging.getLogger("aiokafka").setLevel(logging.CRITICAL)
 
@@ -194,7 +194,7 @@ def _translate_request(args: argparse.Namespace) -> object:
             raise failover.FailoverError("--config and --bootstrap need --from ALIAS and --to ALIAS")
         if args.source == args.target:
             raise failover.FailoverError(f"--from and --to name the same cluster {args.source}")
-    access = _rest_access(args)
+    access = rest_access(args)
     if args.bootstrap is not None:
         return failover.request_from_bootstrap(
             args.bootstrap, args.group, args.source, args.target, args.timeout, args.offset_syncs_location
@@ -223,7 +223,7 @@ def run_offsets(args: argparse.Namespace, loop: str) -> int:
     from connectors.mirror.offsets import failover
     from connectors.mirror.offsets.failover_flow import FlowConfigError
 
-    _quiet_clients(args.log_level)
+    quiet_clients(args.log_level)
     try:
         request = _translate_request(args)
         assert isinstance(request, failover.TranslateRequest)
@@ -252,9 +252,9 @@ def run_failover(args: argparse.Namespace, loop: str) -> int:
     from connectors.mirror.offsets.failover_command import run_failover as run
     from connectors.mirror.offsets.failover_flow import FlowConfigError
 
-    _quiet_clients(args.log_level)
+    quiet_clients(args.log_level)
     try:
-        access = _rest_access(args)
+        access = rest_access(args)
     except FlowConfigError as exc:
         print(f"pyconnect: {exc}".splitlines()[0], file=sys.stderr)
         return EXIT_USAGE

@@ -18,7 +18,8 @@ reach it with a :class:`RestAccess`:
   ``Authorization: Basic`` header; for ``https`` URLs it verifies the worker's certificate and host name
   (``ssl.create_default_context``) and presents the client certificate when one is given. Credentials over
   plain ``http`` are sent as given. Redirects are not followed, so credentials never leave for another
-  address. It returns the decoded JSON body of a 2xx answer.
+  address. It returns the decoded JSON body of a 2xx answer. :func:`call_json` does the same for any
+  method, with a JSON body (``PUT``, ``PATCH``, ``POST``, ``DELETE`` of the operator commands).
 
 Every failure is a :class:`RestClientError` whose message is one line: a bad input (a missing or unreadable
 file, a key without its certificate, a user without a password), the worker unreachable (with the reason),
@@ -50,6 +51,7 @@ __all__ = [
     "RestAccess",
     "RestClientError",
     "add_rest_access_arguments",
+    "call_json",
     "get_json",
 ]
 
@@ -60,10 +62,12 @@ _SSL_SOURCE = re.compile(r"\s*\(_ssl\.c:\d+\)")
 
 
 class RestClientError(ConnectError):
-    """The worker could not be read, or how to reach it is unusable; the message is one line."""
+    """The worker could not be read, or how to reach it is unusable; the message is one line;
+    ``status_code`` is the worker's HTTP status when it answered one."""
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, http_status: int | None = None) -> None:
         super().__init__(_one_line(message))
+        self.status_code = http_status
 
 
 @dataclass(frozen=True)
@@ -225,27 +229,41 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
 
 def get_json(url: str, timeout_s: float, access: RestAccess) -> Any:
     """The decoded JSON body of ``GET url`` (a 2xx answer); :class:`RestClientError` otherwise."""
+    return call_json("GET", url, timeout_s, access)
+
+
+def call_json(method: str, url: str, timeout_s: float, access: RestAccess, body: Any = None) -> Any:
+    """The decoded JSON body of ``method url`` with ``body`` sent as JSON when not ``None`` (a 2xx answer;
+    ``None`` for an empty one, as ``PUT /connectors/{name}/stop`` gives); :class:`RestClientError`
+    otherwise, one line naming the method, the URL and the worker's message."""
     handlers: list[urllib.request.BaseHandler] = [_NoRedirects()]
     if url.lower().startswith("https://"):
         handlers.append(urllib.request.HTTPSHandler(context=access.ssl_context()))
     opener = urllib.request.build_opener(*handlers)
-    request = urllib.request.Request(url, headers=access.headers())
+    headers = access.headers()
+    data = None
+    if body is not None:
+        data = json.dumps(body).encode("utf-8")
+        headers = {**headers, "Content-Type": "application/json"}
+    request = urllib.request.Request(url, data=data, headers=headers, method=method)
     try:
         with opener.open(request, timeout=timeout_s) as answer:
             payload = answer.read()
     except urllib.error.HTTPError as exc:
-        raise _http_error(url, exc, access) from None
+        raise _http_error(method, url, exc, access) from None
     except urllib.error.URLError as exc:
         raise _transport_error(url, exc.reason, access, timeout_s) from None
     except (OSError, http.client.HTTPException, ValueError) as exc:
         raise _transport_error(url, exc, access, timeout_s) from None
+    if not payload.strip():
+        return None
     try:
         return json.loads(payload)
     except ValueError:
-        raise RestClientError(f"GET {url} did not answer JSON") from None
+        raise RestClientError(f"{method} {url} did not answer JSON") from None
 
 
-def _http_error(url: str, exc: urllib.error.HTTPError, access: RestAccess) -> RestClientError:
+def _http_error(method: str, url: str, exc: urllib.error.HTTPError, access: RestAccess) -> RestClientError:
     message = _worker_message(exc)
     if exc.code in (401, 403):
         who = (
@@ -254,8 +272,8 @@ def _http_error(url: str, exc: urllib.error.HTTPError, access: RestAccess) -> Re
             else "the worker requires credentials (--rest-user with --rest-password-file or "
             f"{PASSWORD_VARIABLE})"
         )
-        return RestClientError(f"GET {url} answered {exc.code}: {who}: {message}")
-    return RestClientError(f"GET {url} answered {exc.code}: {message}")
+        return RestClientError(f"{method} {url} answered {exc.code}: {who}: {message}", exc.code)
+    return RestClientError(f"{method} {url} answered {exc.code}: {message}", exc.code)
 
 
 def _worker_message(exc: urllib.error.HTTPError) -> str:

@@ -44,7 +44,7 @@ from pyconnect.kafka.group_admin import CommittedOffset, GroupAdmin
 from pyconnect.kafka.group_offsets import SyncAdmin
 from pyconnect.kafka.group_view import ACTIVE_GROUP_REJECTIONS, GroupView
 
-__all__ = ["GroupOutcome", "execute", "refusal"]
+__all__ = ["GroupOutcome", "execute", "move_group", "refusal"]
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ async def _commit_group(
     )
 
 
-async def _move(
+async def move_group(
     admin: GroupAdmin,
     flow: FailoverFlow,
     group: str,
@@ -102,7 +102,8 @@ async def _move(
     *,
     resumed: bool,
 ) -> GroupOutcome:
-    """Commit one group's planned offsets that differ, read them back, and advance its status."""
+    """Commit one group's planned offsets (``state``) that differ on ``flow.target``, read them back, and
+    advance its status (also the last step of a failback, along the reverse flow)."""
     progress = state.groups[group]
     wanted = progress.offsets()
     current = await retrying(functools.partial(admin.committed_offsets, group), timeout_s, flow.target)
@@ -175,7 +176,9 @@ async def execute(
                 done, kept = await move_share_group(admin, flow, group, state, timeout_s)
                 outcomes.append(GroupOutcome(group, done, kept, "verified", group in resumed))
             else:
-                outcomes.append(await _move(admin, flow, group, state, timeout_s, resumed=group in resumed))
+                outcomes.append(
+                    await move_group(admin, flow, group, state, timeout_s, resumed=group in resumed)
+                )
             if save is not None:
                 save(state)
         return outcomes

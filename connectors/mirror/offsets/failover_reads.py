@@ -139,25 +139,39 @@ async def _offset_syncs(
     flow: FailoverFlow, timeout_s: float, source_reachable: bool, notes: list[str]
 ) -> tuple[OffsetSyncStore | None, dict[tuple[str, int], list[tuple[int, int]]]]:
     topic = flow.offset_syncs_topic
-    if flow.offset_syncs_location == "source":
-        alias, config = flow.source, flow.source_config
-        if not config or not source_reachable:
-            notes.append(
-                f"offset syncs {topic} live on cluster {flow.source}, which cannot be read: "
-                "target offsets come from the checkpoints alone"
-            )
-            return None, {}
-    else:
-        alias, config = flow.target, flow.target_config
-    try:
-        syncs, skipped = await read_offset_syncs(
-            mirror_client_config(config, "consumer"), topic, timeout_s, cluster=f"cluster {alias}"
+    if flow.offset_syncs_location == "source" and (not flow.source_config or not source_reachable):
+        notes.append(
+            f"offset syncs {topic} live on cluster {flow.source}, which cannot be read: "
+            "target offsets come from the checkpoints alone"
         )
+        return None, {}
+    try:
+        store, by_partition, skipped = await read_flow_syncs(flow, timeout_s)
     except MirrorClientError as exc:
         notes.append(f"offset syncs not read ({exc}): target offsets come from the checkpoints alone")
         return None, {}
     if skipped:
         notes.append(f"skipped {skipped} undecodable records in {topic}")
+    return store, by_partition
+
+
+async def read_flow_syncs(
+    flow: FailoverFlow, timeout_s: float
+) -> tuple[OffsetSyncStore, dict[tuple[str, int], list[tuple[int, int]]], int]:
+    """The flow's offset syncs, read from the cluster of its ``offset-syncs.topic.location``: an exact-mode
+    store of them, each partition's ``(upstream, downstream)`` pairs in topic order, and the count of
+    undecodable records skipped. :class:`MirrorClientError` when the topic cannot be read."""
+    alias, config = (
+        (flow.source, flow.source_config)
+        if flow.offset_syncs_location == "source"
+        else (flow.target, flow.target_config)
+    )
+    syncs, skipped = await read_offset_syncs(
+        mirror_client_config(config, "consumer"),
+        flow.offset_syncs_topic,
+        timeout_s,
+        cluster=f"cluster {alias}",
+    )
     store = OffsetSyncStore("exact", max_offset_lag=flow.offset_lag_max)
     store.start(must_read_to_end=False)
     by_partition: dict[tuple[str, int], list[tuple[int, int]]] = {}
@@ -167,7 +181,7 @@ async def _offset_syncs(
             (sync.upstream_offset, sync.downstream_offset)
         )
     store.mark_read_to_end()
-    return store, by_partition
+    return store, by_partition, skipped
 
 
 def _unknown(flow: FailoverFlow, group: str, source_offsets: Mapping[str, Offsets] | None) -> UnknownGroup:

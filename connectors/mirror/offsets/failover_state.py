@@ -24,7 +24,15 @@ from typing import Any, Literal
 
 from pyconnect.errors import ConnectError
 
-__all__ = ["STATE_VERSION", "FailoverState", "GroupProgress", "StateError", "parse_key", "partition_key"]
+__all__ = [
+    "STATE_VERSION",
+    "FailoverState",
+    "GroupProgress",
+    "StateError",
+    "parse_key",
+    "partition_key",
+    "write_atomically",
+]
 
 STATE_VERSION = 1
 Status = Literal["planned", "committed", "verified"]
@@ -131,6 +139,12 @@ class FailoverState:
         return state
 
     def save(self, path: Path) -> None:
-        temporary = path.with_name(path.name + ".tmp")
-        temporary.write_text(json.dumps(self.to_json(), indent=2) + "\n", encoding="utf-8")
-        os.replace(temporary, path)
+        write_atomically(path, self.to_json())
+
+
+def write_atomically(path: Path, document: Any) -> None:
+    """Write ``document`` as JSON to ``path`` through a temporary file and a rename: a crash leaves either
+    the old or the new file, never a torn one."""
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    os.replace(temporary, path)

@@ -27,8 +27,8 @@ bottom:
 13. **runtime**: ``pyconnect/runtime.py``, the composition root of a worker.
 14. **connectors**: ``connectors/``, the hosted connectors, on top of the runtime's API (the runtime finds
     them by class name only, never imports them).
-15. **applications**: the command lines and tools that use all of the above: ``cli.py``, ``cli_offsets.py``,
-    ``__main__.py``, ``mirror_maker.py`` (dedicated MirrorMaker over the MM2 connectors' config),
+15. **applications**: the command lines and tools that use all of the above: ``cli.py``,
+    ``cli_offsets.py``, ``cli_failback.py``, ``__main__.py``, ``mirror_maker.py`` (dedicated MirrorMaker over the MM2 connectors' config),
     ``pyconnect/strimzi/`` and the test harness ``pyconnect/testing/``.
 
 The rules:
@@ -92,6 +92,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "pyconnect.__main__",
             "pyconnect.cli",
             "pyconnect.cli_offsets",
+            "pyconnect.cli_failback",
             "pyconnect.mirror_maker",
             "pyconnect.strimzi.*",
             "pyconnect.testing.*",

@@ -1,0 +1,314 @@
+"""``pyconnect failback execute``: the steps of :mod:`.state`, each done once, in order, resumable.
+
+Contract (:class:`FailbackRun`): :meth:`FailbackRun.run` starts at the first step the state has not
+recorded and saves the state after every step (and after every group of ``groups-returned``), so a run
+killed at any point and started again reaches the same end. The steps:
+
+* ``forward-stopped``: ``PUT /connectors/{forward}/stop`` on the forward fleet, until STOPPED (the task's
+  final offset commit writes the offset sync of its last record).
+* ``measured``: the forward connector's committed offsets (``GET .../offsets``) and :func:`~.ledger_reads.
+  read_ledger`; a copy end proved only by the connector offsets stops the run with
+  :class:`Unverified` (exit 8) unless ``accept_unverified``.
+* ``quarantined`` (only with a quarantine template): :func:`~.quarantine.quarantine` of the orphans
+  (read again from the recorded ranges after a resume).
+* ``reverse-started``: the reverse MirrorSourceConnector (:func:`~.reverse_flow.reverse_source_config`)
+  is created STOPPED on the reverse fleet, its offsets set to the copy ends (:func:`~.reverse_flow.
+  copy_starts`), resumed, until RUNNING. An existing connector of that name is only resumed (a resumed run
+  after its creation), never re-pointed.
+* ``caught-up``: a group of the failover with members on B stops the run (:class:`~connectors.mirror.
+  offsets.failover_calls.FailoverRefused`, exit 3; the reverse flow keeps copying); then, within
+  ``catch_up_timeout_s``, B's last stable offsets must stay still for ``quiet_s`` while the reverse flow
+  has committed and synced every record below them; else :class:`NotCaughtUp` (exit 9; run again).
+* ``groups-returned``: :func:`~.group_return.plan_return` per group (reverse runs read now), refused or
+  unproved groups stop the run before any commit, then each group is committed on A and read back
+  (:func:`connectors.mirror.offsets.failover_execute.move_group`).
+* ``forward-resumed``: the reverse connector is stopped, the forward connector's offsets are set to A's
+  last stable offsets, and it is resumed: the applications' new records on A flow to B again; the orphans
+  and the copies back do not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from connectors.mirror.failback.connect_api import ConnectApi
+from connectors.mirror.failback.group_reads import read_returns
+from connectors.mirror.failback.group_return import GroupReturn
+from connectors.mirror.failback.ledger_reads import Ledger, flow_runs, read_ledger, reverse_of
+from connectors.mirror.failback.quarantine import quarantine
+from connectors.mirror.failback.reverse_flow import copy_starts, reverse_source_config
+from connectors.mirror.failback.state import FailbackState
+from connectors.mirror.offsets.failover_calls import (
+    FailoverError,
+    FailoverRefused,
+    bounded,
+    close_quietly,
+    described,
+    one_line,
+    retrying,
+)
+from connectors.mirror.offsets.failover_execute import move_group
+from connectors.mirror.offsets.failover_flow import FailoverFlow
+from connectors.mirror.offsets.failover_state import FailoverState, parse_key
+from connectors.mirror.offsets.mirror_client import MirrorClientError
+from pyconnect.config.client_configs import mirror_client_config
+from pyconnect.kafka.group_admin import GroupAdmin
+from pyconnect.kafka.record_offsets import committed_records, partition_bounds
+
+__all__ = [
+    "EXIT_NOT_CAUGHT_UP",
+    "EXIT_UNVERIFIED",
+    "FailbackRun",
+    "NotCaughtUp",
+    "Unverified",
+    "source_offsets",
+]
+
+EXIT_UNVERIFIED = 8
+EXIT_NOT_CAUGHT_UP = 9
+CONNECTOR_WAIT_S = 60.0
+Partition = tuple[str, int]
+
+
+class Unverified(FailoverError):
+    """What the failback rests on is not proved (expired offset syncs); nothing was changed by this step."""
+
+    exit_code = EXIT_UNVERIFIED
+
+
+class NotCaughtUp(FailoverError):
+    """The reverse flow had not caught up within the time given; it keeps running."""
+
+    exit_code = EXIT_NOT_CAUGHT_UP
+
+
+def source_offsets(
+    entries: list[tuple[dict[str, Any], dict[str, Any]]], cluster: str
+) -> dict[Partition, int]:
+    """A MirrorSourceConnector's committed offsets of ``cluster``, by ``(topic, partition)``."""
+    found: dict[Partition, int] = {}
+    for partition, offset in entries:
+        value = offset.get("offset")
+        if partition.get("cluster") == cluster and isinstance(value, int) and not isinstance(value, bool):
+            found[(str(partition.get("topic")), int(partition.get("partition", -1)))] = value
+    return found
+
+
+@dataclass
+class FailbackRun:
+    """One execute (see the module contract)."""
+
+    flow: FailoverFlow
+    state: FailbackState
+    forward: ConnectApi
+    forward_connector: str
+    reverse: ConnectApi
+    reverse_connector: str
+    groups: list[str]
+    timeout_s: float
+    quarantine_template: str | None = None
+    accept_unverified: bool = False
+    allow_rewind: bool = False
+    quiet_s: float = 5.0
+    catch_up_timeout_s: float = 300.0
+    save: Callable[[FailbackState], None] = lambda _: None
+    timings: dict[str, float] = field(default_factory=dict)
+    returns: list[GroupReturn] = field(default_factory=list)
+    ledger: Ledger | None = None
+
+    async def run(self) -> None:
+        steps: list[tuple[str, Callable[[], Any]]] = [
+            ("forward-stopped", self._stop_forward),
+            ("measured", self._measure),
+            ("quarantined", self._quarantine),
+            ("reverse-started", self._start_reverse),
+            ("caught-up", self._catch_up),
+            ("groups-returned", self._return_groups),
+            ("forward-resumed", self._resume_forward),
+        ]
+        for step, action in steps:
+            if self.state.is_done(step):
+                continue
+            started = time.monotonic()
+            await action()
+            self.timings[step] = round(time.monotonic() - started, 3)
+            self.state.complete(step)
+            self.save(self.state)
+
+    # -- steps ---------------------------------------------------------------------------------
+
+    async def _stop_forward(self) -> None:
+        await self.forward.stop(self.forward_connector)
+        await self.forward.wait_state(self.forward_connector, "STOPPED", CONNECTOR_WAIT_S)
+
+    async def _measure(self) -> None:
+        committed = source_offsets(await self.forward.offsets(self.forward_connector), self.flow.source)
+        ledger = await read_ledger(
+            self.flow, committed, self.timeout_s, keep_records=self.quarantine_template is not None
+        )
+        guessed = [p.end for p in ledger.partitions if not p.end.proved]
+        if guessed and not self.accept_unverified:
+            names = ", ".join(f"{e.topic}-{e.partition}" for e in guessed)
+            raise Unverified(
+                f"no offset sync proves where the copy of {names} ended on cluster {self.flow.target} "
+                "(expired or never written): give --accept-unverified to go on with the connector offsets"
+            )
+        self.ledger = ledger
+        self.state.measured(
+            [p.end for p in ledger.partitions],
+            [p.orphans for p in ledger.partitions],
+            {(p.end.topic, p.end.partition): p.source_bounds[1] for p in ledger.partitions},
+        )
+        self.state.quarantine = self.quarantine_template
+
+    async def _quarantine(self) -> None:
+        template = self.state.quarantine
+        if template is None:
+            return
+        if self.ledger is not None and self.ledger.records:
+            records = self.ledger.records
+        else:
+            stretches = [
+                (o.topic, o.partition, o.first - 1, o.last + 1)
+                for o in self.state.orphans.values()
+                if o.first is not None and o.last is not None
+            ]
+            read = await committed_records(
+                mirror_client_config(self.flow.source_config, "consumer"), stretches, self.timeout_s
+            )
+            records = {(s[0], s[1]): found for s, found in read.items()}
+        await quarantine(
+            self.flow.source,
+            self.flow.source_config,
+            records,
+            template,
+            f"pyconnect-failback-{self.flow.source}-{self.flow.target}",
+            self.timeout_s,
+        )
+
+    def _starts(self) -> dict[Partition, int]:
+        policy = self.flow.policy()
+        return {
+            (policy.format_remote_topic(self.flow.source, e.topic), e.partition): e.target_end
+            for e in self.state.ends.values()
+        }
+
+    async def _start_reverse(self) -> None:
+        if not await self.reverse.exists(self.reverse_connector):
+            config = reverse_source_config(await self.forward.config(self.forward_connector))
+            await self.reverse.create(self.reverse_connector, config, "STOPPED")
+            await self.reverse.wait_state(self.reverse_connector, "STOPPED", CONNECTOR_WAIT_S)
+            await self.reverse.alter_offsets(
+                self.reverse_connector, copy_starts(self.flow.target, self._starts())
+            )
+        await self.reverse.resume(self.reverse_connector)
+        await self.reverse.wait_state(self.reverse_connector, "RUNNING", CONNECTOR_WAIT_S)
+
+    async def _target_views(self) -> None:
+        admin = GroupAdmin(mirror_client_config(self.flow.target_config, "admin"))
+        try:
+            await bounded(admin.start(), self.timeout_s, self.flow.target)
+            views = await retrying(
+                functools.partial(described, admin, self.groups), self.timeout_s, self.flow.target
+            )
+        finally:
+            await close_quietly(admin)
+        busy = {g: v for g, v in views.items() if not v.idle}
+        if busy:
+            named = "; ".join(f"group {g} is {v.describe()}" for g, v in busy.items())
+            raise FailoverRefused(
+                f"{named} on cluster {self.flow.target}: the reverse flow runs; stop the applications "
+                f"on {self.flow.target} and run execute again"
+            )
+
+    async def _lag(self) -> tuple[dict[Partition, tuple[int, int]], int]:
+        """B's bounds of the copied partitions, and the records the reverse flow has yet to copy or sync."""
+        config = mirror_client_config(self.flow.target_config, "consumer")
+        starts = self._starts()
+        bounds = await partition_bounds(config, list(starts), self.timeout_s)
+        copied = source_offsets(await self.reverse.offsets(self.reverse_connector), self.flow.target)
+        stretches = [(t, p, max(copied.get((t, p), -1), starts[(t, p)] - 1), None) for t, p in starts]
+        left = sum(len(r) for r in (await committed_records(config, stretches, self.timeout_s)).values())
+        try:
+            _, newest, _ = await flow_runs(reverse_of(self.flow), self.timeout_s)
+        except MirrorClientError:
+            newest = {}
+        unsynced = sum(
+            1
+            for tp, last in copied.items()
+            if tp in starts and last >= starts[tp] and newest.get(tp, (-1, -1))[0] < last
+        )
+        return bounds, left + unsynced
+
+    async def _catch_up(self) -> None:
+        await self._target_views()
+        deadline = time.monotonic() + self.catch_up_timeout_s
+        left = -1
+        while time.monotonic() < deadline:
+            before, _ = await self._lag()
+            await asyncio.sleep(self.quiet_s)
+            after, left = await self._lag()
+            if before == after and left == 0:
+                return
+        raise NotCaughtUp(
+            f"the reverse flow {self.reverse_connector} still had {left} records to copy or sync after "
+            f"{self.catch_up_timeout_s:.0f} s (or cluster {self.flow.target} kept taking writes); it keeps "
+            "running: run execute again"
+        )
+
+    async def _return_groups(self) -> None:
+        back = reverse_of(self.flow)
+        returns = self.state.returns or FailoverState(
+            {"source": back.source, "target": back.target, "checkpoints_topic": back.checkpoints_topic}
+        )
+        self.state.returns = returns
+        todo = [g for g in self.groups if g not in returns.groups]
+        if todo:
+            self.returns = await read_returns(
+                self.flow, self.state, todo, self.timeout_s, allow_rewind=self.allow_rewind
+            )
+            refused = [r.refused for r in self.returns if r.refused]
+            if refused:
+                raise FailoverRefused(
+                    f"refusing to return the groups: {'; '.join(refused)} (nothing was committed)"
+                )
+            unproved = [f"{r.group} {p.target_topic}-{p.partition}" for r in self.returns for p in r.unproved]
+            if unproved and not self.accept_unverified:
+                raise Unverified(
+                    f"no offset sync proves where {', '.join(unproved)} returns: give --accept-unverified to "
+                    "leave those partitions at their offsets on the original cluster"
+                )
+            for planned in self.returns:
+                returns.plan(planned.group, planned.offsets(), {})
+            self.save(self.state)
+        admin = GroupAdmin(mirror_client_config(back.target_config, "admin"))
+        try:
+            await bounded(admin.start(), self.timeout_s, back.target)
+            for group in returns.pending():
+                await move_group(admin, back, group, returns, self.timeout_s, resumed=group not in todo)
+                self.save(self.state)
+        except FailoverError:
+            raise
+        except Exception as exc:
+            raise FailoverError(f"committing on cluster {back.target} failed: {one_line(exc)}") from None
+        finally:
+            await close_quietly(admin)
+
+    async def _resume_forward(self) -> None:
+        await self.reverse.stop(self.reverse_connector)
+        await self.reverse.wait_state(self.reverse_connector, "STOPPED", CONNECTOR_WAIT_S)
+        partitions = [parse_key(k) for k in self.state.ends]
+        bounds = await partition_bounds(
+            mirror_client_config(self.flow.source_config, "consumer"), partitions, self.timeout_s
+        )
+        await self.forward.alter_offsets(
+            self.forward_connector,
+            copy_starts(self.flow.source, {tp: end for tp, (_, end) in bounds.items()}),
+        )
+        await self.forward.resume(self.forward_connector)
+        await self.forward.wait_state(self.forward_connector, "RUNNING", CONNECTOR_WAIT_S)

@@ -1,0 +1,76 @@
+"""What a failback reads to return the groups: their offsets and views on both clusters and both flows'
+runs, turned into :class:`~.group_return.GroupReturn` values by :func:`~.group_return.plan_return`.
+
+:func:`read_returns` needs the measured state (the copy ends and A's ends at the reverse start). The
+forward runs must be readable (:class:`~connectors.mirror.offsets.mirror_client.MirrorClientError`
+otherwise); missing reverse syncs (no reverse flow yet: ``plan``) leave every position past the copy's end
+at the reverse start. Each cluster call is bounded by ``timeout_s``; failures are
+:class:`~connectors.mirror.offsets.failover_calls.FailoverError`, one line.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from connectors.mirror.failback.group_return import GroupReturn, plan_return
+from connectors.mirror.failback.ledger_reads import flow_runs, reverse_of
+from connectors.mirror.failback.state import FailbackState
+from connectors.mirror.offsets.failover_calls import bounded, close_quietly, described, retrying
+from connectors.mirror.offsets.failover_flow import FailoverFlow
+from connectors.mirror.offsets.failover_state import parse_key
+from connectors.mirror.offsets.mirror_client import MirrorClientError
+from pyconnect.config.client_configs import mirror_client_config
+from pyconnect.kafka.group_admin import GroupAdmin
+from pyconnect.kafka.group_view import GroupView
+
+__all__ = ["read_returns"]
+
+Partition = tuple[str, int]
+
+
+async def _groups(
+    config: dict[str, str], cluster: str, groups: list[str], timeout_s: float
+) -> tuple[dict[str, GroupView], dict[str, dict[Partition, int]]]:
+    admin = GroupAdmin(mirror_client_config(config, "admin"))
+    try:
+        await bounded(admin.start(), timeout_s, cluster)
+        views = await retrying(functools.partial(described, admin, groups), timeout_s, cluster)
+        offsets = {}
+        for group in groups:
+            found = await retrying(functools.partial(admin.committed_offsets, group), timeout_s, cluster)
+            offsets[group] = {tp: c.offset for tp, c in found.items()}
+        return views, offsets
+    finally:
+        await close_quietly(admin)
+
+
+async def read_returns(
+    flow: FailoverFlow, state: FailbackState, groups: list[str], timeout_s: float, *, allow_rewind: bool
+) -> list[GroupReturn]:
+    """Each group's :class:`GroupReturn` from the clusters now (see the module docstring)."""
+    target_views, target_offsets = await _groups(flow.target_config, flow.target, groups, timeout_s)
+    source_views, source_offsets = await _groups(flow.source_config, flow.source, groups, timeout_s)
+    forward_runs, _, _ = await flow_runs(flow, timeout_s)
+    try:
+        reverse_runs, _, _ = await flow_runs(reverse_of(flow), timeout_s)
+    except MirrorClientError:
+        reverse_runs = {}
+    policy = flow.policy()
+    ends = {
+        (policy.format_remote_topic(flow.source, e.topic), e.partition): (e.topic, e)
+        for e in state.ends.values()
+    }
+    starts = {parse_key(k): v for k, v in state.source_ends.items()}
+    return [
+        plan_return(
+            group,
+            (target_views[group], target_offsets[group]),
+            (source_views[group], source_offsets[group]),
+            ends,
+            forward_runs,
+            reverse_runs,
+            starts,
+            allow_rewind=allow_rewind,
+        )
+        for group in groups
+    ]

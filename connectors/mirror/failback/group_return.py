@@ -1,0 +1,114 @@
+"""Where each consumer group returns to on the original cluster, and whether it may (pure).
+
+For a group that failed over to B, :func:`plan_return` maps its committed offset on every partition of
+B that the forward flow wrote (a partition of the :mod:`ledger <.ledger>`) to its offset on A
+(:func:`~.positions.position_on_source`), and decides:
+
+* ``refused`` (one line) when the group has members on B (its position still moves) or on A (an active
+  group is never repositioned), or when a partition would move back on A past what the group already
+  committed there (a rewind) without ``allow_rewind``;
+* ``unproved`` partitions: no offset sync proves the position (the syncs expired); they are never
+  committed (the group keeps its offset on A there), and the command stops before committing anything
+  unless told ``--accept-unverified``.
+
+Partitions of B the ledger does not cover (topics the forward flow did not write) are left out and named
+in ``others``: the reverse flow of this failback does not carry them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from connectors.mirror.failback.ledger import MirrorEnd
+from connectors.mirror.failback.positions import Run, SourcePosition, Unproved, position_on_source
+from pyconnect.kafka.group_view import GroupView
+
+__all__ = ["GroupReturn", "PartitionReturn", "plan_return"]
+
+Partition = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class PartitionReturn:
+    """One partition of the group: its committed offset on B (``target_topic``), its offset on A now,
+    and where it returns (``position``; ``None`` with the reason in ``unproved``)."""
+
+    target_topic: str
+    source_topic: str
+    partition: int
+    committed_on_target: int
+    committed_on_source: int | None
+    position: SourcePosition | None
+    unproved: str | None = None
+
+
+@dataclass(frozen=True)
+class GroupReturn:
+    group: str
+    partitions: tuple[PartitionReturn, ...]
+    refused: str | None
+    others: tuple[str, ...] = ()
+
+    @property
+    def unproved(self) -> list[PartitionReturn]:
+        return [p for p in self.partitions if p.position is None]
+
+    def offsets(self) -> dict[Partition, int]:
+        """The offsets to commit on A (proved partitions only)."""
+        return {(p.source_topic, p.partition): p.position.offset for p in self.partitions if p.position}
+
+
+def plan_return(
+    group: str,
+    on_target: tuple[GroupView, Mapping[Partition, int]],
+    on_source: tuple[GroupView, Mapping[Partition, int]],
+    ends: Mapping[Partition, tuple[str, MirrorEnd]],
+    forward_runs: Mapping[Partition, Sequence[Run]],
+    reverse_runs: Mapping[Partition, Sequence[Run]],
+    reverse_starts: Mapping[Partition, int],
+    *,
+    allow_rewind: bool,
+) -> GroupReturn:
+    """The group's return (see the module docstring). ``ends`` maps each partition of B the forward flow
+    wrote to its source topic and :class:`MirrorEnd`; ``forward_runs`` are by source partition,
+    ``reverse_runs`` by partition of B, ``reverse_starts`` (A's end when the reverse flow began) by
+    source partition."""
+    target_view, target_offsets = on_target
+    source_view, source_offsets = on_source
+    rows: list[PartitionReturn] = []
+    others: list[str] = []
+    for (topic, partition), committed in sorted(target_offsets.items()):
+        found = ends.get((topic, partition))
+        if found is None:
+            others.append(f"{topic}-{partition}")
+            continue
+        source_topic, end = found
+        source_tp = (source_topic, partition)
+        current = source_offsets.get(source_tp)
+        try:
+            position: SourcePosition | None = position_on_source(
+                committed,
+                end.target_end,
+                forward_runs.get(source_tp, ()),
+                reverse_runs.get((topic, partition), ()),
+                reverse_starts.get(source_tp, end.last_copied + 1),
+            )
+            reason = None
+        except Unproved as exc:
+            position, reason = None, str(exc)
+        rows.append(PartitionReturn(topic, source_topic, partition, committed, current, position, reason))
+    refused = None
+    if not target_view.idle:
+        refused = f"group {group} has members on the cluster it failed over to ({target_view.describe()})"
+    elif not source_view.idle:
+        refused = f"group {group} is active on the original cluster ({source_view.describe()})"
+    else:
+        rewinds = [
+            f"{r.source_topic}-{r.partition} from {r.committed_on_source} to {r.position.offset}"
+            for r in rows
+            if r.position and r.committed_on_source is not None and r.position.offset < r.committed_on_source
+        ]
+        if rewinds and not allow_rewind:
+            refused = f"group {group} would move back on the original cluster ({', '.join(rewinds)}): give --allow-rewind"
+    return GroupReturn(group, tuple(rows), refused, tuple(others))

@@ -1,0 +1,88 @@
+"""Where a consumer group resumes on the original cluster A after consuming on B (pure).
+
+A group moved to B by a failover reads, on each partition of B, first the records the forward flow
+(A->B) copied (offsets below the partition's mirror end ``M``, :mod:`.ledger`), then the records the
+applications wrote on B after the failover (offsets from ``M``), which the reverse flow (B->A) copies
+back to A after the orphans. Given the group's committed offset ``c`` on B, :func:`position_on_source`
+answers the offset on A where it resumes, reading next exactly the record it would have read next on B:
+
+* ``c < M``: the next record is a forward copy. A forward *run* ``(first_up, first_down, last_up)``
+  (:meth:`connectors.mirror.offsets.translation.OffsetSyncStore.runs`) proves that B offset
+  ``first_down + k`` is the copy of A offset ``first_up + k`` for ``k <= last_up - first_up``: inside a
+  run the answer is its A offset; in the gap before a run (transaction markers on B) the next record is
+  the run's first, so the answer is ``first_up``. No run reaching ``c``: unproved (the syncs that would
+  prove it are gone), :class:`Unproved`.
+* ``c >= M``: the next record was written on B; the reverse runs (upstream B offsets, downstream A
+  offsets) answer the same way, and past the last reverse run (the group read every record copied back)
+  the answer is ``last_down + 1`` of that run. With no reverse run at or after ``c`` (nothing written on B
+  past ``c`` was copied back) the answer is the reverse flow's start on A: where A's log ended when the
+  reverse flow began (``reverse_start``), after the orphans, which the group never saw.
+
+The answers assume the reverse flow has caught up with every record below B's end (the caller waits for
+that) and that nothing else wrote to the topic on A since the reverse flow began.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pyconnect.errors import ConnectError
+
+__all__ = ["Run", "SourcePosition", "Unproved", "position_on_source"]
+
+Run = tuple[int, int, int]
+"""``(first_up, first_down, last_up)`` of a run of offset syncs, oldest first."""
+
+
+class Unproved(ConnectError, ValueError):
+    """No offset sync proves where the group resumes on the source (message: one line, why)."""
+
+
+@dataclass(frozen=True)
+class SourcePosition:
+    """The group's offset on the source, and how it was found (``forward run``, ``reverse run``,
+    ``reverse start``)."""
+
+    offset: int
+    evidence: str
+
+
+def _through(segments: Sequence[tuple[int, int, int]], offset: int) -> tuple[int, str] | None:
+    """Map ``offset`` through ``(from_start, to_start, length)`` segments, ascending: ``(answer, "inside")``
+    in a segment, ``(next to_start, "gap")`` between two, ``(last end + 1, "past")`` after the last;
+    ``None`` before the first (or without segments)."""
+    for index, (from_start, to_start, length) in enumerate(segments):
+        if offset < from_start:
+            return (to_start, "gap") if index else None
+        if offset <= from_start + length:
+            return to_start + (offset - from_start), "inside"
+    if not segments:
+        return None
+    _, to_start, length = segments[-1]
+    return to_start + length + 1, "past"
+
+
+def position_on_source(
+    committed: int,
+    mirror_end: int,
+    forward_runs: Sequence[Run],
+    reverse_runs: Sequence[Run],
+    reverse_start: int,
+) -> SourcePosition:
+    """Where a group committed at ``committed`` on B resumes on A (see the module docstring)."""
+    if committed < mirror_end:
+        backwards = [(down, up, last_up - up) for up, down, last_up in forward_runs]
+        found = _through(backwards, committed)
+        if found is None or found[1] == "past":
+            raise Unproved(
+                f"no forward offset sync covers offset {committed} below the mirror end {mirror_end}"
+            )
+        return SourcePosition(found[0], "forward run")
+    forwards = [(up, down, last_up - up) for up, down, last_up in reverse_runs if last_up >= mirror_end]
+    found = _through(forwards, committed)
+    if found is not None:
+        return SourcePosition(found[0], "reverse run")
+    if forwards:
+        return SourcePosition(forwards[0][1], "reverse run")
+    return SourcePosition(reverse_start, "reverse start")
