@@ -462,11 +462,13 @@ class TransactionCommits:
     async def _commit(self) -> None:
         """Java ``ExactlyOnceWorkerSourceTask.commitTransaction``: the offsets of the records dispatched
         since the last commit go to the offsets topic in the open transaction, which is then
-        committed; hooks and ``task.commit()`` follow. Failures raise."""
+        committed; hooks and ``task.commit()`` follow. Failures raise. The hooks are taken once the
+        transaction committed (Java reads ``committableRecords`` after ``commitTransaction``): the commit's
+        flush acknowledges most of the transaction's records, and their hooks (a mirror's offset syncs)
+        must not wait for a next commit that a source gone quiet never makes."""
         site = self.site
         started = time.monotonic()
         offsets, self._offsets = self._offsets, {}
-        hooks, self._after_commit = self._after_commit, []
         if offsets or self._transactions.open:
             try:
                 records = self._encode_offsets(list(offsets.values())) if offsets else []
@@ -478,6 +480,7 @@ class TransactionCommits:
             self.commits += 1
             self.last_commit_error = None
         site.record_commit(started, True)
+        hooks, self._after_commit = self._after_commit, []
         for hook in hooks:
             hook()
         try:

@@ -37,11 +37,16 @@ class FakeTransactions:
         self.open = False
         self.events: list[str] = []
         self.sender = FakeSender()
+        self.flushed: list[Callable[[], None]] = []
+        """The producer's acknowledgements of the transaction's records, while the commit flushes."""
 
     async def initialize(self) -> None:
         self.events.append("initialize")
 
     async def commit(self, offset_records: list[tuple[bytes, bytes | None]]) -> None:
+        acknowledged, self.flushed = self.flushed, []
+        for ack in acknowledged:
+            ack()
         self.events.append(f"commit {[key.decode() for key, _ in offset_records]}")
         self.open = False
 
@@ -124,6 +129,24 @@ async def test_poll_boundary_commits_each_batch_with_its_offsets_then_hooks_then
     assert hooks == ["late"] and task.commits == 2, (
         "a clean stop commits (an empty transaction) and runs hooks"
     )
+
+
+async def test_hooks_of_records_acknowledged_by_the_commit_flush_run_after_that_commit() -> None:
+    """The producer acknowledges a transaction's records while its commit flushes them: their hooks (a
+    mirror's offset syncs) run once that commit is done, before ``task.commit()``, not at a next commit
+    that a source gone quiet never makes (Java reads ``committableRecords`` after ``commitTransaction``)."""
+    transactions, submitted, task = FakeTransactions(), SubmittedRecords(), PlainCommitTask()
+    policy = TransactionCommits(transactions, encode)  # type: ignore[arg-type]
+    policy.attach(site(submitted, task))
+    hooks: list[str] = []
+    transactions.flushed.append(
+        lambda: policy.after_commit(lambda: hooks.append(f"record 1, task commits {task.commits}"))
+    )
+    await policy.dispatch([record(1)], dispatcher(policy, transactions, submitted))
+    assert transactions.events == ["send [1]", "commit ['0:1']"]
+    assert hooks == ["record 1, task commits 0"] and task.commits == 1
+    await policy.idle()
+    assert len(transactions.events) == 2 and len(hooks) == 1, "quiet: nothing more to commit or run"
 
 
 async def test_interval_boundary_waits_and_a_quiet_source_still_commits_when_due() -> None:
