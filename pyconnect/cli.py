@@ -38,7 +38,8 @@ members on the target), 5 unknown group, 6 no checkpoints yet; every error one l
 ``pyconnect failback plan|execute|status --url FORWARD_URL --failover-state FILE [--reverse-url URL --state
 FILE]`` returns the applications to the original cluster after a failover (see
 connectors.mirror.failback.command): the orphans, the reverse flow, the groups back on A, the forward flow
-restarted; exit codes 3 refused, 7 no failover recorded, 8 unverified, 9 not caught up yet.
+restarted; exit codes 3 refused, 7 no failover recorded, 8 unverified, 9 not caught up yet, 10 the
+forward flow copied from A after the failover.
 
 ``pyconnect offsets translate --group G --from A --to B (--config mm2.properties | --bootstrap ...)``, or
 with the flow given as for ``failover``, prints the plan of group G from its checkpoints on B (Java's

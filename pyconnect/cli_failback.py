@@ -21,7 +21,7 @@ DESCRIPTION = (
     "changes nothing; execute runs the steps, resumable from --state; status shows where it stands. Exit "
     "codes: 0 done, 1 error, 2 bad input, 3 refused (a group active on B or A, a rewind), 7 no failover "
     "recorded, 8 unverified (give --accept-unverified), 9 the reverse flow has not caught up yet (run "
-    "execute again)."
+    "execute again), 10 the forward flow copied from A after the failover (stop it before A returns)."
 )
 
 

@@ -3,7 +3,8 @@
 Used by the demo (and anything else that needs live records flowing). Contract:
 - ``produce_at_rate`` sends keyed records with a header and a CreateTime timestamp at about ``rate``
   records/s in small batches until ``stop`` is set or ``max_records``/``max_seconds`` is reached (the
-  loop is always bounded), counting acknowledged records in ``counters.produced``.
+  loop is always bounded), counting acknowledged records in ``counters.produced``; sequence numbers
+  start at ``first``.
 - ``tail_and_measure`` follows every partition of a topic from the beginning (retrying until the topic
   exists), counts records in ``counters.consumed`` and records, per record, arrival time minus the
   record's timestamp (ms) into ``counters.latencies_ms`` (bounded window), until ``stop`` is set.
@@ -47,6 +48,7 @@ async def produce_at_rate(
     *,
     max_records: int = 10_000_000,
     max_seconds: float = 3600.0,
+    first: int = 0,
 ) -> None:
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap_servers, acks="all", linger_ms=5)
     await producer.start()
@@ -59,15 +61,15 @@ async def produce_at_rate(
             futures = [
                 await producer.send(
                     topic,
-                    key=f"key-{(n + i) % 1000}".encode(),
-                    value=f"record {n + i} produced at {now_ms}".encode(),
-                    headers=[("demo-seq", str(n + i).encode())],
+                    key=f"key-{(first + n + i) % 1000}".encode(),
+                    value=f"record {first + n + i} produced at {now_ms}".encode(),
+                    headers=[("demo-seq", str(first + n + i).encode())],
                     timestamp_ms=now_ms,
                 )
-                for i in range(batch)
+                for i in range(min(batch, max_records - n))
             ]
             await asyncio.gather(*futures)
-            n += batch
+            n += len(futures)
             counters.produced = n
             target = started + n / rate
             with contextlib.suppress(TimeoutError):

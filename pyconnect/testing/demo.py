@@ -27,6 +27,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,7 @@ from pyconnect.kafka.traffic import (
     run_application_on,
     tail_and_measure,
 )
+from pyconnect.testing import demo_failback as failback
 from pyconnect.testing import demo_failover as failover
 from pyconnect.testing.kafka import start_clusters, stop_clusters
 from pyconnect.testing.worker_process import PyconnectWorker
@@ -119,6 +121,7 @@ async def live(
     seconds: float,
     failover_after: float,
     fail_a: Callable[[], None],
+    drill: Drill,
 ) -> TrafficCounters:
     """The live phase (one line a second) and, ``failover_after`` seconds in (0: never), the failover
     act. Ctrl-C ends either at once."""
@@ -164,7 +167,14 @@ async def live(
         if failover_after > 0 and not interrupted.is_set():
             act = asyncio.create_task(
                 failover_act(
-                    flow, produced, mirrored, (stop_app, app), (stop_producing, producer), read_on_a, fail_a
+                    flow,
+                    produced,
+                    mirrored,
+                    (stop_app, app),
+                    (stop_producing, producer),
+                    read_on_a,
+                    fail_a,
+                    drill,
                 )
             )
             waiter = asyncio.create_task(interrupted.wait())
@@ -197,10 +207,12 @@ async def failover_act(
     producer: tuple[asyncio.Event, asyncio.Task[None]],
     read_on_a: set[int],
     fail_a: Callable[[], None],
+    drill: Drill,
 ) -> failover.Verdict:
     """The drill (see the module docstring): the application on A stops, B's copy of its offsets reaches
-    its position while A keeps taking records, the producer stops, the mirror catches up, A fails, the
-    application resumes on B at its synced offsets."""
+    its position while A keeps taking records, the producer stops, the mirror catches up, the mirror is
+    cut off while A takes its last records, A fails, ``pyconnect failover execute`` moves the group, and
+    the application resumes on B at its offsets there."""
     say(f"Failover drill. The application (group '{failover.GROUP}') on A stops ...")
     app[0].set()
     committed = await app[1]
@@ -223,8 +235,16 @@ async def failover_act(
             break
         await asyncio.sleep(0.5)
     say(f"  the mirror caught up: {mirrored.consumed} of {produced.produced} records on B")
-    say("A fails: cluster A's brokers stop.")
-    await asyncio.to_thread(fail_a)
+    say(
+        f"The mirror is cut off from A (paused) while A takes {failback.ORPHANS} more records; A fails: cluster "
+        "A's brokers stop."
+    )
+    orphans = await failback.cut_off_and_fail(drill.forward, drill.source, TOPIC, produced.produced, fail_a)
+    say(
+        f"  A took {orphans} records B never got; the operator stops the mirror ({failback.SOURCE_CONNECTOR})"
+    )
+    moved = await failback.fail_over(drill.forward, drill.work / "failover-state.json")
+    say(f"pyconnect failover execute --group {failover.GROUP} --state failover-state.json: {_moved(moved)}")
     order = await run_application_on(
         flow.target_config["bootstrap.servers"], TOPIC, failover.GROUP, PARTITIONS, 60
     )
@@ -233,7 +253,61 @@ async def failover_act(
         f"The application resumed on B at its translated offsets: it read {verdict.read_on_b} records there, "
         f"re-read {verdict.reread}, lost {verdict.lost} (of {produced.produced} produced)."
     )
+    drill.read_on_a, drill.read_on_b = set(read_on_a), list(order)
+    drill.mirrored_upto, drill.orphans = produced.produced, orphans
     return verdict
+
+
+def _moved(report: dict[str, Any]) -> str:
+    groups = report.get("groups", [])
+    return ", ".join(f"group {g['group']} {g['status']}" for g in groups if isinstance(g, dict)) or "nothing"
+
+
+@dataclass
+class Drill:
+    """What the failover drill leaves for the way back: the forward fleet's worker, A's address, the work
+    folder; then what the application read on A and on B, the records B got (sequence numbers below
+    ``mirrored_upto``) and the ``orphans`` A took after them."""
+
+    forward: PyconnectWorker
+    source: str
+    work: Path
+    read_on_a: set[int] = field(default_factory=set)
+    read_on_b: list[int] = field(default_factory=list)
+    mirrored_upto: int = 0
+    orphans: int = 0
+
+
+def way_back(drill: Drill, reverse: PyconnectWorker, target: str, restart_a: Callable[[], None]) -> None:
+    """The way back after the drill (pyconnect.testing.demo_failback), and its round-trip verdict."""
+    first_on_b = drill.mirrored_upto + drill.orphans
+    trip = asyncio.run(
+        failback.way_back(
+            drill.forward,
+            reverse,
+            (drill.source, target),
+            TOPIC,
+            PARTITIONS,
+            first_on_b,
+            restart_a,
+            drill.work,
+            say,
+        )
+    )
+    orphans = set(range(drill.mirrored_upto, first_on_b))
+    verdict = failback.round_trip(
+        [*sorted(drill.read_on_a), *drill.read_on_b, *trip.read_on_b_after, *trip.read_on_a_after],
+        set(range(drill.mirrored_upto)) | trip.written,
+        orphans,
+    )
+    say(
+        f"The failback found {trip.orphans} orphans on A (records A took after the mirror's last copy) and "
+        f"copied them to {trip.quarantine} on A for their owners; the forward mirror runs again from A's end."
+    )
+    say(
+        f"The application is back on A: it read {len(trip.read_on_a_after)} records there. Round trip A -> B -> A: "
+        f"read {verdict.read}, re-read {verdict.reread}, lost {verdict.lost}, orphans read {verdict.orphans_read}."
+    )
 
 
 class SyncStaleness:
@@ -329,8 +403,23 @@ def main(argv: list[str] | None = None) -> int:
             stop_clusters([clusters["A"]])
             a_down.append(True)
 
-        result = asyncio.run(live(workers, source, target, args.rate, seconds, args.failover_after, fail_a))
+        drill = Drill(workers[0], source, work)
+        result = asyncio.run(
+            live(workers, source, target, args.rate, seconds, args.failover_after, fail_a, drill)
+        )
         say(f"Produced {result.produced} records to A, {result.consumed} arrived on B so far.")
+        if drill.mirrored_upto:
+
+            def restart_a() -> None:
+                clusters["A"].start()
+                clusters["A"].wait_ready()
+                a_down.clear()
+
+            reverse = PyconnectWorker(
+                source, work / "worker-back", group_id="mirror-demo-back", die_with_parent=True
+            )
+            workers.append(reverse)
+            way_back(drill, reverse, target, restart_a)
         say(f"Final state: {task_summary(workers[0])}")
         return 0
     finally:

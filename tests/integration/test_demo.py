@@ -6,7 +6,9 @@ clusters:
 - without the drill: waits until the live line shows mirrored records, sends SIGINT as a terminal's
   Ctrl-C would, and checks the clean exit and the final counts;
 - with the drill after 8 s (``make test``; 15 s in ``make chaos``): the application's group moves from
-  A to B at its translated offsets and the demo reports 0 records re-read and 0 lost, then ends by
+  A to B at its translated offsets and the demo reports 0 records re-read and 0 lost; then the way back:
+  A returns, ``pyconnect failback`` finds the 60 records A took after the mirror's last copy, and over
+  the round trip A -> B -> A the application re-reads 0, loses 0 and reads no orphan; the demo ends by
   itself. The live line shows the group-sync staleness, and the drill waits until B's copy of the
   group's offsets is the position the application committed on A before A fails.
 """
@@ -31,6 +33,10 @@ RESUMED = re.compile(
     r"resumed on B at its translated offsets: it read (\d+) records there, re-read (\d+), lost (\d+) "
     r"\(of (\d+) produced\)"
 )
+ROUND_TRIP = re.compile(
+    r"Round trip A -> B -> A: read (\d+), re-read (\d+), lost (\d+), orphans read (\d+)\."
+)
+ORPHANS_FOUND = re.compile(r"The failback found (\d+) orphans on A")
 STALENESS = re.compile(r"\| group sync on B (-|(>=)?\d+ behind)")
 MEASURED = re.compile(r"\| group sync on B (>=)?\d+ behind")
 SYNCED = "group sync on B: the group's offsets on B are its position on A, 0 records behind"
@@ -113,6 +119,18 @@ def check_drill(text: str, *, measured: bool) -> None:
     assert text.index(SYNCED) < text.index("A fails: cluster A's brokers stop.")
     assert "Unable connect" not in text and "Traceback" not in text, text[-3000:]
     assert text.rstrip().endswith("Stopped."), text[-2000:]
+    check_way_back(text)
+
+
+def check_way_back(text: str) -> None:
+    """After the drill the way back: the failback finds the records A took after the mirror's last copy
+    (the demo writes 60), and over the round trip the application re-reads, loses and reads no orphan."""
+    found, trip = ORPHANS_FOUND.search(text), ROUND_TRIP.search(text)
+    assert found and trip, text[-3000:]
+    read, reread, lost, orphans_read = map(int, trip.groups())
+    print(f"way back: {found.group(1)} orphans, round trip read {read}, re-read {reread}, lost {lost}")
+    assert int(found.group(1)) == 60 and (reread, lost, orphans_read) == (0, 0, 0) and read > 0, text[-3000:]
+    assert text.index("A comes back") > text.index("A fails: cluster A's brokers stop.")
 
 
 def test_demo_failover_drill_rereads_and_loses_nothing(tmp_path: Path) -> None:

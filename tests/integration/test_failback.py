@@ -1,6 +1,7 @@
 """``pyconnect failback`` on real Kafka: A->B, A cut, failover to B, writes on B, A back, the way back.
 
-Cluster A is this module's own (one broker, killed with SIGKILL, then started again on its data); B is the
+Both mirrors at least once (``make test``) or exactly once (``make chaos``: transaction markers on both
+clusters). Cluster A is this module's own (one broker, killed with SIGKILL, then started again on its data); B is the
 session's cluster. A topic of A holds numbered records (value ``A-<partition>-<n>`` at offset ``n``); two
 groups have consumed part of it on A. A forward fleet on B mirrors it under IdentityReplicationPolicy
 (offset syncs on B), checkpointing the groups. Then the forward connector is paused and A takes records
@@ -247,8 +248,12 @@ def hold(b: str, group: str, topic: str, until: threading.Event, joined: threadi
     asyncio.run(member())
 
 
+DELIVERIES = {"at-least-once": {}, "exactly-once": {"exactly.once.source.support": "enabled"}}
+
+
+@pytest.mark.parametrize("delivery", ["at-least-once", pytest.param("exactly-once", marks=pytest.mark.long)])
 def test_a_round_trip_returns_every_group_to_a_rereading_and_skipping_nothing(
-    cluster_b: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
+    delivery: str, cluster_b: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
 ) -> None:
     b = cluster_b.bootstrap_servers
     topic = unique("orders")
@@ -263,7 +268,7 @@ def test_a_round_trip_returns_every_group_to_a_rereading_and_skipping_nothing(
         for group, upto in on_a.items():
             asyncio.run(commit(a, group, {(topic, p): upto for p in range(PARTITIONS)}))
             seen[group] += [f"A-{p}-{n}" for p in range(PARTITIONS) for n in range(upto)]
-        forward = python_workers(b, tmp_path / "forward", unique("forward"), 1)[0]
+        forward = python_workers(b, tmp_path / "forward", unique("forward"), 1, **DELIVERIES[delivery])[0]
         with fleet([forward]):
             for name, config in connectors(a, b, topic, f"{prefix}-.*").items():
                 code, body = forward.rest("POST", "/connectors", {"name": name, "config": config})
@@ -283,7 +288,17 @@ def test_a_round_trip_returns_every_group_to_a_rereading_and_skipping_nothing(
                     for p in g["partitions"]
                 ) and len(plans) == len(groups)
 
-            wait_for("every group checkpointed", checkpointed, 90, interval=1.0)
+            wait_for(
+                "every group checkpointed",
+                checkpointed,
+                90,
+                interval=1.0,
+                describe=lambda: (
+                    cli("failover", "plan", *url, *group_args).stderr,
+                    status(forward, "mirror-checkpoint"),
+                    forward.log_tail(15),
+                ),
+            )
             assert forward.rest("PUT", "/connectors/mirror-source/pause")[0] == 202
             wait_for(
                 "mirror-source PAUSED",
@@ -308,16 +323,17 @@ def test_a_round_trip_returns_every_group_to_a_rereading_and_skipping_nothing(
 
             cluster_a.nodes[0].start()
             cluster_a.wait_ready()
-            reverse = python_workers(a, tmp_path / "reverse", unique("reverse"), 1)[0]
+            reverse = python_workers(a, tmp_path / "reverse", unique("reverse"), 1, **DELIVERIES[delivery])[0]
             with fleet([reverse]):
                 base = [*url, "--failover-state", str(failover_state)]
                 state = tmp_path / "failback.json"
                 fleets = [*base, "--reverse-url", reverse.rest_url, "--state", str(state)]
                 full = [*fleets, "--quiet", "2"]
                 check_bad_input(url, base, tmp_path)
+                check_late_copies_refused(url, failover_state, reverse.rest_url, tmp_path)
                 plan = cli("failback", "plan", *base, "--json")
                 assert plan.returncode == 0, plan.stderr
-                check_plan(json.loads(plan.stdout))
+                check_plan(json.loads(plan.stdout), markers=delivery == "exactly-once")
 
                 until, joined = threading.Event(), threading.Event()
                 holder = threading.Thread(target=hold, args=(b, f"{prefix}-all", topic, until, joined))
@@ -356,7 +372,26 @@ def check_bad_input(url: list[str], base: list[str], tmp_path: Path) -> None:
     one_line_error(cli("failback", "execute", *base, "--state", str(tmp_path / "x.json")), 2, "needs --url")
 
 
-def check_plan(plan: dict[str, Any]) -> None:
+def check_late_copies_refused(url: list[str], failover_state: Path, reverse_url: str, tmp_path: Path) -> None:
+    """A failover whose recorded target ends lie before the forward copy's end (as when A returned while the
+    forward flow still ran) is refused with exit 10, before anything is measured or started."""
+    document = json.loads(failover_state.read_text())
+    assert document["target_ends"], document
+    document["target_ends"] = {k: v - 5 for k, v in document["target_ends"].items()}
+    late = tmp_path / "late-failover.json"
+    late.write_text(json.dumps(document))
+    state = tmp_path / "late-failback.json"
+    args = [*url, "--failover-state", str(late), "--reverse-url", reverse_url, "--state", str(state)]
+    one_line_error(
+        cli("failback", "execute", *args), 10, "the forward flow copied records from A after the failover"
+    )
+    assert json.loads(state.read_text())["done"] == ["forward-stopped"]
+    plan = cli("failback", "plan", *url, "--failover-state", str(late), "--json")
+    assert plan.returncode == 0 and len(json.loads(plan.stdout)["copied_after_failover"]) == PARTITIONS, plan
+
+
+def check_plan(plan: dict[str, Any], *, markers: bool) -> None:
+    assert plan["copied_after_failover"] == [], plan
     rows = {p["partition"]: p for p in plan["partitions"]}
     assert sorted(rows) == list(range(PARTITIONS)), plan
     for p, row in rows.items():
@@ -364,7 +399,9 @@ def check_plan(plan: dict[str, Any]) -> None:
         assert row["last_copied"] == MIRRORED - 1, row
         assert row["orphans"]["count"] == ORPHANS, row
         assert (row["orphans"]["first"], row["orphans"]["last"]) == (MIRRORED, MIRRORED + ORPHANS - 1), row
-        assert row["target_offsets_past_end"] == WRITTEN_ON_B, (p, row)
+        # past the copy's end on B: the records written there, after the commit marker of the forward
+        # flow's last transaction when it copies exactly once
+        assert row["target_offsets_past_end"] == WRITTEN_ON_B + (1 if markers else 0), (p, row)
     assert plan["orphans_total"] == ORPHANS * PARTITIONS
 
 

@@ -16,7 +16,9 @@ Connect fleet whose workers write to A, ``--reverse-url``) and their own state f
 Exit codes: 0 done; 1 error; 2 bad input; 3 refused (a group active on B or A, a rewind); 7 no failover
 recorded (no failover state file, another flow's, or a failover that did not finish); 8 unverified (a
 copy end or a group position no offset sync proves; ``--accept-unverified`` goes on); 9 the reverse flow
-has not caught up in time (it keeps running: run ``execute`` again). Every error is one line on stderr.
+has not caught up in time (it keeps running: run ``execute`` again); 10 the forward flow copied records
+from A after the failover (A came back while it ran): they lie among the applications' writes on B, and
+no failback can tell them apart; nothing is changed. Every error is one line on stderr.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from connectors.mirror.failback.connect_api import ConnectApi
-from connectors.mirror.failback.execute import FailbackRun, source_offsets
+from connectors.mirror.failback.execute import FailbackRun, copied_after, source_offsets
 from connectors.mirror.failback.group_reads import read_returns
 from connectors.mirror.failback.ledger_reads import read_ledger
 from connectors.mirror.failback.report import report_json, report_text
@@ -80,8 +82,8 @@ def _flow_key(flow: FailoverFlow) -> dict[str, str]:
     return {"source": flow.source, "target": flow.target, "checkpoints_topic": flow.checkpoints_topic}
 
 
-def failed_over_groups(path: str | None, flow: FailoverFlow) -> list[str]:
-    """The groups the failover recorded in ``path`` moved along ``flow`` (every one verified);
+def recorded_failover(path: str | None, flow: FailoverFlow) -> FailoverState:
+    """The finished failover along ``flow`` recorded in ``path`` (every group verified);
     :class:`NoFailover` otherwise."""
     if path is None:
         raise NoFailover(
@@ -102,7 +104,7 @@ def failed_over_groups(path: str | None, flow: FailoverFlow) -> list[str]:
             f"the failover recorded in {path} did not finish (group {pending[0]} is not verified): "
             "run pyconnect failover execute with it first"
         )
-    return sorted(state.groups)
+    return state
 
 
 async def _forward_connector(api: ConnectApi, flow: FailoverFlow, name: str | None) -> str:
@@ -133,7 +135,7 @@ def _fleets(options: FailbackOptions, flow: FailoverFlow) -> tuple[ConnectApi, C
     )
 
 
-async def _plan(options: FailbackOptions, flow: FailoverFlow, groups: list[str]) -> dict[str, Any]:
+async def _plan(options: FailbackOptions, flow: FailoverFlow, failover: FailoverState) -> dict[str, Any]:
     committed: dict[tuple[str, int], int] = {}
     forward_name = None
     if options.url is not None:
@@ -147,8 +149,16 @@ async def _plan(options: FailbackOptions, flow: FailoverFlow, groups: list[str])
         [p.orphans for p in ledger.partitions],
         {(p.end.topic, p.end.partition): p.source_bounds[1] for p in ledger.partitions},
     )
-    returns = await read_returns(flow, state, groups, options.timeout_s, allow_rewind=options.allow_rewind)
-    return report_json("plan", flow, state, ledger=ledger, returns=returns, forward_connector=forward_name)
+    returns = await read_returns(
+        flow, state, sorted(failover.groups), options.timeout_s, allow_rewind=options.allow_rewind
+    )
+    document = report_json(
+        "plan", flow, state, ledger=ledger, returns=returns, forward_connector=forward_name
+    )
+    document["copied_after_failover"] = copied_after(
+        flow, [p.end for p in ledger.partitions], failover.target_ends
+    )
+    return document
 
 
 async def run(options: FailbackOptions, stdout: TextIO) -> int:
@@ -166,9 +176,10 @@ async def run(options: FailbackOptions, stdout: TextIO) -> int:
             rest_access=options.rest_access,
         )
     )
-    groups = failed_over_groups(options.failover_state, flow)
+    failover = recorded_failover(options.failover_state, flow)
+    groups = sorted(failover.groups)
     if options.action == "plan":
-        document = await _plan(options, flow, groups)
+        document = await _plan(options, flow, failover)
     else:
         forward, reverse, reverse_name = _fleets(options, flow)
         assert options.state_file is not None
@@ -187,6 +198,7 @@ async def run(options: FailbackOptions, stdout: TextIO) -> int:
                 reverse_name,
                 groups,
                 options.timeout_s,
+                failover_ends=failover.target_ends,
                 quarantine_template=options.quarantine,
                 accept_unverified=options.accept_unverified,
                 allow_rewind=options.allow_rewind,

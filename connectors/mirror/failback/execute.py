@@ -7,7 +7,9 @@ killed at any point and started again reaches the same end. The steps:
 * ``forward-stopped``: ``PUT /connectors/{forward}/stop`` on the forward fleet, until STOPPED (the task's
   final offset commit writes the offset sync of its last record).
 * ``measured``: the forward connector's committed offsets (``GET .../offsets``) and :func:`~.ledger_reads.
-  read_ledger`; a copy end proved only by the connector offsets stops the run with
+  read_ledger`; a copy that ends past the target's end recorded by the failover stops the run with
+  :class:`CopiedAfterFailover` (exit 10: A came back while the forward flow ran, and its late copies lie
+  among the applications' writes on B); a copy end proved only by the connector offsets stops it with
   :class:`Unverified` (exit 8) unless ``accept_unverified``.
 * ``quarantined`` (only with a quarantine template): :func:`~.quarantine.quarantine` of the orphans
   (read again from the recorded ranges after a resume).
@@ -19,6 +21,9 @@ killed at any point and started again reaches the same end. The steps:
   offsets.failover_calls.FailoverRefused`, exit 3; the reverse flow keeps copying); then, within
   ``catch_up_timeout_s``, B's last stable offsets must stay still for ``quiet_s`` while the reverse flow
   has committed and synced every record below them; else :class:`NotCaughtUp` (exit 9; run again).
+  Once B is quiet, the reverse connector is stopped: its task's final commit writes its offsets and the
+  offset sync of its last record at once, instead of at the worker's next offset flush (60 s by
+  default); it stays stopped if that shows it caught up, and is resumed otherwise.
 * ``groups-returned``: :func:`~.group_return.plan_return` per group (reverse runs read now), refused or
   unproved groups stop the run before any commit, then each group is committed on A and read back
   (:func:`connectors.mirror.offsets.failover_execute.move_group`).
@@ -32,13 +37,14 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from connectors.mirror.failback.connect_api import ConnectApi
 from connectors.mirror.failback.group_reads import read_returns
 from connectors.mirror.failback.group_return import GroupReturn
+from connectors.mirror.failback.ledger import MirrorEnd
 from connectors.mirror.failback.ledger_reads import Ledger, flow_runs, read_ledger, reverse_of
 from connectors.mirror.failback.quarantine import quarantine
 from connectors.mirror.failback.reverse_flow import copy_starts, reverse_source_config
@@ -54,7 +60,7 @@ from connectors.mirror.offsets.failover_calls import (
 )
 from connectors.mirror.offsets.failover_execute import move_group
 from connectors.mirror.offsets.failover_flow import FailoverFlow
-from connectors.mirror.offsets.failover_state import FailoverState, parse_key
+from connectors.mirror.offsets.failover_state import FailoverState, parse_key, partition_key
 from connectors.mirror.offsets.mirror_client import MirrorClientError
 from pyconnect.config.client_configs import mirror_client_config
 from pyconnect.kafka.group_admin import GroupAdmin
@@ -71,6 +77,7 @@ __all__ = [
 
 EXIT_UNVERIFIED = 8
 EXIT_NOT_CAUGHT_UP = 9
+EXIT_COPIED_AFTER_FAILOVER = 10
 CONNECTOR_WAIT_S = 60.0
 Partition = tuple[str, int]
 
@@ -79,6 +86,12 @@ class Unverified(FailoverError):
     """What the failback rests on is not proved (expired offset syncs); nothing was changed by this step."""
 
     exit_code = EXIT_UNVERIFIED
+
+
+class CopiedAfterFailover(FailoverError):
+    """The forward flow copied records past the target's end at the failover: refused, nothing changed."""
+
+    exit_code = EXIT_COPIED_AFTER_FAILOVER
 
 
 class NotCaughtUp(FailoverError):
@@ -99,6 +112,19 @@ def source_offsets(
     return found
 
 
+def copied_after(flow: FailoverFlow, ends: list[MirrorEnd], failover_ends: Mapping[str, int]) -> list[str]:
+    """The target partitions whose forward copy ends past the target's end when the failover executed
+    (``partition: end > end at failover``); empty when the failover recorded no ends (an older state
+    file) or the copy stopped before it."""
+    policy = flow.policy()
+    found = []
+    for end in ends:
+        key = partition_key(policy.format_remote_topic(flow.source, end.topic), end.partition)
+        if key in failover_ends and end.target_end > failover_ends[key]:
+            found.append(f"{key.replace(':', '-')}: {end.target_end} > {failover_ends[key]}")
+    return found
+
+
 @dataclass
 class FailbackRun:
     """One execute (see the module contract)."""
@@ -111,6 +137,7 @@ class FailbackRun:
     reverse_connector: str
     groups: list[str]
     timeout_s: float
+    failover_ends: Mapping[str, int] = field(default_factory=dict)
     quarantine_template: str | None = None
     accept_unverified: bool = False
     allow_rewind: bool = False
@@ -151,6 +178,13 @@ class FailbackRun:
         ledger = await read_ledger(
             self.flow, committed, self.timeout_s, keep_records=self.quarantine_template is not None
         )
+        after = copied_after(self.flow, [p.end for p in ledger.partitions], self.failover_ends)
+        if after:
+            raise CopiedAfterFailover(
+                f"the forward flow copied records from {self.flow.source} after the failover ({', '.join(after)}): "
+                f"they lie among the applications' writes on {self.flow.target}; stop the forward connector "
+                "before the original cluster returns (it is left stopped; nothing else was changed)"
+            )
         guessed = [p.end for p in ledger.partitions if not p.end.proved]
         if guessed and not self.accept_unverified:
             names = ", ".join(f"{e.topic}-{e.partition}" for e in guessed)
@@ -247,14 +281,26 @@ class FailbackRun:
 
     async def _catch_up(self) -> None:
         await self._target_views()
+        await self.reverse.resume(self.reverse_connector)  # a run interrupted while it was stopped
         deadline = time.monotonic() + self.catch_up_timeout_s
         left = -1
         while time.monotonic() < deadline:
             before, _ = await self._lag()
             await asyncio.sleep(self.quiet_s)
             after, left = await self._lag()
-            if before == after and left == 0:
+            if before != after:
+                continue
+            if left == 0:
                 return
+            # B is quiet: stopping makes the reverse task commit now (its offsets and the offset sync of
+            # its last record), not at the worker's next offset flush (offset.flush.interval.ms)
+            await self.reverse.stop(self.reverse_connector)
+            await self.reverse.wait_state(self.reverse_connector, "STOPPED", CONNECTOR_WAIT_S)
+            bounds, left = await self._lag()
+            if bounds == after and left == 0:
+                return
+            await self.reverse.resume(self.reverse_connector)
+            await self.reverse.wait_state(self.reverse_connector, "RUNNING", CONNECTOR_WAIT_S)
         raise NotCaughtUp(
             f"the reverse flow {self.reverse_connector} still had {left} records to copy or sync after "
             f"{self.catch_up_timeout_s:.0f} s (or cluster {self.flow.target} kept taking writes); it keeps "

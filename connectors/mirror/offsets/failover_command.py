@@ -22,7 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TextIO
 
-from connectors.mirror.offsets.failover_calls import EXIT_ERROR, EXIT_USAGE, FailoverError, UnknownGroup
+from connectors.mirror.offsets.failover_calls import (
+    EXIT_ERROR,
+    EXIT_USAGE,
+    FailoverError,
+    UnknownGroup,
+    one_line,
+)
 from connectors.mirror.offsets.failover_execute import GroupOutcome, execute
 from connectors.mirror.offsets.failover_flow import (
     FailoverFlow,
@@ -36,10 +42,12 @@ from connectors.mirror.offsets.failover_plan import FlowPlan, GroupPlan, plan_gr
 from connectors.mirror.offsets.failover_reads import FlowReads, read_flow, read_stretches
 from connectors.mirror.offsets.failover_report import report_json, report_text
 from connectors.mirror.offsets.failover_share import plan_share_group
-from connectors.mirror.offsets.failover_state import FailoverState, StateError
+from connectors.mirror.offsets.failover_state import FailoverState, StateError, partition_key
 from pyconnect.config import properties
+from pyconnect.config.client_configs import mirror_client_config
 from pyconnect.errors import ConnectError
 from pyconnect.kafka.group_view import DEAD, GroupView
+from pyconnect.kafka.record_offsets import partition_bounds
 from pyconnect.rest_client import RestAccess
 
 __all__ = ["FailoverOptions", "build_plan", "load_flow", "run", "run_failover"]
@@ -168,6 +176,20 @@ def _share_plans(
     return plans
 
 
+async def _target_ends(flow: FailoverFlow, plan: FlowPlan, timeout_s: float) -> dict[str, int]:
+    """The target's last stable offsets of the plan's partitions (see ``FailoverState.target_ends``)."""
+    partitions = sorted({tp for g in plan.groups for tp in g.targets})
+    try:
+        bounds = await partition_bounds(
+            mirror_client_config(flow.target_config, "consumer"), partitions, timeout_s
+        )
+    except TimeoutError:
+        raise FailoverError(f"cluster {flow.target} did not answer within {timeout_s:.0f} s") from None
+    except Exception as exc:
+        raise FailoverError(f"cannot read the partitions of cluster {flow.target}: {one_line(exc)}") from None
+    return {partition_key(t, p): end for (t, p), (_, end) in bounds.items()}
+
+
 def _state_flow(flow: FailoverFlow) -> dict[str, str]:
     return {"source": flow.source, "target": flow.target, "checkpoints_topic": flow.checkpoints_topic}
 
@@ -200,6 +222,8 @@ async def run(options: FailoverOptions, stdout: TextIO, stderr: TextIO) -> int:
     )
     outcomes: list[GroupOutcome] = []
     if options.action == "execute":
+        if not state.target_ends:
+            state.target_ends = await _target_ends(flow, plan, options.timeout_s)
         outcomes = await execute(flow, plan, state, options.timeout_s, _saver(state_path))
     if options.as_json:
         document = report_json(options.action, plan, outcomes, str(state_path) if state_path else None)

@@ -70,6 +70,11 @@ class FailoverState:
 
     flow: dict[str, str]
     groups: dict[str, GroupProgress] = field(default_factory=dict)
+    target_ends: dict[str, int] = field(default_factory=dict)
+    """The target's last stable offset of every planned partition when the failover first executed
+    (``topic:partition`` -> offset): where the mirror's copy stood before the applications wrote there.
+    A failback refuses to take later copies of the forward flow for its own (see
+    :mod:`connectors.mirror.failback.ledger`)."""
 
     def advance(self, group: str, status: Status) -> None:
         """Move ``group`` forward to ``status`` (never backwards)."""
@@ -99,6 +104,7 @@ class FailoverState:
                 g: {"status": p.status, "targets": p.targets, "metadata": p.metadata}
                 for g, p in self.groups.items()
             },
+            "target_ends": dict(self.target_ends),
         }
 
     @classmethod
@@ -115,11 +121,12 @@ class FailoverState:
                 for g, entry in document["groups"].items()
             }
             flow = {str(k): str(v) for k, v in document["flow"].items()}
+            target_ends = {str(k): int(v) for k, v in document.get("target_ends", {}).items()}
         except (KeyError, TypeError, ValueError, AttributeError):
             raise StateError(f"{origin} is not a valid failover state file") from None
         if any(p.status not in ORDER for p in groups.values()):
             raise StateError(f"{origin} holds an unknown group status")
-        return cls(flow, groups)
+        return cls(flow, groups, target_ends)
 
     @classmethod
     def load(cls, path: Path, flow: Mapping[str, str]) -> FailoverState:
