@@ -41,6 +41,11 @@ connectors.mirror.failback.command): the orphans, the reverse flow, the groups b
 restarted; exit codes 3 refused, 7 no failover recorded, 8 unverified, 9 not caught up yet, 10 the
 forward flow copied from A after the failover.
 
+``pyconnect cutover plan|execute|resume --url FORWARD_URL --group G ... --state FILE`` moves the
+applications from A to B while both run (see connectors.mirror.cutover.command): lag check, fence,
+drain, exact group moves, verification; exit codes 3 refused, 9 not drained, 11 fence not verified, 12
+final checks failed.
+
 ``pyconnect offsets translate --group G --from A --to B (--config mm2.properties | --bootstrap ...)``, or
 with the flow given as for ``failover``, prints the plan of group G from its checkpoints on B (Java's
 ``translateOffsets``), and with ``--execute`` commits it there (see connectors.mirror.offsets.failover).
@@ -135,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     mirror_maker.add_argument("--log-level", default="INFO", help="root log level (default INFO)")
     event_loop.add_event_loop_option(mirror_maker)
     add_log_format_option(mirror_maker)
+    from pyconnect.cli_cutover import add_cutover_parser
     from pyconnect.cli_failback import add_failback_parser
     from pyconnect.cli_offsets import add_failover_parser, add_offsets_parser
     from pyconnect.rest_client import add_rest_access_arguments
@@ -142,6 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_offsets_parser(sub)
     add_failover_parser(sub)
     add_failback_parser(sub)
+    add_cutover_parser(sub)
     status = sub.add_parser(
         "status",
         help="print the MirrorMaker 2 flows of a worker's cluster and whether they are in sync",
@@ -383,6 +390,10 @@ def main(argv: list[str] | None = None) -> int:
         from pyconnect.cli_failback import run_failback
 
         return run_failback(args, loop)
+    if args.command == "cutover":
+        from pyconnect.cli_cutover import run_cutover
+
+        return run_cutover(args, loop)
     try:
         if args.command == "mirror-maker":
             return event_loop.run(run_mirror_maker(args.mm2_properties, args.clusters), loop)

@@ -1,6 +1,6 @@
-"""Kafka ACLs as MirrorSourceConnector syncs them (Java ``syncTopicAcls``): Java's enums with their
-wire codes, the binding, and the DescribeAcls v1 / CreateAcls v1 requests the admin sends
-(:class:`~pyconnect.kafka.mirror_admin.MirrorAdmin` performs them)."""
+"""Kafka ACLs as MirrorSourceConnector syncs them (Java ``syncTopicAcls``) and a cutover fences with:
+Java's enums with their wire codes, the binding, and the DescribeAcls v1 / CreateAcls v1 / DeleteAcls v1
+requests the admin sends (:class:`~pyconnect.kafka.mirror_admin.MirrorAdmin` performs them)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Self
 
-from aiokafka.protocol.admin import CreateAclsRequest_v1, DescribeAclsRequest_v1
+from aiokafka.protocol.admin import CreateAclsRequest_v1, DeleteAclsRequest_v1, DescribeAclsRequest_v1
 from aiokafka.protocol.api import Request
 
 from pyconnect.errors import ConnectError
@@ -168,6 +168,23 @@ class CreateAclsRequest(Request[CreateAclsRequest_v1]):
                     b.operation,
                     b.permission_type,
                 )
+                for b in self._bindings
+            ]
+        )
+
+
+class DeleteAclsRequest(Request[DeleteAclsRequest_v1]):
+    """DeleteAcls v1 with one exact filter per binding (each deletes that binding only)."""
+
+    API_KEY = 31
+
+    def __init__(self, bindings: Sequence[AclBinding]) -> None:
+        self._bindings = bindings
+
+    def build(self, request_struct_class: type[DeleteAclsRequest_v1]) -> DeleteAclsRequest_v1:
+        return request_struct_class(
+            [
+                (b.resource_type, b.name, b.pattern_type, b.principal, b.host, b.operation, b.permission_type)
                 for b in self._bindings
             ]
         )

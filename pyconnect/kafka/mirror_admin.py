@@ -53,6 +53,7 @@ from pyconnect.kafka.acls import (
     AclPermissionType,
     AclRequestError,
     CreateAclsRequest,
+    DeleteAclsRequest,
     DescribeAclsRequest,
     DescribeTopicAclsRequest,
     PatternType,
@@ -331,5 +332,22 @@ class MirrorAdmin(AdminClient):
         if len(answers) != len(sent):
             raise AclRequestError(f"CreateAcls answered {len(answers)} results for {len(sent)} ACL creations")
         for binding, (code, message) in zip(sent, answers, strict=True):
+            results[binding] = None if code == 0 else (message or f"error code {code}")
+        return results
+
+    async def delete_acls(self, bindings: Sequence[AclBinding]) -> dict[AclBinding, str | None]:
+        """Delete each of ``bindings`` exactly (one filter each, in one request); per binding ``None``
+        (deleted, or not there) or the error message; :class:`SecurityDisabled` without an authorizer."""
+        if not bindings:
+            return {}
+        with self._refusals():
+            response = await seam.admin_send_request(self._admin, DeleteAclsRequest(bindings))
+        answers = list(response.filter_responses)
+        if len(answers) != len(bindings):
+            raise AclRequestError(f"DeleteAcls answered {len(answers)} results for {len(bindings)} filters")
+        results: dict[AclBinding, str | None] = {}
+        for binding, (code, message, *_matches) in zip(bindings, answers, strict=True):
+            if code == SECURITY_DISABLED:
+                raise SecurityDisabled(message or "No Authorizer is configured.")
             results[binding] = None if code == 0 else (message or f"error code {code}")
         return results

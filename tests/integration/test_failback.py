@@ -118,9 +118,14 @@ async def produce(bootstrap: str, topic: str, prefix: str, start: int, count: in
         await producer.stop()
 
 
-async def commit(bootstrap: str, group: str, offsets: dict[tuple[str, int], int]) -> None:
+def client(cluster: str | dict[str, str]) -> dict[str, str]:
+    """Java client keys of a cluster given by its bootstrap servers or its client keys."""
+    return {"bootstrap.servers": cluster} if isinstance(cluster, str) else dict(cluster)
+
+
+async def commit(cluster: str | dict[str, str], group: str, offsets: dict[tuple[str, int], int]) -> None:
     """Commit ``offsets`` for the member-less ``group``, retrying while a new cluster's coordinator loads."""
-    admin = GroupAdmin({"bootstrap.servers": bootstrap})
+    admin = GroupAdmin(client(cluster))
     try:
         deadline = time.monotonic() + 60
         while True:

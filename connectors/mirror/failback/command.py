@@ -29,19 +29,27 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from connectors.mirror.failback.connect_api import ConnectApi
-from connectors.mirror.failback.execute import FailbackRun, copied_after, source_offsets
+from connectors.mirror.failback.copy_drain import source_offsets
+from connectors.mirror.failback.execute import FailbackRun, copied_after
 from connectors.mirror.failback.group_reads import read_returns
 from connectors.mirror.failback.ledger_reads import read_ledger
 from connectors.mirror.failback.report import report_json, report_text
 from connectors.mirror.failback.state import FailbackState
-from connectors.mirror.offsets.failover_calls import EXIT_ERROR, EXIT_USAGE, FailoverError
-from connectors.mirror.offsets.failover_command import FailoverOptions, load_flow
+from connectors.mirror.offsets.failover_calls import FailoverError
+from connectors.mirror.offsets.failover_command import FailoverOptions, load_flow, run_operator_command
 from connectors.mirror.offsets.failover_flow import FailoverFlow, FlowConfigError
 from connectors.mirror.offsets.failover_state import FailoverState, StateError
-from pyconnect.errors import ConnectError
 from pyconnect.rest_client import RestAccess
 
-__all__ = ["EXIT_NO_FAILOVER", "FailbackOptions", "NoFailover", "run", "run_failback"]
+__all__ = [
+    "EXIT_NO_FAILOVER",
+    "FailbackOptions",
+    "NoFailover",
+    "forward_connector",
+    "recorded_failover",
+    "run",
+    "run_failback",
+]
 
 EXIT_NO_FAILOVER = 7
 
@@ -107,7 +115,9 @@ def recorded_failover(path: str | None, flow: FailoverFlow) -> FailoverState:
     return state
 
 
-async def _forward_connector(api: ConnectApi, flow: FailoverFlow, name: str | None) -> str:
+async def forward_connector(api: ConnectApi, flow: FailoverFlow, name: str | None) -> str:
+    """The flow's MirrorSourceConnector on the fleet of ``api``: ``name`` when given (it must exist), else
+    the only one whose aliases are the flow's; :class:`FlowConfigError` otherwise."""
     if name is not None:
         if not await api.exists(name):
             raise FlowConfigError(f"the worker at {api.url} has no connector {name}")
@@ -140,7 +150,7 @@ async def _plan(options: FailbackOptions, flow: FailoverFlow, failover: Failover
     forward_name = None
     if options.url is not None:
         api = ConnectApi(options.url, options.rest_access, options.timeout_s)
-        forward_name = await _forward_connector(api, flow, options.source_connector)
+        forward_name = await forward_connector(api, flow, options.source_connector)
         committed = source_offsets(await api.offsets(forward_name), flow.source)
     ledger = await read_ledger(flow, committed, options.timeout_s, keep_records=False)
     state = FailbackState(_flow_key(flow))
@@ -185,7 +195,7 @@ async def run(options: FailbackOptions, stdout: TextIO) -> int:
         assert options.state_file is not None
         path = Path(options.state_file)
         state = FailbackState.load(path, _flow_key(flow))
-        forward_name = await _forward_connector(forward, flow, options.source_connector)
+        forward_name = await forward_connector(forward, flow, options.source_connector)
         if options.action == "status":
             document = await _status(flow, state, reverse, reverse_name, options.timeout_s)
         else:
@@ -238,15 +248,4 @@ async def _status(
 
 def run_failback(options: FailbackOptions, loop: str, stdout: TextIO, stderr: TextIO) -> int:
     """:func:`run` on the event loop ``loop``; every error becomes one line on ``stderr`` and its exit code."""
-    from pyconnect import event_loop
-
-    try:
-        return event_loop.run(run(options, stdout), loop)
-    except (FlowConfigError, StateError) as exc:
-        code, message = EXIT_USAGE, str(exc)
-    except FailoverError as exc:
-        code, message = exc.exit_code, str(exc)
-    except (ConnectError, ValueError, OSError) as exc:
-        code, message = EXIT_ERROR, str(exc)
-    print(f"pyconnect: {message}".splitlines()[0], file=stderr)
-    return code
+    return run_operator_command(run(options, stdout), loop, stderr)

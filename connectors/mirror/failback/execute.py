@@ -34,7 +34,6 @@ killed at any point and started again reaches the same end. The steps:
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import time
 from collections.abc import Callable, Mapping
@@ -42,10 +41,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from connectors.mirror.failback.connect_api import ConnectApi
+from connectors.mirror.failback.copy_drain import CONNECTOR_WAIT_S, drain, source_offsets
 from connectors.mirror.failback.group_reads import read_returns
 from connectors.mirror.failback.group_return import GroupReturn
 from connectors.mirror.failback.ledger import MirrorEnd
-from connectors.mirror.failback.ledger_reads import Ledger, flow_runs, read_ledger, reverse_of
+from connectors.mirror.failback.ledger_reads import Ledger, read_ledger, reverse_of
 from connectors.mirror.failback.quarantine import quarantine
 from connectors.mirror.failback.reverse_flow import copy_starts, reverse_source_config
 from connectors.mirror.failback.state import FailbackState
@@ -61,24 +61,18 @@ from connectors.mirror.offsets.failover_calls import (
 from connectors.mirror.offsets.failover_execute import move_group
 from connectors.mirror.offsets.failover_flow import FailoverFlow
 from connectors.mirror.offsets.failover_state import FailoverState, parse_key, partition_key
-from connectors.mirror.offsets.mirror_client import MirrorClientError
 from pyconnect.config.client_configs import mirror_client_config
 from pyconnect.kafka.group_admin import GroupAdmin
 from pyconnect.kafka.record_offsets import committed_records, partition_bounds
 
 __all__ = [
-    "EXIT_NOT_CAUGHT_UP",
     "EXIT_UNVERIFIED",
     "FailbackRun",
-    "NotCaughtUp",
     "Unverified",
-    "source_offsets",
 ]
 
 EXIT_UNVERIFIED = 8
-EXIT_NOT_CAUGHT_UP = 9
 EXIT_COPIED_AFTER_FAILOVER = 10
-CONNECTOR_WAIT_S = 60.0
 Partition = tuple[str, int]
 
 
@@ -92,24 +86,6 @@ class CopiedAfterFailover(FailoverError):
     """The forward flow copied records past the target's end at the failover: refused, nothing changed."""
 
     exit_code = EXIT_COPIED_AFTER_FAILOVER
-
-
-class NotCaughtUp(FailoverError):
-    """The reverse flow had not caught up within the time given; it keeps running."""
-
-    exit_code = EXIT_NOT_CAUGHT_UP
-
-
-def source_offsets(
-    entries: list[tuple[dict[str, Any], dict[str, Any]]], cluster: str
-) -> dict[Partition, int]:
-    """A MirrorSourceConnector's committed offsets of ``cluster``, by ``(topic, partition)``."""
-    found: dict[Partition, int] = {}
-    for partition, offset in entries:
-        value = offset.get("offset")
-        if partition.get("cluster") == cluster and isinstance(value, int) and not isinstance(value, bool):
-            found[(str(partition.get("topic")), int(partition.get("partition", -1)))] = value
-    return found
 
 
 def copied_after(flow: FailoverFlow, ends: list[MirrorEnd], failover_ends: Mapping[str, int]) -> list[str]:
@@ -260,51 +236,17 @@ class FailbackRun:
                 f"on {self.flow.target} and run execute again"
             )
 
-    async def _lag(self) -> tuple[dict[Partition, tuple[int, int]], int]:
-        """B's bounds of the copied partitions, and the records the reverse flow has yet to copy or sync."""
-        config = mirror_client_config(self.flow.target_config, "consumer")
-        starts = self._starts()
-        bounds = await partition_bounds(config, list(starts), self.timeout_s)
-        copied = source_offsets(await self.reverse.offsets(self.reverse_connector), self.flow.target)
-        stretches = [(t, p, max(copied.get((t, p), -1), starts[(t, p)] - 1), None) for t, p in starts]
-        left = sum(len(r) for r in (await committed_records(config, stretches, self.timeout_s)).values())
-        try:
-            _, newest, _ = await flow_runs(reverse_of(self.flow), self.timeout_s)
-        except MirrorClientError:
-            newest = {}
-        unsynced = sum(
-            1
-            for tp, last in copied.items()
-            if tp in starts and last >= starts[tp] and newest.get(tp, (-1, -1))[0] < last
-        )
-        return bounds, left + unsynced
-
     async def _catch_up(self) -> None:
         await self._target_views()
         await self.reverse.resume(self.reverse_connector)  # a run interrupted while it was stopped
-        deadline = time.monotonic() + self.catch_up_timeout_s
-        left = -1
-        while time.monotonic() < deadline:
-            before, _ = await self._lag()
-            await asyncio.sleep(self.quiet_s)
-            after, left = await self._lag()
-            if before != after:
-                continue
-            if left == 0:
-                return
-            # B is quiet: stopping makes the reverse task commit now (its offsets and the offset sync of
-            # its last record), not at the worker's next offset flush (offset.flush.interval.ms)
-            await self.reverse.stop(self.reverse_connector)
-            await self.reverse.wait_state(self.reverse_connector, "STOPPED", CONNECTOR_WAIT_S)
-            bounds, left = await self._lag()
-            if bounds == after and left == 0:
-                return
-            await self.reverse.resume(self.reverse_connector)
-            await self.reverse.wait_state(self.reverse_connector, "RUNNING", CONNECTOR_WAIT_S)
-        raise NotCaughtUp(
-            f"the reverse flow {self.reverse_connector} still had {left} records to copy or sync after "
-            f"{self.catch_up_timeout_s:.0f} s (or cluster {self.flow.target} kept taking writes); it keeps "
-            "running: run execute again"
+        await drain(
+            self.reverse,
+            self.reverse_connector,
+            reverse_of(self.flow),
+            self._starts(),
+            quiet_s=self.quiet_s,
+            timeout_s=self.catch_up_timeout_s,
+            call_timeout_s=self.timeout_s,
         )
 
     async def _return_groups(self) -> None:

@@ -17,10 +17,10 @@ Every error is one line on stderr.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, TextIO
+from typing import Any, Literal, TextIO
 
 from connectors.mirror.offsets.failover_calls import (
     EXIT_ERROR,
@@ -50,7 +50,7 @@ from pyconnect.kafka.group_view import DEAD, GroupView
 from pyconnect.kafka.record_offsets import partition_bounds
 from pyconnect.rest_client import RestAccess
 
-__all__ = ["FailoverOptions", "build_plan", "load_flow", "run", "run_failover"]
+__all__ = ["FailoverOptions", "build_plan", "load_flow", "run", "run_failover", "run_operator_command"]
 
 
 @dataclass(frozen=True)
@@ -236,15 +236,23 @@ async def run(options: FailoverOptions, stdout: TextIO, stderr: TextIO) -> int:
 
 def run_failover(options: FailoverOptions, loop: str, stdout: TextIO, stderr: TextIO) -> int:
     """:func:`run` on the event loop ``loop``; every error becomes one line on ``stderr`` and its exit code."""
+    return run_operator_command(run(options, stdout, stderr), loop, stderr)
+
+
+def run_operator_command(main: Coroutine[Any, Any, int], loop: str, stderr: TextIO) -> int:
+    """Run ``main`` (an operator command: failover, failback, cutover) on the event loop ``loop``; every
+    error becomes one line ``pyconnect: <message>`` on ``stderr`` and its exit code: bad input
+    (:class:`FlowConfigError`, :class:`StateError`) 2, a :class:`FailoverError` its own, any other
+    error 1."""
     from pyconnect import event_loop
 
     try:
-        return event_loop.run(run(options, stdout, stderr), loop)
+        return event_loop.run(main, loop)
     except (FlowConfigError, StateError) as exc:
         code, message = EXIT_USAGE, str(exc)
     except FailoverError as exc:
         code, message = exc.exit_code, str(exc)
     except (ConnectError, ValueError, OSError) as exc:
-        code, message = EXIT_ERROR, str(exc)
+        code, message = EXIT_ERROR, str(exc) or type(exc).__name__
     print(f"pyconnect: {message}".splitlines()[0], file=stderr)
     return code

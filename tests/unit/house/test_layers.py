@@ -28,7 +28,7 @@ bottom:
 14. **connectors**: ``connectors/``, the hosted connectors, on top of the runtime's API (the runtime finds
     them by class name only, never imports them).
 15. **applications**: the command lines and tools that use all of the above: ``cli.py``,
-    ``cli_offsets.py``, ``cli_failback.py``, ``__main__.py``, ``mirror_maker.py`` (dedicated MirrorMaker over the MM2 connectors' config),
+    ``cli_offsets.py``, ``cli_failback.py``, ``cli_cutover.py``, ``__main__.py``, ``mirror_maker.py`` (dedicated MirrorMaker over the MM2 connectors' config),
     ``pyconnect/strimzi/`` and the test harness ``pyconnect/testing/``.
 
 The rules:
@@ -93,6 +93,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "pyconnect.cli",
             "pyconnect.cli_offsets",
             "pyconnect.cli_failback",
+            "pyconnect.cli_cutover",
             "pyconnect.mirror_maker",
             "pyconnect.strimzi.*",
             "pyconnect.testing.*",
