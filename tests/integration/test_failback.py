@@ -17,8 +17,9 @@ to A starts, and ``pyconnect failback``:
   moves on A to where it stopped on B, the forward flow restarts from A's end;
 * reading on from there, each group reads every record of the round trip exactly once (re-read 0,
   skipped 0); the group that read B to its end never reads an orphan, the one that stopped before the
-  copy's end reads each orphan once, as the report's ``orphans_ahead`` says; new records on A reach B,
-  nothing comes back twice;
+  copy's end reads each orphan once, as the report's ``orphans_ahead`` says; the forward flow's plan
+  translates each group's position on A back to exactly where it stopped on B (the forward offset syncs
+  the failback wrote for the records copied back); new records on A reach B, nothing comes back twice;
 * bad input: no failover state (exit 7), no reverse fleet (exit 2); ``status`` and a repeated
   ``execute`` report the finished state and change nothing.
 """
@@ -363,6 +364,7 @@ def test_a_round_trip_returns_every_group_to_a_rereading_and_skipping_nothing(
                 assert report["steps_left"] == [], report
                 check_round_trip(a, b, topic, groups, seen, report)
                 wait_connector(forward, "mirror-source", "RUNNING")
+                check_translation_after_return(url, group_args, b, topic)
                 check_forward_again(a, b, topic)
                 again = cli("failback", "execute", *full, "--json")
                 assert again.returncode == 0 and json.loads(again.stdout)["timings_s"] == {}, again
@@ -459,6 +461,32 @@ def check_round_trip(
     back = sum(len(v) for p in range(PARTITIONS) for _, v, _ in on_a[p][MIRRORED + ORPHANS :])
     print(f"orphans {report['orphans_total']}; value bytes written on B {written}, copied back {back}")
     assert back == written > 0
+
+
+def check_translation_after_return(url: list[str], group_args: list[str], b: str, topic: str) -> None:
+    """With the forward flow running again, its checkpoints translate each group's position on A (the end
+    of the records copied back, where both groups read to) to exactly B's end, where the records they
+    copy back end: the failback's forward offset syncs (without them: the forward copy's old end on B,
+    short of the records written there)."""
+    ends = {p: rows[-1][0] + 1 for p, rows in asyncio.run(read_values(b, topic)).items()}
+
+    def exact() -> bool:
+        done = cli("failover", "plan", *url, *group_args, "--json")
+        if done.returncode != 0:
+            return False
+        for group in json.loads(done.stdout)["groups"]:
+            found = {p["partition"]: p["target_offset"] for p in group["partitions"]}
+            if found != ends:
+                return False
+        return True
+
+    wait_for(
+        "the groups' positions on A translating to where they stopped on B",
+        exact,
+        90,
+        interval=1.0,
+        describe=lambda: cli("failover", "plan", *url, *group_args).stdout[-1500:],
+    )
 
 
 def check_forward_again(a: str, b: str, topic: str) -> None:

@@ -27,9 +27,10 @@ killed at any point and started again reaches the same end. The steps:
 * ``groups-returned``: :func:`~.group_return.plan_return` per group (reverse runs read now), refused or
   unproved groups stop the run before any commit, then each group is committed on A and read back
   (:func:`connectors.mirror.offsets.failover_execute.move_group`).
-* ``forward-resumed``: the reverse connector is stopped, the forward connector's offsets are set to A's
-  last stable offsets, and it is resumed: the applications' new records on A flow to B again; the orphans
-  and the copies back do not.
+* ``forward-resumed``: the reverse connector is stopped; the forward offset syncs of the records copied
+  back are written (:mod:`.return_syncs`: the groups' positions among them translate exactly to B
+  afterwards); the forward connector's offsets are set to A's last stable offsets, and it is resumed:
+  the applications' new records on A flow to B again; the orphans and the copies back do not.
 """
 
 from __future__ import annotations
@@ -45,8 +46,10 @@ from connectors.mirror.failback.copy_drain import CONNECTOR_WAIT_S, drain, sourc
 from connectors.mirror.failback.group_reads import read_returns
 from connectors.mirror.failback.group_return import GroupReturn
 from connectors.mirror.failback.ledger import MirrorEnd
-from connectors.mirror.failback.ledger_reads import Ledger, read_ledger, reverse_of
+from connectors.mirror.failback.ledger_reads import Ledger, flow_runs, read_ledger, reverse_of
+from connectors.mirror.failback.positions import Run
 from connectors.mirror.failback.quarantine import quarantine
+from connectors.mirror.failback.return_syncs import return_syncs, write_syncs
 from connectors.mirror.failback.reverse_flow import copy_starts, reverse_source_config
 from connectors.mirror.failback.state import FailbackState
 from connectors.mirror.offsets.failover_calls import (
@@ -249,6 +252,22 @@ class FailbackRun:
             call_timeout_s=self.timeout_s,
         )
 
+    async def _copies_back(self) -> dict[Partition, tuple[str, list[Run]]]:
+        """Per source partition whose copy back on A is the forward flow's own topic: its B topic and the
+        reverse runs of that B partition."""
+        reverse = reverse_of(self.flow)
+        runs, _, _ = await flow_runs(reverse, self.timeout_s)
+        policy, back = self.flow.policy(), reverse.policy()
+        copies = {}
+        for end in self.state.ends.values():
+            target_topic = policy.format_remote_topic(self.flow.source, end.topic)
+            if back.format_remote_topic(self.flow.target, target_topic) == end.topic:
+                copies[(end.topic, end.partition)] = (
+                    target_topic,
+                    runs.get((target_topic, end.partition), []),
+                )
+        return copies
+
     async def _return_groups(self) -> None:
         back = reverse_of(self.flow)
         returns = self.state.returns or FailoverState(
@@ -290,6 +309,7 @@ class FailbackRun:
     async def _resume_forward(self) -> None:
         await self.reverse.stop(self.reverse_connector)
         await self.reverse.wait_state(self.reverse_connector, "STOPPED", CONNECTOR_WAIT_S)
+        await write_syncs(self.flow, return_syncs(await self._copies_back()), self.timeout_s)
         partitions = [parse_key(k) for k in self.state.ends]
         bounds = await partition_bounds(
             mirror_client_config(self.flow.source_config, "consumer"), partitions, self.timeout_s

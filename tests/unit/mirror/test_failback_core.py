@@ -191,10 +191,16 @@ def test_active_groups_and_rewinds_are_refused() -> None:
 
 def test_the_state_file_round_trips_and_refuses_another_flow(tmp_path: Path) -> None:
     state = FailbackState(dict(FLOW))
-    state.measured([MirrorEnd("orders", 0, 19, 121, "offset syncs")], [OrphanRange("orders", 0, 20, 24, 5, 50)], {("orders", 0): 25})
+    state.measured(
+        [MirrorEnd("orders", 0, 19, 121, "offset syncs")],
+        [OrphanRange("orders", 0, 20, 24, 5, 50)],
+        {("orders", 0): 25},
+    )
     state.complete("forward-stopped")
     state.complete("measured")
-    state.returns = FailoverState({"source": "B", "target": "A", "checkpoints_topic": "B.checkpoints.internal"})
+    state.returns = FailoverState(
+        {"source": "B", "target": "A", "checkpoints_topic": "B.checkpoints.internal"}
+    )
     state.returns.plan("g", {("orders", 0): 32}, {})
     path = tmp_path / "failback.json"
     state.save(path)
@@ -205,3 +211,44 @@ def test_the_state_file_round_trips_and_refuses_another_flow(tmp_path: Path) -> 
     path.write_text('{"state_version": 1, "flow": {}, "groups": {}}')
     with pytest.raises(StateError, match="not a failback state file"):
         FailbackState.load(path, dict(FLOW))
+
+
+def test_the_copies_back_get_forward_syncs_of_their_originals() -> None:
+    from connectors.mirror.failback.return_syncs import return_syncs
+
+    syncs = return_syncs(
+        {("orders", 0): ("orders", [(122, 30, 126), (130, 36, 130)]), ("orders", 1): ("orders", [])}
+    )
+    assert [(s.topic, s.partition, s.upstream_offset, s.downstream_offset) for s in syncs] == [
+        ("orders", 0, 30, 122),
+        ("orders", 0, 34, 126),
+        ("orders", 0, 36, 130),
+    ]
+    store = OffsetSyncStore("exact")
+    store.start(False)
+    store.add("orders", 0, 19, 120)  # the forward copy's last record
+    store.handle_syncs(syncs)
+    store.mark_read_to_end()
+    assert store.runs(("orders", 0))[-2:] == [(30, 122, 34), (36, 130, 36)]
+
+
+def test_a_cutover_state_rolls_back_its_fence_and_round_trips(tmp_path: Path) -> None:
+    from connectors.mirror.cutover.fence import fence_bindings
+    from connectors.mirror.cutover.state import CutoverState
+
+    state = CutoverState(dict(FLOW))
+    for step in ("lag-checked", "fenced", "quiet"):
+        state.complete(step, 1.0)
+    state.fence, state.fenced_topics, state.source_ends = ["User:app"], ["orders"], {"orders:0": 42}
+    path = tmp_path / "cutover.json"
+    state.save(path)
+    assert CutoverState.load(path, dict(FLOW)).to_json() == state.to_json()
+    state.roll_back()
+    assert (state.done, state.fence, state.source_ends) == (["lag-checked"], [], {})
+    (binding,) = fence_bindings(["User:app"], ["orders"])
+    assert (binding.principal, binding.name, binding.operation.name, binding.permission_type.name) == (
+        "User:app",
+        "orders",
+        "WRITE",
+        "DENY",
+    )
