@@ -9,9 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pyconnect import event_loop
-from pyconnect.cli_offsets import quiet_clients, rest_access
-from pyconnect.rest_client import add_rest_access_arguments
+from pyconnect.cli_offsets import add_command_options, with_rest_access
+from pyconnect.rest_client import RestAccess, add_rest_access_arguments
 
 DESCRIPTION = (
     "Move the applications of a MirrorMaker 2 flow A->B from A to B while both run: check the lag, fence "
@@ -93,31 +92,22 @@ def add_cutover_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
             default=300.0,
             help="seconds to wait for the mirror to drain (default 300)",
         )
-        step.add_argument(
-            "--timeout", type=float, default=30.0, help="seconds allowed for each cluster call (default 30)"
-        )
-        step.add_argument("--json", action="store_true", help="print the report as JSON, nothing else")
-        step.add_argument("--log-level", default="WARNING", help="root log level (default WARNING)")
         if name == "execute":
             step.add_argument(
                 "--dry-run", action="store_true", help="print what execute would do; change nothing"
             )
         add_rest_access_arguments(step)
-        event_loop.add_event_loop_option(step)
+        add_command_options(step)
 
 
 def run_cutover(args: argparse.Namespace, loop: str) -> int:
+    return with_rest_access(args, lambda access: _run_cutover(args, loop, access))
+
+
+def _run_cutover(args: argparse.Namespace, loop: str, access: RestAccess | None) -> int:
     from connectors.mirror.cutover.command import CutoverOptions
     from connectors.mirror.cutover.command import run_cutover as run
-    from connectors.mirror.offsets.failover_calls import EXIT_USAGE
-    from connectors.mirror.offsets.failover_flow import FlowConfigError
 
-    quiet_clients(args.log_level)
-    try:
-        access = rest_access(args)
-    except FlowConfigError as exc:
-        print(f"pyconnect: {exc}".splitlines()[0], file=sys.stderr)
-        return EXIT_USAGE
     options = CutoverOptions(
         args.cutover_command,
         url=args.url,

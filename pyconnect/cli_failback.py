@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pyconnect import event_loop
-from pyconnect.cli_offsets import add_flow_options, quiet_clients, rest_access
+from pyconnect.cli_offsets import add_command_options, add_flow_options, with_rest_access
+from pyconnect.rest_client import RestAccess
 
 DESCRIPTION = (
     "Return the applications to the original cluster A after a failover of the MirrorMaker 2 flow A->B: "
@@ -57,18 +57,13 @@ def add_failback_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]
             help="the reverse connector's name (default failback-B-to-A)",
         )
         step.add_argument("--state", metavar="FILE", help="the failback's progress file (execute, status)")
-        step.add_argument("--json", action="store_true", help="print the report as JSON, nothing else")
-        step.add_argument(
-            "--timeout", type=float, default=30.0, help="seconds allowed for each cluster call (default 30)"
-        )
-        step.add_argument("--log-level", default="WARNING", help="root log level (default WARNING)")
         step.add_argument("--allow-rewind", action="store_true", help="also move a group back on A")
         step.add_argument(
             "--accept-unverified",
             action="store_true",
             help="go on where no offset sync proves a copy's end or a group's position",
         )
-        event_loop.add_event_loop_option(step)
+        add_command_options(step)
         if name == "execute":
             step.add_argument(
                 "--quarantine",
@@ -92,17 +87,13 @@ def add_failback_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]
 
 
 def run_failback(args: argparse.Namespace, loop: str) -> int:
+    return with_rest_access(args, lambda access: _run_failback(args, loop, access))
+
+
+def _run_failback(args: argparse.Namespace, loop: str, access: RestAccess | None) -> int:
     from connectors.mirror.failback.command import FailbackOptions
     from connectors.mirror.failback.command import run_failback as run
-    from connectors.mirror.offsets.failover_calls import EXIT_USAGE
-    from connectors.mirror.offsets.failover_flow import FlowConfigError
 
-    quiet_clients(args.log_level)
-    try:
-        access = rest_access(args)
-    except FlowConfigError as exc:
-        print(f"pyconnect: {exc}".splitlines()[0], file=sys.stderr)
-        return EXIT_USAGE
     options = FailbackOptions(
         args.failback_command,
         failover_state=args.failover_state,

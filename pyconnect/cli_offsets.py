@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from collections.abc import Callable
 
 from pyconnect import event_loop
 from pyconnect.errors import ConnectError
@@ -63,6 +64,16 @@ def add_flow_options(parser: argparse.ArgumentParser, *, with_bootstrap: bool) -
         "${provider:...} variables in the connector config",
     )
     add_rest_access_arguments(parser)
+
+
+def add_command_options(step: argparse.ArgumentParser) -> None:
+    """The options every operator command has: ``--json``, ``--timeout``, ``--log-level`` and the event loop."""
+    step.add_argument("--json", action="store_true", help="print the report as JSON, nothing else")
+    step.add_argument(
+        "--timeout", type=float, default=30.0, help="seconds allowed for each cluster call (default 30)"
+    )
+    step.add_argument("--log-level", default="WARNING", help="root log level (default WARNING)")
+    event_loop.add_event_loop_option(step)
 
 
 def rest_access(args: argparse.Namespace) -> RestAccess | None:
@@ -161,12 +172,7 @@ def add_failover_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]
             "--all-groups", action="store_true", help="every group with checkpoints in the flow"
         )
         add_flow_options(step, with_bootstrap=False)
-        step.add_argument("--json", action="store_true", help="print the report as JSON, nothing else")
-        step.add_argument(
-            "--timeout", type=float, default=30.0, help="seconds allowed for each cluster call (default 30)"
-        )
-        step.add_argument("--log-level", default="WARNING", help="root log level (default WARNING)")
-        event_loop.add_event_loop_option(step)
+        add_command_options(step)
         if name == "execute":
             step.add_argument(
                 "--state",
@@ -246,10 +252,10 @@ def run_offsets(args: argparse.Namespace, loop: str) -> int:
         return failover.EXIT_ERROR
 
 
-def run_failover(args: argparse.Namespace, loop: str) -> int:
+def with_rest_access(args: argparse.Namespace, command: Callable[[RestAccess | None], int]) -> int:
+    """An operator command (failover, failback, cutover): the clients' logs quieted, the ``--rest-*``
+    access read (bad input: one line, exit code 2), then ``command(access)``."""
     from connectors.mirror.offsets.failover_calls import EXIT_USAGE
-    from connectors.mirror.offsets.failover_command import FailoverOptions
-    from connectors.mirror.offsets.failover_command import run_failover as run
     from connectors.mirror.offsets.failover_flow import FlowConfigError
 
     quiet_clients(args.log_level)
@@ -258,6 +264,17 @@ def run_failover(args: argparse.Namespace, loop: str) -> int:
     except FlowConfigError as exc:
         print(f"pyconnect: {exc}".splitlines()[0], file=sys.stderr)
         return EXIT_USAGE
+    return command(access)
+
+
+def run_failover(args: argparse.Namespace, loop: str) -> int:
+    return with_rest_access(args, lambda access: _run_failover(args, loop, access))
+
+
+def _run_failover(args: argparse.Namespace, loop: str, access: RestAccess | None) -> int:
+    from connectors.mirror.offsets.failover_command import FailoverOptions
+    from connectors.mirror.offsets.failover_command import run_failover as run
+
     options = FailoverOptions(
         args.failover_command,
         rest_access=access,

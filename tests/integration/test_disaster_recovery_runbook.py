@@ -1,5 +1,6 @@
 """docs/disaster-recovery.md, run: every command of the runbook against two SASL_SSL clusters, and the
-failover it ends with moving four groups from a killed cluster re-reading and skipping nothing.
+failover it ends with moving four groups from a killed cluster re-reading and skipping nothing, then
+the way back (section 8, failback) and a planned cutover (section 9).
 
 Cluster B is the session's SASL_SSL cluster (``secured_cluster``); cluster A is this module's own
 SASL_SSL cluster, whose only broker is killed at the cut. The runbook's files are written from its
@@ -32,7 +33,7 @@ import time
 import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -104,8 +105,7 @@ class Runbook:
     values: dict[str, str]
     env: dict[str, str]
     blocks: list[Block]
-    worker: subprocess.Popen[bytes] | None = None
-    worker_log: Any = None
+    workers: list[tuple[subprocess.Popen[bytes], Any]] = field(default_factory=list)
 
     def fill(self, text: str) -> str:
         text = text.replace("orders", self.values["TOPIC"])
@@ -129,15 +129,27 @@ class Runbook:
             assert names <= set(self.env), f"the runbook exports {names - set(self.env)}, unknown to the test"
             return subprocess.CompletedProcess(command, 0, "", "")
         if command.startswith("pyconnect distributed "):
-            self.worker_log = (self.work / "worker.log").open("wb")
-            self.worker = subprocess.Popen(
+            properties = command.split()[-1]
+            log = (self.work / f"{properties}.log").open("wb")
+            worker = subprocess.Popen(
                 ["bash", "-c", "exec " + command],
                 cwd=self.work,
                 env=self.env,
-                stdout=self.worker_log,
-                stderr=self.worker_log,
+                stdout=log,
+                stderr=log,
             )
-            wait_for("the runbook's worker ready", self.worker_ready, 120, interval=1.0)
+            self.workers.append((worker, log))
+            listener = next(
+                line.split("=", 1)[1]
+                for line in (self.work / properties).read_text().splitlines()
+                if line.startswith("listeners=")
+            )
+            wait_for(
+                f"the runbook's worker {properties} ready",
+                lambda: self.worker_ready(worker, listener, properties),
+                120,
+                interval=1.0,
+            )
             return subprocess.CompletedProcess(command, 0, "", "")
         done = subprocess.run(
             ["bash", "-c", command],
@@ -151,26 +163,24 @@ class Runbook:
         assert done.returncode == 0, (command, done.stdout[-2000:], done.stderr[-2000:])
         return done
 
-    def worker_ready(self) -> bool:
-        assert self.worker is not None and self.worker.poll() is None, (self.work / "worker.log").read_text()[
-            -3000:
-        ]
+    def worker_ready(self, worker: subprocess.Popen[bytes], url: str, properties: str) -> bool:
+        assert worker.poll() is None, (self.work / f"{properties}.log").read_text()[-3000:]
         try:
-            with urllib.request.urlopen(self.values["CONNECT_URL"] + "/", timeout=5) as answer:
+            with urllib.request.urlopen(url + "/", timeout=5) as answer:
                 return bool(answer.status == 200)
         except OSError:
             return False
 
     def stop(self) -> None:
-        if self.worker is not None and self.worker.poll() is None:
-            self.worker.send_signal(signal.SIGTERM)
-            try:
-                self.worker.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.worker.kill()
-                self.worker.wait(timeout=30)
-        if self.worker_log is not None:
-            self.worker_log.close()
+        for worker, log in reversed(self.workers):
+            if worker.poll() is None:
+                worker.send_signal(signal.SIGTERM)
+                try:
+                    worker.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    worker.kill()
+                    worker.wait(timeout=30)
+            log.close()
 
 
 def admin_config(cluster: KafkaCluster) -> dict[str, str]:
@@ -196,7 +206,7 @@ def sasl_ssl_b(secured_cluster: Callable[[str], KafkaCluster]) -> KafkaCluster:
 def runbook(a: KafkaCluster, b: KafkaCluster, topic: str, groups: list[str], tmp_path: Path) -> Runbook:
     """The runbook in a working folder of its own: the placeholders' values for these clusters, the
     variables of its first block, and the tools on the PATH (the alert rules where a checkout has them)."""
-    port = free_ports(1)[0]
+    port, back_port = free_ports(2)
     work = tmp_path / "runbook"
     work.mkdir()
     bin_dir = tmp_path / "bin"
@@ -210,6 +220,8 @@ def runbook(a: KafkaCluster, b: KafkaCluster, topic: str, groups: list[str], tmp
         "B_BOOTSTRAP": b.bootstrap_servers,
         "CONNECT_URL": f"http://127.0.0.1:{port}",
         "CONNECT_LISTENER": f"http://127.0.0.1:{port}",
+        "CONNECT_BACK_URL": f"http://127.0.0.1:{back_port}",
+        "CONNECT_BACK_LISTENER": f"http://127.0.0.1:{back_port}",
         "A_ADMIN_JAAS": admin_config(a)["sasl.jaas.config"],
         "B_ADMIN_JAAS": admin_config(b)["sasl.jaas.config"],
         "A_CA_FILE": admin_config(a)["ssl.truststore.location"],
@@ -224,13 +236,16 @@ def runbook(a: KafkaCluster, b: KafkaCluster, topic: str, groups: list[str], tmp
         "A": a.bootstrap_servers,
         "B": b.bootstrap_servers,
         "CONNECT": values["CONNECT_URL"],
+        "CONNECT_BACK": values["CONNECT_BACK_URL"],
         "CONSUMER_GROUPS": " ".join(f"--group {g}" for g in groups),
     }
     return Runbook(work, values, env, runbook_blocks(RUNBOOK.read_text()))
 
 
-@pytest.mark.long  # ~3 minutes and ten Java tool launches; its short sibling in make test is
-# tests/integration/test_failover_command.py (the same failover on real Kafka, both delivery modes)
+@pytest.mark.long  # ~6 minutes and fifteen Java tool launches; its short siblings in make test are
+# tests/integration/test_failover_command.py (the same failover on real Kafka, both delivery modes),
+# test_failback.py and test_cutover.py
+@pytest.mark.timeout(900)
 def test_the_runbook_moves_four_groups_off_a_killed_cluster_rereading_and_skipping_nothing(
     cluster_a: KafkaCluster, sasl_ssl_b: KafkaCluster, tmp_path: Path
 ) -> None:
@@ -290,12 +305,32 @@ def test_the_runbook_moves_four_groups_off_a_killed_cluster_rereading_and_skippi
         execute = next(c for c in done if c.startswith("pyconnect failover execute"))
         again = book.run(execute.replace(" > failover-report.json", ""))
         assert [g["committed"] for g in json.loads(again.stdout)["groups"]] == [0] * len(groups)
+        check_failover(b, topic, groups, positions, report, {g: cut - at for g, at in stopped.items()})
+
+        a.nodes[0].start()
+        a.wait_ready()
+        written = asyncio.run(produce(admin_config(b), topic, WRITTEN_ON_B))
+        book.run_section(8)
+        check_failback(a, topic, json.loads((work / "failback-report.json").read_text()), written)
+        book.run_section(9)
+        check_cutover(json.loads((work / "cutover-report.json").read_text()), groups)
     finally:
         traffic.stop()
         for consumer in java:
             consumer.kill()
         book.stop()
 
+
+def check_failover(
+    b: KafkaCluster,
+    topic: str,
+    groups: list[str],
+    positions: dict[str, dict[int, int]],
+    report: dict[str, Any],
+    ages: dict[str, float],
+) -> None:
+    """Each group resumes on B re-reading and skipping nothing, as the failover report says; the records
+    and their binary headers arrived byte for byte."""
     altered: list[int] = []
     records = asyncio.run(read_all(admin_config(b), topic, PARTITIONS, altered))
     assert not altered, f"records whose headers changed on the way: {altered[:10]}"
@@ -307,7 +342,7 @@ def test_the_runbook_moves_four_groups_off_a_killed_cluster_rereading_and_skippi
             group, positions[group], asyncio.run(committed(admin_config(b), group, topic)), records
         )
         basis = sorted({p["basis"] for p in by_group[group]["partitions"]})
-        table.append((group.rsplit("-", 2)[-2:], measured, basis, round(cut - stopped[group], 1)))
+        table.append((group.rsplit("-", 2)[-2:], measured, basis, round(ages[group], 1)))
         assert (measured.reread, measured.skipped) == (0, 0), (group, measured, by_group[group])
         assert (by_group[group]["expected_reread"], by_group[group]["expected_skipped"]) == (0, 0), by_group[
             group
@@ -316,6 +351,55 @@ def test_the_runbook_moves_four_groups_off_a_killed_cluster_rereading_and_skippi
     print("\nrunbook failover (exactly-once, SASL_SSL): group read re-read skipped basis commit-age-s")
     for name, measured, basis, age in table:
         print("-".join(name), measured.read, measured.reread, measured.skipped, "/".join(basis), age)
+
+
+WRITTEN_ON_B = 20
+ON_B = 10**6
+"""The applications' records on B after the failover: numbered from here, told apart from A's."""
+
+
+async def produce(config: dict[str, str], topic: str, count: int) -> list[int]:
+    """``count`` records per partition on B (value ``ON_B + n``); their numbers."""
+    from pyconnect.kafka.clients import create_producer
+
+    producer = create_producer(config, acks="all")
+    await producer.start()
+    try:
+        for p in range(PARTITIONS):
+            for n in range(count):
+                await (await producer.send(topic, b"%d" % (ON_B + p * count + n), partition=p))
+    finally:
+        await producer.stop()
+    return [ON_B + n for n in range(PARTITIONS * count)]
+
+
+def check_failback(a: KafkaCluster, topic: str, report: dict[str, Any], written: list[int]) -> None:
+    """Section 8 finished every step; each partition of A holds each of its records once and the records
+    the applications wrote on B once (nothing echoed)."""
+    assert report["steps_left"] == [], report
+    on_a = asyncio.run(read_all(admin_config(a), topic, PARTITIONS))
+    for p, rows in on_a.items():
+        values = [s for _, s in rows]
+        assert len(values) == len(set(values)), f"a record of A-{p} is there twice"
+    assert sorted(s for rows in on_a.values() for _, s in rows if s >= ON_B) == written
+    print(
+        f"runbook failback: orphans {report['orphans_total']}, copied back {len(written)} records, groups "
+        f"returned {sorted(report['returned'])}, step times {report['timings_s']}"
+    )
+
+
+def check_cutover(report: dict[str, Any], groups: list[str]) -> None:
+    """Section 9 finished every step and moved every group exactly."""
+    assert report["steps_left"] == [], report
+    by_group = {g["group"]: g for g in report["groups"]}
+    for group in groups:
+        entry = by_group[group]
+        assert (entry["expected_reread"], entry["expected_skipped"], entry["status"]) == (0, 0, "verified"), (
+            entry
+        )
+    print(
+        f"runbook cutover: fenced to promoted {report['fenced_to_promoted_s']} s, step times {report['timings_s']}"
+    )
 
 
 async def create_source_topic(config: dict[str, str], topic: str) -> None:

@@ -20,12 +20,11 @@ finish a step before ``groups-moved`` lifts the fence, and ``resume`` raises it 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from connectors.mirror.offsets.failover_state import FailoverState, StateError, write_atomically
+from connectors.mirror.offsets.failover_state import FailoverState, StateError, load_state, write_atomically
 
 __all__ = ["STEPS", "CutoverState", "StateError"]
 
@@ -103,19 +102,7 @@ class CutoverState:
     @classmethod
     def load(cls, path: Path, flow: dict[str, str]) -> CutoverState:
         """The state in ``path`` (a new one for ``flow`` when the file does not exist)."""
-        if not path.exists():
-            return cls(dict(flow))
-        try:
-            document = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise StateError(f"cannot read the state file {path}: {exc}") from None
-        state = cls.from_json(document, str(path))
-        if state.flow != flow:
-            raise StateError(
-                f"the state file {path} is of flow {state.flow.get('source')}->{state.flow.get('target')}, "
-                "not of this one"
-            )
-        return state
+        return load_state(path, flow, cls.from_json, lambda: cls(dict(flow)))
 
     def save(self, path: Path) -> None:
         write_atomically(path, self.to_json())

@@ -4,8 +4,9 @@ drain that both the failback's reverse flow and the cutover's forward flow wait 
 :func:`copy_progress` reads, for the flow ``copy`` (whose source cluster the connector copies), the
 source partitions' bounds, the connector's committed offsets (``GET /connectors/{name}/offsets``) and
 the flow's newest offset sync per partition, and counts what is left: the committed records past each
-partition's committed offset (or from ``starts`` when it has none), plus one for every partition whose
-newest sync is behind its committed offset (a position the syncs do not prove yet).
+partition's committed offset (or from ``starts`` when it has none), plus one for every partition with a
+record between its newest sync and its committed offset (a copy the syncs do not prove yet; a committed
+offset that is a transaction marker or was set by ``PATCH .../offsets`` past the last record needs none).
 
 :func:`drain` waits, within ``timeout_s``, until the source's last stable offsets stay still for
 ``quiet_s`` with nothing left. Once the source is quiet but something is left, the connector is stopped:
@@ -92,11 +93,18 @@ async def copy_progress(
         _, newest, _ = await flow_runs(copy, timeout_s)
     except MirrorClientError:
         newest = {}
-    unsynced = sum(
-        1
-        for tp, last in committed.items()
-        if tp in starts and last >= starts[tp] and newest.get(tp, (-1, -1))[0] < last
-    )
+    behind = [
+        (t, p, max(newest.get((t, p), (-1, -1))[0], starts[(t, p)] - 1), committed[(t, p)] + 1)
+        for t, p in starts
+        if committed.get((t, p), -1) > newest.get((t, p), (-1, -1))[0]
+    ]
+    try:
+        found = await committed_records(config, behind, timeout_s)
+    except TimeoutError:
+        raise FailoverError(
+            f"reading cluster {copy.source} did not finish within {timeout_s:.0f} s"
+        ) from None
+    unsynced = sum(1 for records in found.values() if records)
     return CopyProgress(bounds, committed, left + unsynced)
 
 

@@ -33,6 +33,7 @@ from pyconnect.kafka.record_offsets import FetchedRecord, committed_records, par
 __all__ = ["Ledger", "PartitionLedger", "flow_runs", "read_ledger", "reverse_of"]
 
 Partition = tuple[str, int]
+ALL_RUNS = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -76,9 +77,10 @@ def reverse_of(flow: FailoverFlow) -> FailoverFlow:
 async def flow_runs(
     flow: FailoverFlow, timeout_s: float
 ) -> tuple[dict[Partition, list[Run]], dict[Partition, tuple[int, int]], int]:
-    """The flow's exact runs and newest sync per partition, and the count of undecodable syncs skipped;
+    """The flow's exact runs (every one the topic still holds: a one-off read, unlike the checkpoint task's
+    bounded index) and newest sync per partition, and the count of undecodable syncs skipped;
     :class:`MirrorClientError` when the offset-syncs topic cannot be read."""
-    store, by_partition, skipped = await read_flow_syncs(flow, timeout_s)
+    store, by_partition, skipped = await read_flow_syncs(flow, timeout_s, max_runs=ALL_RUNS)
     runs = {tp: store.runs(tp) for tp in by_partition}
     newest = {tp: pairs[-1] for tp, pairs in by_partition.items()}
     return runs, newest, skipped

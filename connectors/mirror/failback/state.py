@@ -23,7 +23,6 @@ state), so ``execute`` after ``kill -9`` at any point resumes at the first step 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from connectors.mirror.failback.ledger import MirrorEnd, OrphanRange
 from connectors.mirror.offsets.failover_state import (
     FailoverState,
     StateError,
+    load_state,
     parse_key,
     partition_key,
     write_atomically,
@@ -146,19 +146,7 @@ class FailbackState:
     @classmethod
     def load(cls, path: Path, flow: dict[str, str]) -> FailbackState:
         """The state in ``path`` (a new one for ``flow`` when the file does not exist)."""
-        if not path.exists():
-            return cls(dict(flow))
-        try:
-            document = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise StateError(f"cannot read the state file {path}: {exc}") from None
-        state = cls.from_json(document, str(path))
-        if state.flow != flow:
-            raise StateError(
-                f"the state file {path} is of flow {state.flow.get('source')}->{state.flow.get('target')}, "
-                "not of this one"
-            )
-        return state
+        return load_state(path, flow, cls.from_json, lambda: cls(dict(flow)))
 
     def save(self, path: Path) -> None:
         write_atomically(path, self.to_json())

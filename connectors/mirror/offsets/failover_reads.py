@@ -42,7 +42,7 @@ from connectors.mirror.offsets.failover_calls import (
 from connectors.mirror.offsets.failover_flow import FailoverFlow
 from connectors.mirror.offsets.failover_share import ShareReads, read_share_groups, read_source_starts
 from connectors.mirror.offsets.mirror_client import MirrorClient, MirrorClientError, read_offset_syncs
-from connectors.mirror.offsets.translation import OffsetSyncStore
+from connectors.mirror.offsets.translation import DEFAULT_MAX_RUNS, OffsetSyncStore
 from connectors.mirror.records import TopicPartition
 from pyconnect.config.client_configs import mirror_client_config
 from pyconnect.kafka.group_admin import CommittedOffset, GroupAdmin
@@ -156,11 +156,12 @@ async def _offset_syncs(
 
 
 async def read_flow_syncs(
-    flow: FailoverFlow, timeout_s: float
+    flow: FailoverFlow, timeout_s: float, max_runs: int = DEFAULT_MAX_RUNS
 ) -> tuple[OffsetSyncStore, dict[tuple[str, int], list[tuple[int, int]]], int]:
     """The flow's offset syncs, read from the cluster of its ``offset-syncs.topic.location``: an exact-mode
-    store of them, each partition's ``(upstream, downstream)`` pairs in topic order, and the count of
-    undecodable records skipped. :class:`MirrorClientError` when the topic cannot be read."""
+    store of them (keeping the newest ``max_runs`` runs per partition), each partition's ``(upstream,
+    downstream)`` pairs in topic order, and the count of undecodable records skipped.
+    :class:`MirrorClientError` when the topic cannot be read."""
     alias, config = (
         (flow.source, flow.source_config)
         if flow.offset_syncs_location == "source"
@@ -172,7 +173,7 @@ async def read_flow_syncs(
         timeout_s,
         cluster=f"cluster {alias}",
     )
-    store = OffsetSyncStore("exact", max_offset_lag=flow.offset_lag_max)
+    store = OffsetSyncStore("exact", max_runs=max_runs, max_offset_lag=flow.offset_lag_max)
     store.start(must_read_to_end=False)
     by_partition: dict[tuple[str, int], list[tuple[int, int]]] = {}
     for sync in syncs:

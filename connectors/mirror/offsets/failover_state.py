@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, TypeVar
 
 from pyconnect.errors import ConnectError
 
@@ -29,6 +29,7 @@ __all__ = [
     "FailoverState",
     "GroupProgress",
     "StateError",
+    "load_state",
     "parse_key",
     "partition_key",
     "write_atomically",
@@ -131,22 +132,38 @@ class FailoverState:
     @classmethod
     def load(cls, path: Path, flow: Mapping[str, str]) -> FailoverState:
         """The state in ``path`` (a new one for ``flow`` when the file does not exist)."""
-        if not path.exists():
-            return cls(dict(flow))
-        try:
-            document = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise StateError(f"cannot read the state file {path}: {exc}") from None
-        state = cls.from_json(document, str(path))
-        if state.flow != dict(flow):
-            raise StateError(
-                f"the state file {path} is of flow {state.flow.get('source')}->{state.flow.get('target')} "
-                f"({state.flow.get('checkpoints_topic')}), not of this one"
-            )
-        return state
+        return load_state(path, flow, cls.from_json, lambda: cls(dict(flow)))
 
     def save(self, path: Path) -> None:
         write_atomically(path, self.to_json())
+
+
+class FlowState(Protocol):
+    flow: dict[str, str]
+
+
+S = TypeVar("S", bound=FlowState)
+
+
+def load_state(
+    path: Path, flow: Mapping[str, str], parse: Callable[[Any, str], S], new: Callable[[], S]
+) -> S:
+    """The state of an operator command (failover, failback, cutover) in ``path``, parsed with
+    ``parse(document, origin)``; ``new()`` when the file does not exist. :class:`StateError` (one line)
+    for an unreadable file or one of another flow."""
+    if not path.exists():
+        return new()
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise StateError(f"cannot read the state file {path}: {exc}") from None
+    state = parse(document, str(path))
+    if state.flow != dict(flow):
+        raise StateError(
+            f"the state file {path} is of flow {state.flow.get('source')}->{state.flow.get('target')} "
+            f"({state.flow.get('checkpoints_topic')}), not of this one"
+        )
+    return state
 
 
 def write_atomically(path: Path, document: Any) -> None:
