@@ -28,6 +28,7 @@ from connectors.mirror.failback.command import FailbackOptions
 from connectors.mirror.failback.command import run as run_failback
 from connectors.mirror.offsets.failover_command import FailoverOptions
 from connectors.mirror.offsets.failover_command import run as run_failover
+from pyconnect.kafka.record_offsets import partition_bounds
 from pyconnect.kafka.traffic import TrafficCounters, produce_at_rate, run_application_on
 from pyconnect.testing.demo_failover import CHECKPOINT_CONNECTOR, GROUP
 from pyconnect.testing.worker_process import PyconnectWorker
@@ -86,6 +87,22 @@ async def fail_over(worker: PyconnectWorker, state: Path) -> dict[str, object]:
     return report
 
 
+async def _serving(bootstrap: str, topic: str, partitions: int, timeout_s: float = 120.0) -> None:
+    """Until every partition of ``topic`` answers its offsets (a restarted broker elects its partitions'
+    leaders after recovering its logs)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            await partition_bounds(
+                {"bootstrap.servers": bootstrap}, [(topic, p) for p in range(partitions)], 5
+            )
+            return
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(1.0)
+
+
 @dataclass(frozen=True)
 class RoundTrip:
     """What the application read in each place, the orphans the failback found, its report."""
@@ -122,6 +139,7 @@ async def way_back(
     )
     say("A comes back: its brokers restart on their data.")
     await asyncio.to_thread(restart_a)
+    await _serving(source, topic, partitions)
     await asyncio.to_thread(reverse.start)
     await asyncio.to_thread(reverse.wait_ready)
     say(f"  a worker on A for the reverse flow: {reverse.rest_url}")

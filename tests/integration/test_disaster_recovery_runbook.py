@@ -309,6 +309,7 @@ def test_the_runbook_moves_four_groups_off_a_killed_cluster_rereading_and_skippi
 
         a.nodes[0].start()
         a.wait_ready()
+        wait_for("A serving its topic again", lambda: serving(admin_config(a), topic), 120, interval=1.0)
         written = asyncio.run(produce(admin_config(b), topic, WRITTEN_ON_B))
         book.run_section(8)
         check_failback(a, topic, json.loads((work / "failback-report.json").read_text()), written)
@@ -351,6 +352,18 @@ def check_failover(
     print("\nrunbook failover (exactly-once, SASL_SSL): group read re-read skipped basis commit-age-s")
     for name, measured, basis, age in table:
         print("-".join(name), measured.read, measured.reread, measured.skipped, "/".join(basis), age)
+
+
+def serving(config: dict[str, str], topic: str) -> bool:
+    """Whether every partition of ``topic`` answers its offsets (a restarted broker elects leaders after
+    recovering its logs)."""
+    from pyconnect.kafka.record_offsets import partition_bounds
+
+    try:
+        asyncio.run(partition_bounds(config, [(topic, p) for p in range(PARTITIONS)], 5))
+    except Exception:
+        return False
+    return True
 
 
 WRITTEN_ON_B = 20

@@ -27,6 +27,7 @@ to A starts, and ``pyconnect failback``:
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import subprocess
 import sys
@@ -41,6 +42,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.errors import KafkaError
 
 from pyconnect.kafka.group_admin import CommittedOffset, GroupAdmin
+from pyconnect.kafka.record_offsets import partition_bounds
 from pyconnect.testing.backends import ClusterHandle
 from tests.integration.fleet import create_topic, fleet, own_cluster, python_workers, status, wait_for
 
@@ -217,6 +219,18 @@ async def read_values(bootstrap: str, topic: str) -> dict[int, list[tuple[int, s
     return rows
 
 
+def serving(bootstrap: str, topic: str) -> bool:
+    """Whether every partition of ``topic`` answers its offsets (a broker restarted after SIGKILL
+    recovers its logs before its partitions have a leader again)."""
+    try:
+        asyncio.run(
+            partition_bounds({"bootstrap.servers": bootstrap}, [(topic, p) for p in range(PARTITIONS)], 5)
+        )
+    except Exception:
+        return False
+    return True
+
+
 def one_line_error(done: subprocess.CompletedProcess[str], code: int, contains: str) -> None:
     lines = done.stderr.strip().splitlines()
     assert done.returncode == code and len(lines) == 1 and contains in lines[0], (code, done)
@@ -329,6 +343,7 @@ def test_a_round_trip_returns_every_group_to_a_rereading_and_skipping_nothing(
 
             cluster_a.nodes[0].start()
             cluster_a.wait_ready()
+            wait_for("A serving its topic again", functools.partial(serving, a, topic), 120, interval=1.0)
             reverse = python_workers(a, tmp_path / "reverse", unique("reverse"), 1, **DELIVERIES[delivery])[0]
             with fleet([reverse]):
                 base = [*url, "--failover-state", str(failover_state)]

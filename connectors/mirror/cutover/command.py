@@ -102,7 +102,7 @@ async def _run(options: CutoverOptions) -> dict[str, Any]:
         _, newest, _ = await flow_runs(flow, options.timeout_s)
     except MirrorClientError:
         newest = {}
-    partitions = flow_partitions(flow, committed, set(newest))
+    partitions = flow_partitions(flow, committed, set(newest) if not committed else set())
     if not partitions:
         raise FailoverError(
             f"the connector {forward} has copied nothing of flow {flow.name} yet: nothing to move"

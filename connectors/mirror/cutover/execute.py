@@ -83,8 +83,9 @@ class NotVerified(FailoverError):
 def flow_partitions(
     flow: FailoverFlow, committed: dict[Partition, int], synced: set[Partition]
 ) -> list[Partition]:
-    """The source partitions of the flow: those with a committed forward offset or an offset sync,
-    heartbeat topics left out."""
+    """The source partitions of the flow, heartbeat topics left out: those with a committed forward offset
+    (the caller passes the syncs' partitions only when there is none yet: an offset-syncs topic can hold
+    syncs of topics long gone)."""
     policy = flow.policy()
     return sorted(tp for tp in {*committed, *synced} if not policy.is_heartbeats_topic(tp[0]))
 

@@ -6,8 +6,8 @@ orphans, and both clusters' bounds (see :mod:`.ledger` for the rules).
 1. the forward flow's offset syncs (:func:`connectors.mirror.offsets.failover_reads.read_flow_syncs`) on
    the cluster of ``offset-syncs.topic.location``: the newest sync and the exact runs per partition (a
    topic that cannot be read leaves every partition to the connector offsets, unverified);
-2. the partitions: those of the syncs and of the forward connector's committed offsets (heartbeat
-   topics left out);
+2. the partitions: those of the syncs and of the forward connector's committed offsets that the source
+   cluster has (heartbeat topics left out; syncs of topics it no longer has are named in a note);
 3. the log start and last stable offset of each partition on the source and of its copy on the target;
 4. the orphans: the source's committed records past each partition's last copied record, read to the
    last stable offset (records kept only when ``keep_records``: the quarantine copies them).
@@ -18,6 +18,7 @@ Errors: :class:`~connectors.mirror.offsets.failover_calls.FailoverError` when a 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -28,6 +29,7 @@ from connectors.mirror.offsets.failover_flow import FailoverFlow
 from connectors.mirror.offsets.failover_reads import read_flow_syncs
 from connectors.mirror.offsets.mirror_client import MirrorClientError
 from pyconnect.config.client_configs import mirror_client_config
+from pyconnect.kafka.mirror_admin import MirrorAdmin
 from pyconnect.kafka.record_offsets import FetchedRecord, committed_records, partition_bounds
 
 __all__ = ["Ledger", "PartitionLedger", "flow_runs", "read_ledger", "reverse_of"]
@@ -97,6 +99,21 @@ async def _bounds(
         raise FailoverError(f"cannot read the partitions of cluster {cluster}: {one_line(exc)}") from None
 
 
+async def _source_partitions(flow: FailoverFlow, timeout_s: float) -> dict[str, list[int]]:
+    """The source cluster's topics and partitions (an offset-syncs topic may still hold syncs of topics
+    deleted since, or of an earlier cluster of the same alias)."""
+    admin = MirrorAdmin(mirror_client_config(flow.source_config, "admin"), flow.source)
+    try:
+        await asyncio.wait_for(admin.start(), timeout_s)
+        return await asyncio.wait_for(admin.topic_partitions(), timeout_s)
+    except TimeoutError:
+        raise FailoverError(f"cluster {flow.source} did not answer within {timeout_s:.0f} s") from None
+    except Exception as exc:
+        raise FailoverError(f"cannot list the topics of cluster {flow.source}: {one_line(exc)}") from None
+    finally:
+        await admin.close()
+
+
 async def read_ledger(
     flow: FailoverFlow, committed: Mapping[Partition, int], timeout_s: float, *, keep_records: bool
 ) -> Ledger:
@@ -111,7 +128,14 @@ async def read_ledger(
         runs, newest = {}, {}
         notes.append(f"offset syncs not read ({exc}): every copy's end rests on the connector offsets alone")
     policy = flow.policy()
-    partitions = sorted(tp for tp in {*newest, *committed} if not policy.is_heartbeats_topic(tp[0]))
+    on_source = await _source_partitions(flow, timeout_s)
+    candidates = {tp for tp in {*newest, *committed} if not policy.is_heartbeats_topic(tp[0])}
+    gone = sorted({t for t, p in candidates if p not in on_source.get(t, ())})
+    if gone:
+        notes.append(
+            f"offset syncs of topics cluster {flow.source} no longer has, left out: {', '.join(gone)}"
+        )
+    partitions = sorted(tp for tp in candidates if tp[1] in on_source.get(tp[0], ()))
     targets = {tp: (policy.format_remote_topic(flow.source, tp[0]), tp[1]) for tp in partitions}
     source_bounds = await _bounds(flow.source_config, flow.source, partitions, timeout_s)
     target_bounds = await _bounds(flow.target_config, flow.target, list(targets.values()), timeout_s)
