@@ -70,10 +70,6 @@ class CutoverOptions:
     rest_access: RestAccess | None = None
 
 
-def _flow_key(flow: FailoverFlow) -> dict[str, str]:
-    return {"source": flow.source, "target": flow.target, "checkpoints_topic": flow.checkpoints_topic}
-
-
 async def _run(options: CutoverOptions) -> dict[str, Any]:
     if options.url is None:
         raise FlowConfigError("cutover needs --url: the forward fleet stops, drains and checks its connector")
@@ -96,7 +92,7 @@ async def _run(options: CutoverOptions) -> dict[str, Any]:
         raise FlowConfigError("resume needs the --state FILE of a cutover that started")
     if options.action != "plan" and path is None:
         raise FlowConfigError(f"cutover {options.action} needs --state FILE")
-    state = CutoverState.load(path, _flow_key(flow)) if path else CutoverState(_flow_key(flow))
+    state = CutoverState.load(path, flow.state_key) if path else CutoverState(flow.state_key)
     committed = source_offsets(await api.offsets(forward), flow.source)
     try:
         _, newest, _ = await flow_runs(flow, options.timeout_s)

@@ -38,15 +38,17 @@ from connectors.mirror.cutover.fence import lift_fence, raise_fence
 from connectors.mirror.cutover.state import CutoverState
 from connectors.mirror.failback.connect_api import ConnectApi
 from connectors.mirror.failback.copy_drain import CONNECTOR_WAIT_S, copy_progress, drain
-from connectors.mirror.offsets.failover_calls import FailoverError, FailoverRefused
+from connectors.mirror.offsets.failover_calls import (
+    FailoverError,
+    FailoverRefused,
+    busy_groups,
+    cluster_bounds,
+)
 from connectors.mirror.offsets.failover_command import build_plan
 from connectors.mirror.offsets.failover_execute import GroupOutcome, execute
 from connectors.mirror.offsets.failover_flow import FailoverFlow
 from connectors.mirror.offsets.failover_plan import FlowPlan
 from connectors.mirror.offsets.failover_state import FailoverState, parse_key, partition_key
-from pyconnect.config.client_configs import mirror_client_config
-from pyconnect.kafka.group_admin import GroupAdmin
-from pyconnect.kafka.record_offsets import partition_bounds
 
 __all__ = [
     "EXIT_FENCE_NOT_VERIFIED",
@@ -162,8 +164,8 @@ class CutoverRun:
             await raise_fence(self.flow, self.principals, topics, self.timeout_s)
 
     async def _ends(self) -> dict[Partition, int]:
-        bounds = await partition_bounds(
-            mirror_client_config(self.flow.source_config, "consumer"), self.partitions, self.timeout_s
+        bounds = await cluster_bounds(
+            self.flow.source_config, self.flow.source, self.partitions, self.timeout_s
         )
         return {tp: end for tp, (_, end) in bounds.items()}
 
@@ -211,13 +213,8 @@ class CutoverRun:
         await self._still_quiet()
 
     async def _active(self, config: dict[str, str], cluster: str) -> list[str]:
-        admin = GroupAdmin(mirror_client_config(config, "admin"))
-        try:
-            await admin.start()
-            views = await admin.describe_groups(list(self.groups))
-        finally:
-            await admin.close()
-        return [f"group {g} is {v.describe()} on cluster {cluster}" for g, v in views.items() if not v.idle]
+        busy = await busy_groups(config, cluster, self.groups, self.timeout_s)
+        return [f"group {g} is {v.describe()} on cluster {cluster}" for g, v in busy.items()]
 
     async def _move_groups(self) -> None:
         moves = self.state.moves or FailoverState(

@@ -86,10 +86,6 @@ class FailbackOptions:
     rest_access: RestAccess | None = None
 
 
-def _flow_key(flow: FailoverFlow) -> dict[str, str]:
-    return {"source": flow.source, "target": flow.target, "checkpoints_topic": flow.checkpoints_topic}
-
-
 def recorded_failover(path: str | None, flow: FailoverFlow) -> FailoverState:
     """The finished failover along ``flow`` recorded in ``path`` (every group verified);
     :class:`NoFailover` otherwise."""
@@ -101,7 +97,7 @@ def recorded_failover(path: str | None, flow: FailoverFlow) -> FailoverState:
     if not file.exists():
         raise NoFailover(f"no failover is recorded: {path} does not exist")
     try:
-        state = FailoverState.load(file, _flow_key(flow))
+        state = FailoverState.load(file, flow.state_key)
     except StateError as exc:
         raise NoFailover(f"no failover of flow {flow.name} is recorded: {exc}") from None
     if not state.groups:
@@ -153,7 +149,7 @@ async def _plan(options: FailbackOptions, flow: FailoverFlow, failover: Failover
         forward_name = await forward_connector(api, flow, options.source_connector)
         committed = source_offsets(await api.offsets(forward_name), flow.source)
     ledger = await read_ledger(flow, committed, options.timeout_s, keep_records=False)
-    state = FailbackState(_flow_key(flow))
+    state = FailbackState(flow.state_key)
     state.measured(
         [p.end for p in ledger.partitions],
         [p.orphans for p in ledger.partitions],
@@ -194,7 +190,7 @@ async def run(options: FailbackOptions, stdout: TextIO) -> int:
         forward, reverse, reverse_name = _fleets(options, flow)
         assert options.state_file is not None
         path = Path(options.state_file)
-        state = FailbackState.load(path, _flow_key(flow))
+        state = FailbackState.load(path, flow.state_key)
         forward_name = await forward_connector(forward, flow, options.source_connector)
         if options.action == "status":
             document = await _status(flow, state, reverse, reverse_name, options.timeout_s)

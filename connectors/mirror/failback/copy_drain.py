@@ -26,11 +26,11 @@ from typing import Any
 
 from connectors.mirror.failback.connect_api import ConnectApi
 from connectors.mirror.failback.ledger_reads import flow_runs
-from connectors.mirror.offsets.failover_calls import FailoverError
+from connectors.mirror.offsets.failover_calls import FailoverError, cluster_bounds
 from connectors.mirror.offsets.failover_flow import FailoverFlow
 from connectors.mirror.offsets.mirror_client import MirrorClientError
 from pyconnect.config.client_configs import mirror_client_config
-from pyconnect.kafka.record_offsets import committed_records, partition_bounds
+from pyconnect.kafka.record_offsets import committed_records
 
 __all__ = [
     "CONNECTOR_WAIT_S",
@@ -82,8 +82,8 @@ async def copy_progress(
     config = mirror_client_config(copy.source_config, "consumer")
     committed = source_offsets(await api.offsets(connector), copy.source)
     stretches = [(t, p, max(committed.get((t, p), -1), starts[(t, p)] - 1), None) for t, p in starts]
+    bounds = await cluster_bounds(copy.source_config, copy.source, list(starts), timeout_s)
     try:
-        bounds = await partition_bounds(config, list(starts), timeout_s)
         left = sum(len(r) for r in (await committed_records(config, stretches, timeout_s)).values())
     except TimeoutError:
         raise FailoverError(

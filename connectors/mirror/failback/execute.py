@@ -35,7 +35,6 @@ killed at any point and started again reaches the same end. The steps:
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -56,17 +55,17 @@ from connectors.mirror.offsets.failover_calls import (
     FailoverError,
     FailoverRefused,
     bounded,
+    busy_groups,
     close_quietly,
-    described,
+    cluster_bounds,
     one_line,
-    retrying,
 )
 from connectors.mirror.offsets.failover_execute import move_group
 from connectors.mirror.offsets.failover_flow import FailoverFlow
 from connectors.mirror.offsets.failover_state import FailoverState, parse_key, partition_key
 from pyconnect.config.client_configs import mirror_client_config
 from pyconnect.kafka.group_admin import GroupAdmin
-from pyconnect.kafka.record_offsets import committed_records, partition_bounds
+from pyconnect.kafka.record_offsets import committed_records
 
 __all__ = [
     "EXIT_UNVERIFIED",
@@ -223,15 +222,7 @@ class FailbackRun:
         await self.reverse.wait_state(self.reverse_connector, "RUNNING", CONNECTOR_WAIT_S)
 
     async def _target_views(self) -> None:
-        admin = GroupAdmin(mirror_client_config(self.flow.target_config, "admin"))
-        try:
-            await bounded(admin.start(), self.timeout_s, self.flow.target)
-            views = await retrying(
-                functools.partial(described, admin, self.groups), self.timeout_s, self.flow.target
-            )
-        finally:
-            await close_quietly(admin)
-        busy = {g: v for g, v in views.items() if not v.idle}
+        busy = await busy_groups(self.flow.target_config, self.flow.target, self.groups, self.timeout_s)
         if busy:
             named = "; ".join(f"group {g} is {v.describe()}" for g, v in busy.items())
             raise FailoverRefused(
@@ -311,9 +302,7 @@ class FailbackRun:
         await self.reverse.wait_state(self.reverse_connector, "STOPPED", CONNECTOR_WAIT_S)
         await write_syncs(self.flow, return_syncs(await self._copies_back()), self.timeout_s)
         partitions = [parse_key(k) for k in self.state.ends]
-        bounds = await partition_bounds(
-            mirror_client_config(self.flow.source_config, "consumer"), partitions, self.timeout_s
-        )
+        bounds = await cluster_bounds(self.flow.source_config, self.flow.source, partitions, self.timeout_s)
         await self.forward.alter_offsets(
             self.forward_connector,
             copy_starts(self.flow.source, {tp: end for tp, (_, end) in bounds.items()}),

@@ -24,13 +24,13 @@ from dataclasses import dataclass, field
 
 from connectors.mirror.failback.ledger import MirrorEnd, OrphanRange, mirror_end
 from connectors.mirror.failback.positions import Run
-from connectors.mirror.offsets.failover_calls import FailoverError, one_line
+from connectors.mirror.offsets.failover_calls import FailoverError, cluster_bounds, one_line
 from connectors.mirror.offsets.failover_flow import FailoverFlow
 from connectors.mirror.offsets.failover_reads import read_flow_syncs
 from connectors.mirror.offsets.mirror_client import MirrorClientError
 from pyconnect.config.client_configs import mirror_client_config
 from pyconnect.kafka.mirror_admin import MirrorAdmin
-from pyconnect.kafka.record_offsets import FetchedRecord, committed_records, partition_bounds
+from pyconnect.kafka.record_offsets import FetchedRecord, committed_records
 
 __all__ = ["Ledger", "PartitionLedger", "flow_runs", "read_ledger", "reverse_of"]
 
@@ -88,17 +88,6 @@ async def flow_runs(
     return runs, newest, skipped
 
 
-async def _bounds(
-    config: Mapping[str, str], cluster: str, partitions: list[Partition], timeout_s: float
-) -> dict[Partition, tuple[int, int]]:
-    try:
-        return await partition_bounds(mirror_client_config(config, "consumer"), partitions, timeout_s)
-    except TimeoutError:
-        raise FailoverError(f"cluster {cluster} did not answer within {timeout_s:.0f} s") from None
-    except Exception as exc:
-        raise FailoverError(f"cannot read the partitions of cluster {cluster}: {one_line(exc)}") from None
-
-
 async def _source_partitions(flow: FailoverFlow, timeout_s: float) -> dict[str, list[int]]:
     """The source cluster's topics and partitions (an offset-syncs topic may still hold syncs of topics
     deleted since, or of an earlier cluster of the same alias)."""
@@ -137,8 +126,8 @@ async def read_ledger(
         )
     partitions = sorted(tp for tp in candidates if tp[1] in on_source.get(tp[0], ()))
     targets = {tp: (policy.format_remote_topic(flow.source, tp[0]), tp[1]) for tp in partitions}
-    source_bounds = await _bounds(flow.source_config, flow.source, partitions, timeout_s)
-    target_bounds = await _bounds(flow.target_config, flow.target, list(targets.values()), timeout_s)
+    source_bounds = await cluster_bounds(flow.source_config, flow.source, partitions, timeout_s)
+    target_bounds = await cluster_bounds(flow.target_config, flow.target, list(targets.values()), timeout_s)
     ends = {
         tp: mirror_end(tp[0], tp[1], newest.get(tp), committed.get(tp), target_bounds[targets[tp]][0])
         for tp in partitions

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TypeVar
 
+from pyconnect.config.client_configs import mirror_client_config
 from pyconnect.errors import ConnectError, RetriableError
 from pyconnect.kafka.group_admin import CommittedOffset, GroupAdmin
 from pyconnect.kafka.group_view import UNKNOWN, GroupView
+from pyconnect.kafka.record_offsets import partition_bounds
 
 T = TypeVar("T")
 
@@ -87,6 +89,33 @@ async def retrying(call: Callable[[], Awaitable[T]], timeout_s: float, cluster: 
             if not getattr(exc, "retriable", False) or time.monotonic() + RETRY_BACKOFF_S >= deadline:
                 raise
         await asyncio.sleep(RETRY_BACKOFF_S)
+
+
+async def cluster_bounds(
+    config: Mapping[str, str], cluster: str, partitions: Sequence[tuple[str, int]], timeout_s: float
+) -> dict[tuple[str, int], tuple[int, int]]:
+    """``(log start, last stable offset)`` of each partition of ``cluster`` (a ``MirrorClientConfig`` map),
+    read with its consumer settings; :class:`FailoverError` (one line) when it does not answer in time or
+    refuses."""
+    try:
+        return await partition_bounds(mirror_client_config(config, "consumer"), partitions, timeout_s)
+    except TimeoutError:
+        raise FailoverError(f"cluster {cluster} did not answer within {timeout_s:.0f} s") from None
+    except Exception as exc:
+        raise FailoverError(f"cannot read the partitions of cluster {cluster}: {one_line(exc)}") from None
+
+
+async def busy_groups(
+    config: Mapping[str, str], cluster: str, groups: Sequence[str], timeout_s: float
+) -> dict[str, GroupView]:
+    """The views of those of ``groups`` that are not idle on ``cluster`` (members, or rebalancing)."""
+    admin = GroupAdmin(mirror_client_config(config, "admin"))
+    try:
+        await bounded(admin.start(), timeout_s, cluster)
+        views = await retrying(lambda: described(admin, list(groups)), timeout_s, cluster)
+    finally:
+        await close_quietly(admin)
+    return {g: v for g, v in views.items() if not v.idle}
 
 
 async def close_quietly(admin: GroupAdmin) -> None:

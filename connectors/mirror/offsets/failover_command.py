@@ -27,7 +27,7 @@ from connectors.mirror.offsets.failover_calls import (
     EXIT_USAGE,
     FailoverError,
     UnknownGroup,
-    one_line,
+    cluster_bounds,
 )
 from connectors.mirror.offsets.failover_execute import GroupOutcome, execute
 from connectors.mirror.offsets.failover_flow import (
@@ -44,10 +44,8 @@ from connectors.mirror.offsets.failover_report import report_json, report_text
 from connectors.mirror.offsets.failover_share import plan_share_group
 from connectors.mirror.offsets.failover_state import FailoverState, StateError, partition_key
 from pyconnect.config import properties
-from pyconnect.config.client_configs import mirror_client_config
 from pyconnect.errors import ConnectError
 from pyconnect.kafka.group_view import DEAD, GroupView
-from pyconnect.kafka.record_offsets import partition_bounds
 from pyconnect.rest_client import RestAccess
 
 __all__ = ["FailoverOptions", "build_plan", "load_flow", "run", "run_failover", "run_operator_command"]
@@ -179,19 +177,8 @@ def _share_plans(
 async def _target_ends(flow: FailoverFlow, plan: FlowPlan, timeout_s: float) -> dict[str, int]:
     """The target's last stable offsets of the plan's partitions (see ``FailoverState.target_ends``)."""
     partitions = sorted({tp for g in plan.groups for tp in g.targets})
-    try:
-        bounds = await partition_bounds(
-            mirror_client_config(flow.target_config, "consumer"), partitions, timeout_s
-        )
-    except TimeoutError:
-        raise FailoverError(f"cluster {flow.target} did not answer within {timeout_s:.0f} s") from None
-    except Exception as exc:
-        raise FailoverError(f"cannot read the partitions of cluster {flow.target}: {one_line(exc)}") from None
+    bounds = await cluster_bounds(flow.target_config, flow.target, partitions, timeout_s)
     return {partition_key(t, p): end for (t, p), (_, end) in bounds.items()}
-
-
-def _state_flow(flow: FailoverFlow) -> dict[str, str]:
-    return {"source": flow.source, "target": flow.target, "checkpoints_topic": flow.checkpoints_topic}
 
 
 def _saver(path: Path | None) -> Callable[[FailoverState], None] | None:
@@ -210,9 +197,7 @@ async def run(options: FailoverOptions, stdout: TextIO, stderr: TextIO) -> int:
         raise FlowConfigError("name the groups with --group (repeatable) or --all-groups")
     flow = load_flow(options)
     state_path = Path(options.state_file) if options.state_file else None
-    state = (
-        FailoverState.load(state_path, _state_flow(flow)) if state_path else FailoverState(_state_flow(flow))
-    )
+    state = FailoverState.load(state_path, flow.state_key) if state_path else FailoverState(flow.state_key)
     plan = await build_plan(
         flow,
         options.groups,

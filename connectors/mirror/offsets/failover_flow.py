@@ -108,6 +108,12 @@ class FailoverFlow:
         other = self.target if self.offset_syncs_location == "source" else self.source
         return policy.offset_syncs_topic(other)
 
+    @property
+    def state_key(self) -> dict[str, str]:
+        """What names the flow in the state files of failover, failback and cutover (a file of another
+        flow is refused)."""
+        return {"source": self.source, "target": self.target, "checkpoints_topic": self.checkpoints_topic}
+
     def describe(self) -> dict[str, Any]:
         """The flow for reports: aliases, where it was read, policy, topics (no client settings)."""
         return {
