@@ -193,7 +193,7 @@ async def run(options: FailbackOptions, stdout: TextIO) -> int:
         state = FailbackState.load(path, flow.state_key)
         forward_name = await forward_connector(forward, flow, options.source_connector)
         if options.action == "status":
-            document = await _status(flow, state, reverse, reverse_name, options.timeout_s)
+            document = await _status(flow, state, reverse, reverse_name)
         else:
             failback = FailbackRun(
                 flow,
@@ -231,9 +231,7 @@ async def run(options: FailbackOptions, stdout: TextIO) -> int:
     return 0
 
 
-async def _status(
-    flow: FailoverFlow, state: FailbackState, reverse: ConnectApi, name: str, timeout_s: float
-) -> dict[str, Any]:
+async def _status(flow: FailoverFlow, state: FailbackState, reverse: ConnectApi, name: str) -> dict[str, Any]:
     document = report_json("status", flow, state, reverse_connector=name)
     if await reverse.exists(name):
         document["reverse_state"] = (await reverse.states(name))[0]
