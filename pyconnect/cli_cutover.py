@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pyconnect.cli_offsets import add_command_options, with_rest_access
+from pyconnect.cli_offsets import add_audit_options, add_command_options, spark_auditor, with_rest_access
 from pyconnect.rest_client import RestAccess, add_rest_access_arguments
 
 DESCRIPTION = (
@@ -19,7 +19,8 @@ DESCRIPTION = (
     "Each step is recorded in --state; resume continues after any interruption. Exit codes: 0 done, 1 "
     "error, 2 bad input, 3 refused (lag over --max-lag, a group still active; nothing changed), 9 the "
     "mirror did not drain in time, 11 A kept taking writes (the fence is lifted in both), 12 the final "
-    "checks failed."
+    "checks failed, 13 the closing Spark audit found a record missing, altered or out of order, or a group that "
+    "would re-read or skip (resume audits again)."
 )
 
 
@@ -96,6 +97,8 @@ def add_cutover_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
             step.add_argument(
                 "--dry-run", action="store_true", help="print what execute would do; change nothing"
             )
+        if name != "plan":
+            add_audit_options(step, "cutover")
         add_rest_access_arguments(step)
         add_command_options(step)
 
@@ -126,5 +129,8 @@ def _run_cutover(args: argparse.Namespace, loop: str, access: RestAccess | None)
         dry_run=getattr(args, "dry_run", False),
         as_json=args.json,
         rest_access=access,
+        auditor=None if getattr(args, "no_audit", True) else spark_auditor,
+        audit_out=getattr(args, "audit_out", None),
+        announce=lambda line: print(line, file=sys.stderr, flush=True),
     )
     return run(options, loop, sys.stdout, sys.stderr)

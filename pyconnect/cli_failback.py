@@ -10,7 +10,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pyconnect.cli_offsets import add_command_options, add_flow_options, with_rest_access
+from pyconnect.cli_offsets import (
+    add_audit_options,
+    add_command_options,
+    add_flow_options,
+    spark_auditor,
+    with_rest_access,
+)
 from pyconnect.rest_client import RestAccess
 
 DESCRIPTION = (
@@ -21,7 +27,9 @@ DESCRIPTION = (
     "changes nothing; execute runs the steps, resumable from --state; status shows where it stands. Exit "
     "codes: 0 done, 1 error, 2 bad input, 3 refused (a group active on B or A, a rewind), 7 no failover "
     "recorded, 8 unverified (give --accept-unverified), 9 the reverse flow has not caught up yet (run "
-    "execute again), 10 the forward flow copied from A after the failover (stop it before A returns)."
+    "execute again), 10 the forward flow copied from A after the failover (stop it before A returns), 13 "
+    "the closing Spark audit found records A holds beyond the orphans, records of B not copied back or a group "
+    "that would re-read or skip (execute audits again)."
 )
 
 
@@ -65,6 +73,7 @@ def add_failback_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]
         )
         add_command_options(step)
         if name == "execute":
+            add_audit_options(step, "failback")
             step.add_argument(
                 "--quarantine",
                 nargs="?",
@@ -115,5 +124,7 @@ def _run_failback(args: argparse.Namespace, loop: str, access: RestAccess | None
         timeout_s=args.timeout,
         as_json=args.json,
         rest_access=access,
+        auditor=None if getattr(args, "no_audit", True) else spark_auditor,
+        audit_out=getattr(args, "audit_out", None),
     )
     return run(options, loop, sys.stdout, sys.stderr)

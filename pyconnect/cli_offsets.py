@@ -15,6 +15,7 @@ import argparse
 import logging
 import sys
 from collections.abc import Callable
+from typing import Any
 
 from pyconnect import event_loop
 from pyconnect.errors import ConnectError
@@ -74,6 +75,32 @@ def add_command_options(step: argparse.ArgumentParser) -> None:
     )
     step.add_argument("--log-level", default="WARNING", help="root log level (default WARNING)")
     event_loop.add_event_loop_option(step)
+
+
+def add_audit_options(step: argparse.ArgumentParser, command: str) -> None:
+    """``--no-audit`` and ``--audit-out DIR``: the Spark audit that closes ``command``."""
+    step.add_argument(
+        "--no-audit",
+        action="store_true",
+        help=f"end the {command} without its closing Spark audit (the report says it was not audited)",
+    )
+    step.add_argument(
+        "--audit-out",
+        metavar="DIR",
+        help="where the closing audit writes audit.json and audit.html (default: the state file's name + .audit)",
+    )
+
+
+def spark_auditor(request: Any) -> Any:
+    """The closing audit of failback and cutover (``spark_analytics.move_audit``), imported when it runs: a
+    one-line error names the missing part when PySpark is not installed."""
+    try:
+        from spark_analytics.move_audit import audit_move
+    except ImportError as exc:
+        raise RuntimeError(
+            f"{exc}: install the spark extra (pip install 'pyconnect[spark]') or give --no-audit"
+        ) from None
+    return audit_move(request)
 
 
 def rest_access(args: argparse.Namespace) -> RestAccess | None:

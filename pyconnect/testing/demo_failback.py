@@ -10,7 +10,8 @@ Contract (every wait bounded; the caller owns the clusters and the forward fleet
   its state file in the work folder: the record a failback needs).
 - :func:`way_back`: the application writes ``WRITTEN_ON_B`` records on B and reads them there; A
   restarts on its data; a worker on A (the reverse fleet) starts; ``pyconnect failback execute
-  --quarantine`` runs (in process, resumable state file); the application writes ``WRITTEN_ON_A``
+  --quarantine`` runs (in process, resumable state file; its closing Spark audit writes its reports to
+  ``failback-audit/`` in the work folder and its verdict is printed); the application writes ``WRITTEN_ON_A``
   records on A again and reads on A from where the failback put it. Returns the :class:`RoundTrip`, which :func:`round_trip` measures by sequence numbers.
 """
 
@@ -28,6 +29,7 @@ from connectors.mirror.failback.command import FailbackOptions
 from connectors.mirror.failback.command import run as run_failback
 from connectors.mirror.offsets.failover_command import FailoverOptions
 from connectors.mirror.offsets.failover_command import run as run_failover
+from pyconnect.cli_offsets import spark_auditor
 from pyconnect.kafka.record_offsets import partition_bounds
 from pyconnect.kafka.traffic import TrafficCounters, produce_at_rate, run_application_on
 from pyconnect.testing.demo_failover import CHECKPOINT_CONNECTOR, GROUP
@@ -155,6 +157,8 @@ async def way_back(
         quiet_s=2.0,
         catch_up_timeout_s=120.0,
         as_json=True,
+        auditor=spark_auditor,
+        audit_out=str(work / "failback-audit"),
     )
     say(
         f"pyconnect failback execute --url {forward.rest_url} --reverse-url {reverse.rest_url} "
@@ -165,6 +169,10 @@ async def way_back(
     steps = report.get("timings_s", {})
     assert isinstance(steps, dict)
     say("  " + ", ".join(f"{step} {seconds:.1f} s" for step, seconds in steps.items()))
+    audit = report.get("audit")
+    if isinstance(audit, dict):
+        say(f"  {audit['verdict']}")
+        say(f"  audit reports: {' '.join(audit['reports'])}")
     again = TrafficCounters()
     first_on_a = first_on_b + counters.produced
     await produce_at_rate(

@@ -10,7 +10,9 @@ flow is over (exit 3, nothing recorded). Then the operator stops the consumers a
 runs ``cutover resume`` until it finishes by itself. Checked: every step recorded once, the forward
 connector STOPPED, B holds every record A took (no gap, no duplicate) and each group resumes on B
 re-reading nothing and skipping nothing (by sequence numbers); a ``resume`` of the finished cutover
-changes nothing. The write pause (the producers' stop to the cutover's end) and the kills are printed.
+changes nothing; the closing Spark audit passed (every record of A on B, nothing else on B, each group's
+offsets on A and B naming the same record). The write pause (the producers' stop to the step ``promoted``;
+the audit runs after it) and the kills are printed.
 """
 
 from __future__ import annotations
@@ -78,12 +80,12 @@ def test_a_cutover_killed_at_every_step_and_resumed_moves_every_group_exactly(
                 traffic.stop_group(group)
             positions = {g: asyncio.run(committed({"bootstrap.servers": a}, g, topic)) for g in groups}
             traffic.stop()
-            stopped_at = time.monotonic()
+            stopped_at = time.time()
         finally:
             traffic.stop()
         assert not traffic.errors, traffic.errors
         kills, report = cut_over_with_kills(url, group_args, state)
-        pause = time.monotonic() - stopped_at
+        pause = json.loads(state.read_text())["times"]["promoted"] - stopped_at
         assert report["steps_left"] == [] and report["steps_done"] == [
             "lag-checked",
             "fenced",
@@ -92,7 +94,12 @@ def test_a_cutover_killed_at_every_step_and_resumed_moves_every_group_exactly(
             "groups-moved",
             "verified",
             "promoted",
+            "audited",
         ], report
+        audit = report["audit"]
+        print(f"\n{audit['verdict']} ({audit['seconds']} s)")
+        assert audit["ok"] and audit["a_only"] == audit["b_only"] == 0, audit
+        assert set(audit["groups"]) == set(groups), audit
         assert (status(forward, "mirror-source") or {})["connector"]["state"] == "STOPPED"
         again = cli("cutover", "resume", *url, *group_args, "--state", str(state), "--json")
         assert again.returncode == 0 and json.loads(again.stdout)["timings_s"] == {}, again

@@ -124,13 +124,15 @@ def check_drill(text: str, *, measured: bool) -> None:
 
 def check_way_back(text: str) -> None:
     """After the drill the way back: the failback finds the records A took after the mirror's last copy
-    (the demo writes 60), and over the round trip the application re-reads, loses and reads no orphan."""
+    (the demo writes 60), over the round trip the application re-reads, loses and reads no orphan, and the
+    failback's closing audit passes with exactly those orphans on A alone."""
     found, trip = ORPHANS_FOUND.search(text), ROUND_TRIP.search(text)
     assert found and trip, text[-3000:]
     read, reread, lost, orphans_read = map(int, trip.groups())
     print(f"way back: {found.group(1)} orphans, round trip read {read}, re-read {reread}, lost {lost}")
     assert int(found.group(1)) == 60 and (reread, lost, orphans_read) == (0, 0, 0) and read > 0, text[-3000:]
     assert text.index("A comes back") > text.index("A fails: cluster A's brokers stop.")
+    assert "audit of A->B: PASS" in text and "(the 60 orphans)" in text, text[-3000:]
 
 
 def test_demo_failover_drill_rereads_and_loses_nothing(tmp_path: Path) -> None:

@@ -14,7 +14,9 @@ to A starts, and ``pyconnect failback``:
 * ``execute`` with a group still consuming on B is refused (exit 3) after starting the reverse flow, and
   run again once it stopped: the reverse flow copies back exactly the records written on B (no echo of
   the mirrored ones), the orphans land in ``<topic>.orphans`` with their origin in headers, each group
-  moves on A to where it stopped on B, the forward flow restarts from A's end;
+  moves on A to where it stopped on B, the forward flow restarts from A's end; its closing Spark audit
+  passes: within the recorded window A lacks on B exactly the orphans (same offsets), B holds nothing A
+  lacks, each group's offsets on A and B name the same record;
 * reading on from there, each group reads every record of the round trip exactly once (re-read 0,
   skipped 0); the group that read B to its end never reads an orphan, the one that stopped before the
   copy's end reads each orphan once, as the report's ``orphans_ahead`` says; the forward flow's plan
@@ -377,6 +379,7 @@ def test_a_round_trip_returns_every_group_to_a_rereading_and_skipping_nothing(
                     f"\nfailback execute (resumed) took {time.monotonic() - started:.1f} s: {report['timings_s']}"
                 )
                 assert report["steps_left"] == [], report
+                check_audit(report)
                 check_round_trip(a, b, topic, groups, seen, report)
                 wait_connector(forward, "mirror-source", "RUNNING")
                 check_translation_after_return(url, group_args, b, topic)
@@ -385,6 +388,19 @@ def test_a_round_trip_returns_every_group_to_a_rereading_and_skipping_nothing(
                 assert again.returncode == 0 and json.loads(again.stdout)["timings_s"] == {}, again
                 shown = cli("failback", "status", *fleets)
                 assert shown.returncode == 0 and "left: none" in shown.stdout, shown
+
+
+def check_audit(report: dict[str, Any]) -> None:
+    """The closing audit: A lacks nothing on B but the orphans, at their offsets; B holds nothing A lacks
+    (every record written on B came back); each group's offsets on A and B name the same record."""
+    audit = report["audit"]
+    print(f"\n{audit['verdict']} ({audit['seconds']} s)")
+    assert audit["ok"], audit["findings"]
+    assert audit["a_only"] == report["orphans_total"] == PARTITIONS * ORPHANS, audit
+    assert audit["b_only"] == 0 and set(audit["groups"]) == set(report["returned"]), audit
+    for p in audit["partitions"]:
+        assert (p["a_only_first"], p["a_only_last"]) == (MIRRORED, MIRRORED + ORPHANS - 1), p
+    assert all(Path(f).is_file() for f in audit["reports"]), audit["reports"]
 
 
 def check_bad_input(url: list[str], base: list[str], tmp_path: Path) -> None:

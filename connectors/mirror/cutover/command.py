@@ -14,13 +14,16 @@ what each does: :mod:`.execute`.
 
 Exit codes: 0 done; 1 error; 2 bad input; 3 refused (lag over ``--max-lag``, a group active on A or B:
 nothing changed, the fence lifted); 9 the mirror did not drain in time (fence lifted); 11 A took writes
-while it had to stay still (fence lifted); 12 the final checks failed after the groups moved. Every error
-is one line on stderr.
+while it had to stay still (fence lifted); 12 the final checks failed after the groups moved; 13 the
+closing audit found a record of A missing or altered on B, a record on B that A lacks, or a moved group
+that would re-read or skip (``resume`` audits again). Every error is one line on stderr. Once promoted, a
+line on stderr says the applications may start on B while the audit runs.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TextIO
@@ -32,6 +35,7 @@ from connectors.mirror.failback.command import forward_connector
 from connectors.mirror.failback.connect_api import ConnectApi
 from connectors.mirror.failback.copy_drain import copy_progress, source_offsets
 from connectors.mirror.failback.ledger_reads import flow_runs
+from connectors.mirror.failback.proof import Auditor, audit_lines
 from connectors.mirror.offsets.failover_calls import FailoverError
 from connectors.mirror.offsets.failover_command import (
     FailoverOptions,
@@ -68,6 +72,12 @@ class CutoverOptions:
     dry_run: bool = False
     as_json: bool = False
     rest_access: RestAccess | None = None
+    auditor: Auditor | None = None
+    """Runs the closing audit (``execute``, ``resume``); ``None`` ends the cutover at ``promoted``."""
+    audit_out: str | None = None
+    """Where the audit's reports go (default: ``<state file>.audit``)."""
+    announce: Callable[[str], None] = lambda _: None
+    """Where the line saying the cutover was promoted goes (before the audit runs)."""
 
 
 async def _run(options: CutoverOptions) -> dict[str, Any]:
@@ -118,6 +128,9 @@ async def _run(options: CutoverOptions) -> dict[str, Any]:
         fence_timeout_s=options.fence_timeout_s,
         drain_timeout_s=options.drain_timeout_s,
         save=(lambda s: s.save(path)) if path else (lambda _: None),
+        auditor=options.auditor,
+        audit_out=options.audit_out or f"{path}.audit",
+        announce=options.announce,
     )
     if options.action == "plan" or options.dry_run:
         progress = await copy_progress(api, forward, flow, {tp: 0 for tp in partitions}, options.timeout_s)
@@ -156,6 +169,7 @@ def _report(
         "fenced_to_promoted_s": None if fenced is None or promoted is None else round(promoted - fenced, 3),
         "groups": moves.get("groups", []),
         "timings_s": dict(run.timings),
+        "audit": state.audit,
     }
 
 
@@ -181,6 +195,7 @@ def _text(document: dict[str, Any]) -> str:
         )
     if document.get("fenced_to_promoted_s") is not None:
         lines.append(f"fenced to promoted: {document['fenced_to_promoted_s']:.1f} s")
+    lines += audit_lines(document.get("audit"))
     if document["timings_s"]:
         lines.append("step times: " + ", ".join(f"{k} {v:.1f} s" for k, v in document["timings_s"].items()))
     return "\n".join(lines)

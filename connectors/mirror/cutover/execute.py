@@ -18,8 +18,14 @@ recorded and saves the state after each (and after each group of ``groups-moved`
   positions are exact) is executed (:func:`connectors.mirror.offsets.failover_execute.execute`) with the
   state's ``moves``.
 * ``verified``: A's ends still the recorded ones, nothing left to copy, every group's plan re-reads and
-  skips nothing: otherwise :class:`NotVerified` (exit 12; nothing is rolled back: the groups moved).
-* ``promoted``: the forward connector stopped (A is retired).
+  skips nothing: otherwise :class:`NotVerified` (exit 12; nothing is rolled back: the groups moved). The
+  audit window (:func:`~connectors.mirror.failback.proof_reads.read_window`) is recorded.
+* ``promoted``: the forward connector stopped (A is retired). The applications may start on B now: the
+  audit reads only the recorded window.
+* ``audited`` (only with an ``auditor``): the forward flow audited within the window
+  (:mod:`connectors.mirror.failback.proof`): every record of A on B, nothing on B that A lacks, no copy out
+  of order, each moved group's offsets on A and B naming the same record. Findings raise
+  :class:`~connectors.mirror.failback.proof.AuditFindings` (exit 13; ``resume`` audits again).
 
 A failure at ``fenced``, ``quiet`` or ``drained`` (or a refusal at ``groups-moved``) lifts the fence and
 forgets those steps (:meth:`~.state.CutoverState.roll_back`) before the error propagates: nothing stays
@@ -38,6 +44,9 @@ from connectors.mirror.cutover.fence import lift_fence, raise_fence
 from connectors.mirror.cutover.state import CutoverState
 from connectors.mirror.failback.connect_api import ConnectApi
 from connectors.mirror.failback.copy_drain import CONNECTOR_WAIT_S, copy_progress, drain
+from connectors.mirror.failback.group_reads import group_offsets
+from connectors.mirror.failback.proof import AuditFindings, Auditor, AuditVerdict, positions_of
+from connectors.mirror.failback.proof_reads import audit_request, read_window, run_audit
 from connectors.mirror.offsets.failover_calls import (
     FailoverError,
     FailoverRefused,
@@ -115,6 +124,10 @@ class CutoverRun:
     plan: FlowPlan | None = None
     outcomes: list[GroupOutcome] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    auditor: Auditor | None = None
+    audit_out: str = "cutover-audit"
+    verdict: AuditVerdict | None = None
+    announce: Callable[[str], None] = lambda _: None
 
     async def run(self) -> None:
         steps: list[tuple[str, Callable[[], Any]]] = [
@@ -126,6 +139,8 @@ class CutoverRun:
             ("verified", self._verify),
             ("promoted", self._promote),
         ]
+        if self.auditor is not None:
+            steps.append(("audited", self._audit))
         for step, action in steps:
             if self.state.is_done(step):
                 continue
@@ -141,6 +156,10 @@ class CutoverRun:
             self.timings[step] = round(time.monotonic() - started, 3)
             self.state.complete(step, self.clock())
             self.save(self.state)
+            if step == "promoted" and self.auditor is not None:
+                self.announce(
+                    f"promoted: the applications may start on {self.flow.target}; the closing audit runs now"
+                )
 
     def _starts(self) -> dict[Partition, int]:
         return {tp: 0 for tp in self.partitions}
@@ -262,6 +281,7 @@ class CutoverRun:
         ]
         if costly:
             raise NotVerified(f"the moves are not exact: {', '.join(costly)}")
+        self.state.window = await read_window(self.flow, self.partitions, self.timeout_s)
 
     async def _promote(self) -> None:
         await self.forward.stop(self.forward_connector)
@@ -272,3 +292,28 @@ class CutoverRun:
             await lift_fence(self.flow, tuple(self.state.fence), self.state.fenced_topics, self.timeout_s)
         self.state.roll_back()
         self.save(self.state)
+
+    async def _audit(self) -> None:
+        assert self.auditor is not None and self.state.window is not None
+        moved = self.state.moves.groups if self.state.moves else {}
+        groups = sorted(moved)
+        _, on_source = await group_offsets(self.flow.source_config, self.flow.source, groups, self.timeout_s)
+        policy = self.flow.policy()
+        remote = {t: policy.format_remote_topic(self.flow.source, t) for t, _ in self.partitions}
+        positions = positions_of(
+            {g: p.offsets() for g, p in moved.items()}, on_source, remote, moved_on_source=False
+        )
+        request = audit_request(
+            "cutover",
+            self.flow,
+            self.state.window,
+            groups,
+            positions,
+            self.audit_out,
+            timeout_s=self.timeout_s,
+        )
+        self.verdict = await run_audit(self.auditor, request)
+        self.state.audit = self.verdict.to_json()
+        self.save(self.state)
+        if not self.verdict.ok:
+            raise AuditFindings(self.verdict.line)

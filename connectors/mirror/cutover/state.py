@@ -11,8 +11,11 @@ step, so ``kill -9`` at any point and ``resume`` reach the same end):
 5. ``groups-moved``: each group's offsets on B are committed and read back (``moves``: a failover
    state, per group ``planned`` -> ``committed`` -> ``verified``);
 6. ``verified``: A still ends at ``source_ends``, nothing is left to copy, every group's move re-reads
-   and skips nothing;
-7. ``promoted``: the forward connector is stopped (A is retired: a stray write there never reaches B).
+   and skips nothing; the audit ``window`` (both clusters' ends now,
+   :class:`~connectors.mirror.failback.proof.AuditBounds`) is recorded;
+7. ``promoted``: the forward connector is stopped (A is retired: a stray write there never reaches B);
+8. ``audited``: the audit of the flow within that window passed (``audit``: its verdict); a run without
+   an auditor ends before it.
 
 :meth:`CutoverState.roll_back` forgets the fence and every step from ``fenced`` on: a run that could not
 finish a step before ``groups-moved`` lifts the fence, and ``resume`` raises it again.
@@ -24,12 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from connectors.mirror.failback.proof import AuditBounds
 from connectors.mirror.offsets.failover_state import FailoverState, StateError, load_state, write_atomically
 
 __all__ = ["STEPS", "CutoverState", "StateError"]
 
 STATE_VERSION = 1
-STEPS = ("lag-checked", "fenced", "quiet", "drained", "groups-moved", "verified", "promoted")
+STEPS = ("lag-checked", "fenced", "quiet", "drained", "groups-moved", "verified", "promoted", "audited")
 ROLLED_BACK = ("fenced", "quiet", "drained")
 
 
@@ -46,6 +50,8 @@ class CutoverState:
     moves: FailoverState | None = None
     times: dict[str, float] = field(default_factory=dict)
     """Wall-clock time (epoch seconds) each step was recorded."""
+    window: AuditBounds | None = None
+    audit: dict[str, Any] | None = None
 
     def is_done(self, step: str) -> bool:
         return step in self.done
@@ -73,6 +79,8 @@ class CutoverState:
             "source_ends": dict(self.source_ends),
             "moves": None if self.moves is None else self.moves.to_json(),
             "times": dict(self.times),
+            "window": None if self.window is None else self.window.to_json(),
+            "audit": self.audit,
         }
 
     @classmethod
@@ -92,6 +100,8 @@ class CutoverState:
                 {str(k): int(v) for k, v in document["source_ends"].items()},
                 None if document.get("moves") is None else FailoverState.from_json(document["moves"], origin),
                 {str(k): float(v) for k, v in document.get("times", {}).items()},
+                None if document.get("window") is None else AuditBounds.from_json(document["window"]),
+                document.get("audit"),
             )
         except (KeyError, TypeError, ValueError, AttributeError):
             raise StateError(f"{origin} is not a valid cutover state file") from None

@@ -18,7 +18,9 @@ recorded (no failover state file, another flow's, or a failover that did not fin
 copy end or a group position no offset sync proves; ``--accept-unverified`` goes on); 9 the reverse flow
 has not caught up in time (it keeps running: run ``execute`` again); 10 the forward flow copied records
 from A after the failover (A came back while it ran): they lie among the applications' writes on B, and
-no failback can tell them apart; nothing is changed. Every error is one line on stderr.
+no failback can tell them apart; nothing is changed; 13 the closing audit (:mod:`.proof`) found records A
+holds beyond the orphans, records of B not copied back, or a group that would re-read or skip (nothing
+is undone; ``execute`` audits again). Every error is one line on stderr.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from connectors.mirror.failback.copy_drain import source_offsets
 from connectors.mirror.failback.execute import FailbackRun, copied_after
 from connectors.mirror.failback.group_reads import read_returns
 from connectors.mirror.failback.ledger_reads import read_ledger
+from connectors.mirror.failback.proof import Auditor
 from connectors.mirror.failback.report import report_json, report_text
 from connectors.mirror.failback.state import FailbackState
 from connectors.mirror.offsets.failover_calls import FailoverError
@@ -84,6 +87,10 @@ class FailbackOptions:
     timeout_s: float = 30.0
     as_json: bool = False
     rest_access: RestAccess | None = None
+    auditor: Auditor | None = None
+    """Runs the closing audit (``execute``); ``None`` ends the failback without it."""
+    audit_out: str | None = None
+    """Where the audit's reports go (default: ``<state file>.audit``)."""
 
 
 def recorded_failover(path: str | None, flow: FailoverFlow) -> FailoverState:
@@ -211,6 +218,8 @@ async def run(options: FailbackOptions, stdout: TextIO) -> int:
                 quiet_s=options.quiet_s,
                 catch_up_timeout_s=options.catch_up_timeout_s,
                 save=lambda s: s.save(path),
+                auditor=options.auditor,
+                audit_out=options.audit_out or f"{path}.audit",
             )
             await failback.run()
             document = report_json(

@@ -30,7 +30,14 @@ killed at any point and started again reaches the same end. The steps:
 * ``forward-resumed``: the reverse connector is stopped; the forward offset syncs of the records copied
   back are written (:mod:`.return_syncs`: the groups' positions among them translate exactly to B
   afterwards); the forward connector's offsets are set to A's last stable offsets, and it is resumed:
-  the applications' new records on A flow to B again; the orphans and the copies back do not.
+  the applications' new records on A flow to B again; the orphans and the copies back do not. Before the
+  offsets are set, the audit window (:func:`~.proof_reads.read_window`: A's and B's ends, the syncs and
+  checkpoints written so far) is recorded once.
+* ``audited`` (only with an ``auditor``): the forward flow audited within that window
+  (:mod:`.proof`): the records A holds that B lacks must be exactly the orphans, B must hold nothing A
+  lacks (every record written on B was copied back), and each returned group's offsets on A and B must
+  name the same record (re-read 0, skipped 0). Findings raise :class:`~.proof.AuditFindings` (exit 13;
+  nothing is undone, ``execute`` audits again); the verdict is kept in the state.
 """
 
 from __future__ import annotations
@@ -42,11 +49,13 @@ from typing import Any
 
 from connectors.mirror.failback.connect_api import ConnectApi
 from connectors.mirror.failback.copy_drain import CONNECTOR_WAIT_S, drain, source_offsets
-from connectors.mirror.failback.group_reads import read_returns
+from connectors.mirror.failback.group_reads import group_offsets, read_returns
 from connectors.mirror.failback.group_return import GroupReturn
 from connectors.mirror.failback.ledger import MirrorEnd
 from connectors.mirror.failback.ledger_reads import Ledger, flow_runs, read_ledger, reverse_of
 from connectors.mirror.failback.positions import Run
+from connectors.mirror.failback.proof import AuditFindings, Auditor, AuditVerdict, positions_of
+from connectors.mirror.failback.proof_reads import audit_request, read_window, run_audit
 from connectors.mirror.failback.quarantine import quarantine
 from connectors.mirror.failback.return_syncs import return_syncs, write_syncs
 from connectors.mirror.failback.reverse_flow import copy_starts, reverse_source_config
@@ -125,6 +134,9 @@ class FailbackRun:
     timings: dict[str, float] = field(default_factory=dict)
     returns: list[GroupReturn] = field(default_factory=list)
     ledger: Ledger | None = None
+    auditor: Auditor | None = None
+    audit_out: str = "failback-audit"
+    verdict: AuditVerdict | None = None
 
     async def run(self) -> None:
         steps: list[tuple[str, Callable[[], Any]]] = [
@@ -136,6 +148,8 @@ class FailbackRun:
             ("groups-returned", self._return_groups),
             ("forward-resumed", self._resume_forward),
         ]
+        if self.auditor is not None:
+            steps.append(("audited", self._audit))
         for step, action in steps:
             if self.state.is_done(step):
                 continue
@@ -302,6 +316,9 @@ class FailbackRun:
         await self.reverse.wait_state(self.reverse_connector, "STOPPED", CONNECTOR_WAIT_S)
         await write_syncs(self.flow, return_syncs(await self._copies_back()), self.timeout_s)
         partitions = [parse_key(k) for k in self.state.ends]
+        if self.state.window is None:
+            self.state.window = await read_window(self.flow, partitions, self.timeout_s)
+            self.save(self.state)
         bounds = await cluster_bounds(self.flow.source_config, self.flow.source, partitions, self.timeout_s)
         await self.forward.alter_offsets(
             self.forward_connector,
@@ -309,3 +326,32 @@ class FailbackRun:
         )
         await self.forward.resume(self.forward_connector)
         await self.forward.wait_state(self.forward_connector, "RUNNING", CONNECTOR_WAIT_S)
+
+    async def _audit(self) -> None:
+        assert self.auditor is not None and self.state.window is not None
+        groups = sorted(self.state.returns.groups) if self.state.returns else []
+        returned = self.state.returns.groups if self.state.returns else {}
+        _, on_target = await group_offsets(self.flow.target_config, self.flow.target, groups, self.timeout_s)
+        policy = self.flow.policy()
+        remote = {
+            e.topic: policy.format_remote_topic(self.flow.source, e.topic) for e in self.state.ends.values()
+        }
+        positions = positions_of(
+            {g: p.offsets() for g, p in returned.items()}, on_target, remote, moved_on_source=True
+        )
+        orphans = {(o.topic, o.partition): o for o in self.state.orphans.values()}
+        request = audit_request(
+            "failback",
+            self.flow,
+            self.state.window,
+            groups,
+            positions,
+            self.audit_out,
+            expected=orphans,
+            timeout_s=self.timeout_s,
+        )
+        self.verdict = await run_audit(self.auditor, request)
+        self.state.audit = self.verdict.to_json()
+        self.save(self.state)
+        if not self.verdict.ok:
+            raise AuditFindings(self.verdict.line)

@@ -23,14 +23,15 @@ from pyconnect.config.client_configs import mirror_client_config
 from pyconnect.kafka.group_admin import GroupAdmin
 from pyconnect.kafka.group_view import GroupView
 
-__all__ = ["read_returns"]
+__all__ = ["group_offsets", "read_returns"]
 
 Partition = tuple[str, int]
 
 
-async def _groups(
+async def group_offsets(
     config: dict[str, str], cluster: str, groups: list[str], timeout_s: float
 ) -> tuple[dict[str, GroupView], dict[str, dict[Partition, int]]]:
+    """The views and committed offsets of ``groups`` on ``cluster`` (a ``MirrorClientConfig`` map)."""
     admin = GroupAdmin(mirror_client_config(config, "admin"))
     try:
         await bounded(admin.start(), timeout_s, cluster)
@@ -48,8 +49,8 @@ async def read_returns(
     flow: FailoverFlow, state: FailbackState, groups: list[str], timeout_s: float, *, allow_rewind: bool
 ) -> list[GroupReturn]:
     """Each group's :class:`GroupReturn` from the clusters now (see the module docstring)."""
-    target_views, target_offsets = await _groups(flow.target_config, flow.target, groups, timeout_s)
-    source_views, source_offsets = await _groups(flow.source_config, flow.source, groups, timeout_s)
+    target_views, target_offsets = await group_offsets(flow.target_config, flow.target, groups, timeout_s)
+    source_views, source_offsets = await group_offsets(flow.source_config, flow.source, groups, timeout_s)
     forward_runs, _, _ = await flow_runs(flow, timeout_s)
     try:
         reverse_runs, _, _ = await flow_runs(reverse_of(flow), timeout_s)

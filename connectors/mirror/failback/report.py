@@ -5,7 +5,8 @@ end with its evidence, the orphans (offset range, count, bytes) and, when the le
 records on the target past the copy's end (what the reverse flow copies back); per group and partition
 the offset on the target, on the source now, where it returns with the evidence, and the orphans it will
 read there (a group that returns before a partition's orphans reads them after the records it had not
-read yet: they lie between those and the copies back in A's log); the time each step took. :func:`report_text` prints the same as aligned tables.
+read yet: they lie between those and the copies back in A's log); the time each step took; the closing
+audit's verdict (:mod:`.proof`) once it ran. :func:`report_text` prints the same as aligned tables.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from connectors.mirror.failback.group_return import GroupReturn
 from connectors.mirror.failback.ledger_reads import Ledger
+from connectors.mirror.failback.proof import audit_lines
 from connectors.mirror.failback.state import STEPS, FailbackState
 from connectors.mirror.offsets.failover_flow import FailoverFlow
 
@@ -106,6 +108,7 @@ def report_json(
         "groups": groups,
         "returned": {} if state.returns is None else {g: p.targets for g, p in state.returns.groups.items()},
         "timings_s": dict(timings or {}),
+        "audit": state.audit,
     }
 
 
@@ -159,6 +162,7 @@ def report_text(document: dict[str, Any]) -> str:
         lines += _table(rows)
     if document.get("reverse_state"):
         lines += ["", f"reverse connector {document['reverse_connector']}: {document['reverse_state']}"]
+    lines += audit_lines(document.get("audit"))
     if document["timings_s"]:
         lines += ["", "step times: " + ", ".join(f"{k} {v:.1f} s" for k, v in document["timings_s"].items())]
     return "\n".join(lines)

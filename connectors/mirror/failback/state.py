@@ -15,7 +15,10 @@ A failback is a sequence of steps, each done once and recorded before the next s
 6. ``groups-returned``: every group's offsets on A are committed and read back (``returns``: a failover
    state along the reverse flow, per group ``planned`` -> ``committed`` -> ``verified``);
 7. ``forward-resumed``: the reverse flow is stopped, the forward connector's offsets are set to A's end
-   (the orphans and the copies back are not copied to B again) and it runs.
+   (the orphans and the copies back are not copied to B again) and it runs; the audit ``window`` (both
+   clusters' ends before it ran, :class:`~.proof.AuditBounds`) is recorded first;
+8. ``audited``: the audit of the round trip within that window passed (``audit``: its verdict); a run
+   without an auditor ends before it.
 
 A file of another flow is refused; writes replace the file atomically (a crash leaves the old or the new
 state), so ``execute`` after ``kill -9`` at any point resumes at the first step not recorded.
@@ -28,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from connectors.mirror.failback.ledger import MirrorEnd, OrphanRange
+from connectors.mirror.failback.proof import AuditBounds
 from connectors.mirror.offsets.failover_state import (
     FailoverState,
     StateError,
@@ -48,6 +52,7 @@ STEPS = (
     "caught-up",
     "groups-returned",
     "forward-resumed",
+    "audited",
 )
 
 
@@ -62,6 +67,8 @@ class FailbackState:
     source_ends: dict[str, int] = field(default_factory=dict)
     returns: FailoverState | None = None
     quarantine: str | None = None
+    window: AuditBounds | None = None
+    audit: dict[str, Any] | None = None
 
     def is_done(self, step: str) -> bool:
         return step in self.done
@@ -103,6 +110,8 @@ class FailbackState:
             },
             "source_ends": dict(self.source_ends),
             "returns": None if self.returns is None else self.returns.to_json(),
+            "window": None if self.window is None else self.window.to_json(),
+            "audit": self.audit,
         }
 
     @classmethod
@@ -136,6 +145,8 @@ class FailbackState:
                 if document.get("returns") is None
                 else FailoverState.from_json(document["returns"], origin),
                 document.get("quarantine"),
+                None if document.get("window") is None else AuditBounds.from_json(document["window"]),
+                document.get("audit"),
             )
         except (KeyError, TypeError, ValueError, AttributeError):
             raise StateError(f"{origin} is not a valid failback state file") from None
