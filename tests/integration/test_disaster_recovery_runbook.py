@@ -58,7 +58,7 @@ TOOLS = {
     "kafka-acls.sh": "org.apache.kafka.tools.AclCommand",
 }
 FENCE = re.compile(r"^```(\w*)([^\n]*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
-COMMAND_TIMEOUT_S = 180
+COMMAND_TIMEOUT_S = 360  # a failback or a cutover ends with its Spark audit
 IDENTITY = "org.apache.kafka.connect.mirror.IdentityReplicationPolicy"
 
 
@@ -388,22 +388,26 @@ async def produce(config: dict[str, str], topic: str, count: int) -> list[int]:
 
 def check_failback(a: KafkaCluster, topic: str, report: dict[str, Any], written: list[int]) -> None:
     """Section 8 finished every step; each partition of A holds each of its records once and the records
-    the applications wrote on B once (nothing echoed)."""
+    the applications wrote on B once (nothing echoed); the closing audit found exactly the orphans on A
+    alone."""
     assert report["steps_left"] == [], report
     on_a = asyncio.run(read_all(admin_config(a), topic, PARTITIONS))
     for p, rows in on_a.items():
         values = [s for _, s in rows]
         assert len(values) == len(set(values)), f"a record of A-{p} is there twice"
     assert sorted(s for rows in on_a.values() for _, s in rows if s >= ON_B) == written
+    audit = report["audit"]
+    assert audit["ok"] and audit["a_only"] == report["orphans_total"] and audit["b_only"] == 0, audit
     print(
         f"runbook failback: orphans {report['orphans_total']}, copied back {len(written)} records, groups "
-        f"returned {sorted(report['returned'])}, step times {report['timings_s']}"
+        f"returned {sorted(report['returned'])}, step times {report['timings_s']}\n{audit['verdict']}"
     )
 
 
 def check_cutover(report: dict[str, Any], groups: list[str]) -> None:
-    """Section 9 finished every step and moved every group exactly."""
+    """Section 9 finished every step, moved every group exactly, and its audit passed."""
     assert report["steps_left"] == [], report
+    assert report["audit"]["ok"] and set(report["audit"]["groups"]) == set(groups), report["audit"]
     by_group = {g["group"]: g for g in report["groups"]}
     for group in groups:
         entry = by_group[group]
@@ -412,6 +416,7 @@ def check_cutover(report: dict[str, Any], groups: list[str]) -> None:
         )
     print(
         f"runbook cutover: fenced to promoted {report['fenced_to_promoted_s']} s, step times {report['timings_s']}"
+        f"\n{report['audit']['verdict']}"
     )
 
 

@@ -11,6 +11,9 @@ B that the forward flow wrote (a partition of the :mod:`ledger <.ledger>`) to it
   committed (the group keeps its offset on A there), and the command stops before committing anything
   unless told ``--accept-unverified``.
 
+A position between two runs of offset syncs (:class:`~.positions.Between`) is left ``between`` until the
+caller counts the records around it and plans again with them (``settled``, by partition of B).
+
 Partitions of B the ledger does not cover (topics the forward flow did not write) are left out and named
 in ``others``: the reverse flow of this failback does not carry them.
 """
@@ -21,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from connectors.mirror.failback.ledger import MirrorEnd
-from connectors.mirror.failback.positions import Run, SourcePosition, Unproved, position_on_source
+from connectors.mirror.failback.positions import Between, Run, SourcePosition, Unproved, position_on_source
 from pyconnect.kafka.group_view import GroupView
 
 __all__ = ["GroupReturn", "PartitionReturn", "plan_return"]
@@ -41,6 +44,9 @@ class PartitionReturn:
     committed_on_source: int | None
     position: SourcePosition | None
     unproved: str | None = None
+    between: Between | None = None
+    """Set (with ``position`` and ``unproved`` ``None``) until the caller has counted the records around
+    the group's offset (:func:`~.positions.settle`) and planned again with them."""
 
 
 @dataclass(frozen=True)
@@ -52,7 +58,12 @@ class GroupReturn:
 
     @property
     def unproved(self) -> list[PartitionReturn]:
-        return [p for p in self.partitions if p.position is None]
+        return [p for p in self.partitions if p.position is None and p.between is None]
+
+    @property
+    def between(self) -> list[PartitionReturn]:
+        """The partitions waiting for their records to be counted."""
+        return [p for p in self.partitions if p.between is not None]
 
     def offsets(self) -> dict[Partition, int]:
         """The offsets to commit on A (proved partitions only)."""
@@ -69,6 +80,7 @@ def plan_return(
     reverse_starts: Mapping[Partition, int],
     *,
     allow_rewind: bool,
+    settled: Mapping[Partition, SourcePosition] | None = None,
 ) -> GroupReturn:
     """The group's return (see the module docstring). ``ends`` maps each partition of B the forward flow
     wrote to its source topic and :class:`MirrorEnd`; ``forward_runs`` are by source partition,
@@ -86,8 +98,10 @@ def plan_return(
         source_topic, end = found
         source_tp = (source_topic, partition)
         current = source_offsets.get(source_tp)
+        between = None
+        located: SourcePosition | Between | None
         try:
-            position: SourcePosition | None = position_on_source(
+            located = position_on_source(
                 committed,
                 end.target_end,
                 forward_runs.get(source_tp, ()),
@@ -96,8 +110,16 @@ def plan_return(
             )
             reason = None
         except Unproved as exc:
-            position, reason = None, str(exc)
-        rows.append(PartitionReturn(topic, source_topic, partition, committed, current, position, reason))
+            located, reason = None, str(exc)
+        position: SourcePosition | None = None
+        if isinstance(located, Between):
+            position = (settled or {}).get((topic, partition))
+            between = None if position is not None else located
+        else:
+            position = located
+        rows.append(
+            PartitionReturn(topic, source_topic, partition, committed, current, position, reason, between)
+        )
     refused = None
     if not target_view.idle:
         refused = f"group {group} has members on the cluster it failed over to ({target_view.describe()})"

@@ -9,14 +9,21 @@ answers the offset on A where it resumes, reading next exactly the record it wou
 * ``c < M``: the next record is a forward copy. A forward *run* ``(first_up, first_down, last_up)``
   (:meth:`connectors.mirror.offsets.translation.OffsetSyncStore.runs`) proves that B offset
   ``first_down + k`` is the copy of A offset ``first_up + k`` for ``k <= last_up - first_up``: inside a
-  run the answer is its A offset; in the gap before a run (transaction markers on B) the next record is
-  the run's first, so the answer is ``first_up``. No run reaching ``c``: unproved (the syncs that would
-  prove it are gone), :class:`Unproved`.
+  run the answer is its A offset. No run reaching ``c``: unproved (the syncs that would prove it are
+  gone), :class:`Unproved`.
 * ``c >= M``: the next record was written on B; the reverse runs (upstream B offsets, downstream A
   offsets) answer the same way, and past the last reverse run (the group read every record copied back)
   the answer is ``last_down + 1`` of that run. With no reverse run at or after ``c`` (nothing written on B
   past ``c`` was copied back) the answer is the reverse flow's start on A: where A's log ended when the
   reverse flow began (``reverse_start``), after the orphans, which the group never saw.
+* ``c`` between two runs of either flow: the syncs prove the pair before (B ``b``, A ``a``: the run's
+  last copy) and the one after (its next run's first, A ``a'``), not which of the offsets between them
+  hold records: an exactly-once writer leaves a transaction marker after every transaction, so runs break
+  wherever a marker lies between two syncs. Between two such pairs one task copied in order, one to one,
+  so the group's next record is the ``k+1``-th record of B after ``b``, where ``k`` counts the records of B
+  in ``(b, c)``, and its copy is the ``k+1``-th record of A after ``a`` (``a'`` when fewer lie before
+  it). :func:`position_on_source` answers :class:`Between` there; the caller reads both counts
+  (:func:`settle`). Never an offset in between by arithmetic: that skips the records a marker displaced.
 
 The answers assume the reverse flow has caught up with every record below B's end (the caller waits for
 that) and that nothing else wrote to the topic on A since the reverse flow began.
@@ -29,7 +36,7 @@ from dataclasses import dataclass
 
 from pyconnect.errors import ConnectError
 
-__all__ = ["Run", "SourcePosition", "Unproved", "position_on_source"]
+__all__ = ["Between", "Run", "SourcePosition", "Unproved", "position_on_source", "settle"]
 
 Run = tuple[int, int, int]
 """``(first_up, first_down, last_up)`` of a run of offset syncs, oldest first."""
@@ -48,13 +55,41 @@ class SourcePosition:
     evidence: str
 
 
-def _through(segments: Sequence[tuple[int, int, int]], offset: int) -> tuple[int, str] | None:
+@dataclass(frozen=True)
+class Between:
+    """The group's next record lies between two proved pairs of copies (see the module docstring): B
+    ``b_after`` and A ``a_after`` are a record and its copy (or original), the next pair is at A
+    ``a_before``; ``committed`` is the group's offset on B."""
+
+    committed: int
+    b_after: int
+    a_after: int
+    a_before: int
+    evidence: str
+
+
+def settle(between: Between, b_records: int, a_offsets: Sequence[int]) -> SourcePosition:
+    """Where the group of ``between`` resumes on A: ``b_records`` counts the records of B in
+    ``(b_after, committed)``, ``a_offsets`` are the offsets of the records of A in ``(a_after, a_before)``
+    in order."""
+    if b_records < len(a_offsets):
+        return SourcePosition(a_offsets[b_records], between.evidence)
+    return SourcePosition(between.a_before, between.evidence)
+
+
+def _through(
+    segments: Sequence[tuple[int, int, int]], offset: int
+) -> tuple[int, str] | tuple[int, int, int] | None:
     """Map ``offset`` through ``(from_start, to_start, length)`` segments, ascending: ``(answer, "inside")``
-    in a segment, ``(next to_start, "gap")`` between two, ``(last end + 1, "past")`` after the last;
-    ``None`` before the first (or without segments)."""
+    in a segment, ``(last end + 1, "past")`` after the last, and between two ``(from end, to end, next
+    to_start)``: the previous segment's last pair and where the next one starts; ``None`` before the
+    first (or without segments)."""
     for index, (from_start, to_start, length) in enumerate(segments):
         if offset < from_start:
-            return (to_start, "gap") if index else None
+            if not index:
+                return None
+            before_from, before_to, before_length = segments[index - 1]
+            return before_from + before_length, before_to + before_length, to_start
         if offset <= from_start + length:
             return to_start + (offset - from_start), "inside"
     if not segments:
@@ -69,8 +104,9 @@ def position_on_source(
     forward_runs: Sequence[Run],
     reverse_runs: Sequence[Run],
     reverse_start: int,
-) -> SourcePosition:
-    """Where a group committed at ``committed`` on B resumes on A (see the module docstring)."""
+) -> SourcePosition | Between:
+    """Where a group committed at ``committed`` on B resumes on A, or the :class:`Between` to
+    :func:`settle` (see the module docstring)."""
     if committed < mirror_end:
         backwards = [(down, up, last_up - up) for up, down, last_up in forward_runs]
         found = _through(backwards, committed)
@@ -78,9 +114,15 @@ def position_on_source(
             raise Unproved(
                 f"no forward offset sync covers offset {committed} below the mirror end {mirror_end}"
             )
+        if len(found) == 3:
+            b_after, a_after, a_before = found
+            return Between(committed, b_after, a_after, a_before, "forward runs")
         return SourcePosition(found[0], "forward run")
     forwards = [(up, down, last_up - up) for up, down, last_up in reverse_runs if last_up >= mirror_end]
     found = _through(forwards, committed)
+    if found is not None and len(found) == 3:
+        b_after, a_after, a_before = found
+        return Between(committed, b_after, a_after, a_before, "reverse runs")
     if found is not None:
         return SourcePosition(found[0], "reverse run")
     if forwards:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from connectors.mirror.failback.group_return import plan_return
 from connectors.mirror.failback.ledger import MirrorEnd, OrphanRange, mirror_end
-from connectors.mirror.failback.positions import Unproved, position_on_source
+from connectors.mirror.failback.positions import Between, SourcePosition, Unproved, position_on_source, settle
 from connectors.mirror.failback.reverse_flow import copy_starts, reverse_source_config
 from connectors.mirror.failback.state import FailbackState
 from connectors.mirror.offsets.failover_state import FailoverState, StateError
@@ -40,6 +40,16 @@ def test_nothing_copied_starts_the_copy_back_at_the_targets_log_start() -> None:
 
 FORWARD = [(0, 100, 9), (10, 111, 19)]  # A 0..9 -> B 100..109, marker at 110, A 10..19 -> B 111..120
 REVERSE = [(122, 30, 126)]  # B 122..126 -> A 30..34 (B 121 is the forward flow's last marker)
+ON_B = [*range(100, 110), *range(111, 121), *range(122, 127)]
+ON_A = [*range(0, 20), *range(20, 25), *range(30, 35)]
+
+
+def resolved(found: SourcePosition | Between, on_b: list[int], on_a: list[int]) -> SourcePosition:
+    """A :class:`Between` settled as the failback's shell settles it, from the records of both logs."""
+    if isinstance(found, SourcePosition):
+        return found
+    b_records = sum(1 for b in on_b if found.b_after < b < found.committed)
+    return settle(found, b_records, [a for a in on_a if found.a_after < a < found.a_before])
 
 
 @pytest.mark.parametrize(
@@ -47,7 +57,7 @@ REVERSE = [(122, 30, 126)]  # B 122..126 -> A 30..34 (B 121 is the forward flow'
     [
         (100, 0, "forward run"),
         (105, 5, "forward run"),
-        (110, 10, "forward run"),  # a marker on B: the next record is A's 10
+        (110, 10, "forward runs"),  # a marker on B between two runs: the next record is A's 10
         (120, 19, "forward run"),
         (121, 30, "reverse run"),  # the copy's end (a marker): the first record written on B
         (122, 30, "reverse run"),
@@ -56,8 +66,27 @@ REVERSE = [(122, 30, 126)]  # B 122..126 -> A 30..34 (B 121 is the forward flow'
     ],
 )
 def test_positions_follow_the_next_record(committed: int, expected: int, evidence: str) -> None:
-    found = position_on_source(committed, 121, FORWARD, REVERSE, 25)
+    found = resolved(position_on_source(committed, 121, FORWARD, REVERSE, 25), ON_B, ON_A)
     assert (found.offset, found.evidence) == (expected, evidence)
+
+
+def test_between_two_runs_the_records_are_counted_not_the_offsets() -> None:
+    """B 10 11 12 (marker 13) 14 15 16 copy A 50..55, synced only at B 10 and B 16 (the deltas differ: two
+    runs, (50, 10, 50) and (55, 16, 55)). A group at B 15 reads A 54 next, not A 55 (the run's first) nor
+    A 55 by arithmetic from B 10: the marker at 13 shifted every offset after it."""
+    forward = [(50, 10, 50), (55, 16, 55)]
+    on_b, on_a = [10, 11, 12, 14, 15, 16], list(range(50, 56))
+    found = position_on_source(15, 17, forward, [], 56)
+    assert found == Between(15, 10, 50, 55, "forward runs")
+    assert resolved(found, on_b, on_a) == SourcePosition(54, "forward runs")
+    assert resolved(position_on_source(11, 17, forward, [], 56), on_b, on_a).offset == 51
+    assert resolved(position_on_source(13, 17, forward, [], 56), on_b, on_a).offset == 53
+    assert resolved(position_on_source(14, 17, forward, [], 56), on_b, on_a).offset == 53
+    # reverse: B 30 31 32 33 copied to A 60 61 (marker 62) 63 64, synced at B 30 and B 33
+    reverse = [(30, 60, 30), (33, 64, 33)]
+    back = [60, 61, 63, 64]
+    assert resolved(position_on_source(32, 30, [], reverse, 60), [30, 31, 32, 33], back).offset == 63
+    assert resolved(position_on_source(31, 30, [], reverse, 60), [30, 31, 32, 33], back).offset == 61
 
 
 def test_without_records_written_on_the_target_a_group_returns_after_the_orphans() -> None:
@@ -70,21 +99,32 @@ def test_an_offset_no_forward_sync_covers_is_unproved() -> None:
         position_on_source(50, 121, FORWARD, REVERSE, 25)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(
     source_holes=st.lists(st.booleans(), min_size=1, max_size=40),
     target_gaps=st.lists(st.integers(0, 2), min_size=40, max_size=40),
+    synced=st.lists(st.booleans(), min_size=40, max_size=40),
     copied=st.integers(0, 40),
     written=st.integers(0, 15),
+    back_gaps=st.lists(st.integers(0, 1), min_size=15, max_size=15),
+    back_synced=st.lists(st.booleans(), min_size=15, max_size=15),
     orphans=st.integers(0, 5),
 )
 def test_every_position_is_the_next_unread_record(
-    source_holes: list[bool], target_gaps: list[int], copied: int, written: int, orphans: int
+    source_holes: list[bool],
+    target_gaps: list[int],
+    synced: list[bool],
+    copied: int,
+    written: int,
+    back_gaps: list[int],
+    back_synced: list[bool],
+    orphans: int,
 ) -> None:
-    """A source partition with holes (markers, compaction) copied to a target with gaps (EOS markers),
-    a sync for every record: from any offset a group committed on the target, it resumes on the source
-    where the next record it reads is the one it would have read next on the target (at that record's
-    offset, or before it with no record in between: a hole)."""
+    """A source partition with holes (markers, compaction) copied to a target with gaps (EOS markers), and
+    back again to a source with gaps, each with the syncs our writer writes (a task's first record, the
+    records on both sides of an upstream hole, the last record) and any others: from any offset a group
+    committed on the target, it resumes on the source where the next record it reads is the one it would
+    have read next on the target (at that record's offset, or before it with no record in between)."""
     a_offsets, offset = [], 0
     for hole in source_holes:
         offset += 2 if hole else 1
@@ -96,29 +136,39 @@ def test_every_position_is_the_next_unread_record(
     for i, a in enumerate(a_copied):
         b += 1 + (target_gaps[i] if i else 0)  # the target's log starts with the first copy
         b_offsets.append(b)
-        forward.add("t", 0, a, b)
+        hole_next = i + 1 < len(a_copied) and a_copied[i + 1] != a + 1
+        hole_before = i > 0 and a_copied[i - 1] != a - 1
+        if i == 0 or i == len(a_copied) - 1 or hole_next or hole_before or synced[i]:
+            forward.add("t", 0, a, b)
     forward.mark_read_to_end()
     mirror = (b_offsets[-1] + 1) if b_offsets else 0
     a_end = (a_offsets[-1] + 1 if a_offsets else 0) + orphans
-    native = [mirror + 1 + 2 * k for k in range(written)]  # records written on B after the failover
+    native = [mirror + 1 + k for k in range(written)]  # records written on B after the failover
+    back, a = [], a_end - 1
     reverse = OffsetSyncStore("exact")
     reverse.start(False)
     for k, n in enumerate(native):
-        reverse.add("t", 0, n, a_end + k)
+        a += 1 + (back_gaps[k] if k else 0)  # EOS markers on A among the copies back
+        back.append(a)
+        if k in (0, len(native) - 1) or back_synced[k]:
+            reverse.add("t", 0, n, a)
     reverse.mark_read_to_end()
-    on_source = {*a_offsets, *range(a_offsets[-1] + 1, a_end), *(a_end + k for k in range(written))}
-    everything = [(b, a) for b, a in zip(b_offsets, a_copied, strict=True)] + [
-        (n, a_end + k) for k, n in enumerate(native)
-    ]
+    on_source = [*a_offsets, *range(a_offsets[-1] + 1, a_end), *back]
+    on_target = [*b_offsets, *native]
+    everything = [*zip(b_offsets, a_copied, strict=True), *zip(native, back, strict=True)]
     for committed in range(0, (native[-1] if native else mirror) + 2):
         following = [a for b, a in everything if b >= committed]
         if following:
             expected = following[0]
         elif native:
-            expected = a_end + len(native)
+            expected = back[-1] + 1
         else:
             expected = a_end
-        found = position_on_source(committed, mirror, forward.runs(("t", 0)), reverse.runs(("t", 0)), a_end)
+        found = resolved(
+            position_on_source(committed, mirror, forward.runs(("t", 0)), reverse.runs(("t", 0)), a_end),
+            on_target,
+            sorted(on_source),
+        )
         between = [a for a in on_source if found.offset <= a < expected]
         assert found.offset <= expected and not between, (committed, found, expected)
 
