@@ -115,6 +115,8 @@ class BenchSettings:
     cutover_partitions: int = 4
     cutover_load_s: float = 20.0
     cutover_after_s: float = 3.0
+    cutover_warmup_runs: int = 1
+    """Runs first on the fresh brokers, listed but left out of the percentiles (the brokers' JIT warm-up)."""
     cutover_kill_every: int = 2
     """Every this-many-th run (over the whole series) is killed once and resumed; 0: none."""
 

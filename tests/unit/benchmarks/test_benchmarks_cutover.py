@@ -52,11 +52,13 @@ def test_the_report_has_a_row_per_run_a_summary_per_setting_and_says_there_is_no
         "rate": 5000,
         "groups": 10,
         "partitions": 4,
+        "warmup": [_run("w0", 9.0)],
         "runs": runs,
         "by_quiet": {"1": cutover.summarize(runs)},
         "all": cutover.summarize(runs),
     }
     text = "\n".join(cutover.markdown(metrics))
     assert "| r1 | 1 | 5,000 | quiet | 1 | 4.00 | 3.00 | 0 | 0 | 0 / 0 |  |" in text
+    assert "| w0 (warm-up, not counted) | 1 | 5,000 | - | 0 | 9.00 |" in text
     assert "| 1 | 2 | 3.50 | 3.99 | 4.00 |" in text
     assert "no cutover command" in text and cutover.NO_JAVA in cutover.DESCRIPTION
