@@ -203,8 +203,8 @@ def markdown(metrics: Mapping[str, Any]) -> list[str]:
         f"partitions. {NO_JAVA}.",
         "",
         "| run | --quiet s | records/s on A | killed after | resumes | write pause s | fence to promote s "
-        "| lost | duplicates | copy lost / dup | error |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| lost | duplicates | copy lost / dup | load (1 min) | error |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     warmups = [(r, " (warm-up, not counted)") for r in metrics.get("warmup", [])]
     for r, note in [*warmups, *((r, "") for r in metrics.get("runs", []))]:
@@ -212,7 +212,7 @@ def markdown(metrics: Mapping[str, Any]) -> list[str]:
             f"| {r['run']}{note} | {r['quiet_s']:g} | {_cell(r.get('rate_on_a'), 0)} | {r.get('kill_after') or '-'} | "
             f"{r.get('resumes')} | {_cell(r.get('pause_s'), 2)} | {_cell(r.get('fenced_to_promoted_s'), 2)} | "
             f"{_cell(r.get('lost'))} | {_cell(r.get('duplicates'))} | {_cell(r.get('copy_lost'))} / "
-            f"{_cell(r.get('copy_duplicates'))} | {r.get('error') or ''} |"
+            f"{_cell(r.get('copy_duplicates'))} | {_cell(r.get('load_1m'), 2)} | {r.get('error') or ''} |"
         )
     lines += [
         "",

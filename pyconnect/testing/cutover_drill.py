@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -112,6 +113,8 @@ class RunResult:
     duplicates: int | None = None
     copy_lost: int | None = None
     copy_duplicates: int | None = None
+    load_1m: float | None = None
+    """The machine's 1-minute load average at the cut (the command competes for the cores)."""
     error: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -312,6 +315,7 @@ def run_once(
         )
         time.sleep(max(0.0, settings.load_s - (time.monotonic() - started)))
         traffic.prepare_b()
+        result.load_1m = round(os.getloadavg()[0], 2)
         traffic.stop_on_a()
         if traffic.errors:
             raise RuntimeError(f"traffic on A: {traffic.errors[:3]}")

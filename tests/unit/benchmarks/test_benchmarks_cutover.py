@@ -22,6 +22,7 @@ def _run(name: str, pause: float, lost: int = 0, duplicates: int = 0, **extra: A
         "duplicates": duplicates,
         "copy_lost": 0,
         "copy_duplicates": 0,
+        "load_1m": 1.5,
         "error": None,
         **extra,
     }
@@ -58,7 +59,7 @@ def test_the_report_has_a_row_per_run_a_summary_per_setting_and_says_there_is_no
         "all": cutover.summarize(runs),
     }
     text = "\n".join(cutover.markdown(metrics))
-    assert "| r1 | 1 | 5,000 | quiet | 1 | 4.00 | 3.00 | 0 | 0 | 0 / 0 |  |" in text
+    assert "| r1 | 1 | 5,000 | quiet | 1 | 4.00 | 3.00 | 0 | 0 | 0 / 0 | 1.50 |  |" in text
     assert "| w0 (warm-up, not counted) | 1 | 5,000 | - | 0 | 9.00 |" in text
     assert "| 1 | 2 | 3.50 | 3.99 | 4.00 |" in text
     assert "no cutover command" in text and cutover.NO_JAVA in cutover.DESCRIPTION
