@@ -209,7 +209,7 @@ def markdown(metrics: Mapping[str, Any]) -> list[str]:
     warmups = [(r, " (warm-up, not counted)") for r in metrics.get("warmup", [])]
     for r, note in [*warmups, *((r, "") for r in metrics.get("runs", []))]:
         lines.append(
-            f"| {r['run']}{note} | {r['quiet_s']:g} | {_cell(r.get('rate_on_a'), 0)} | {r.get('kill_after') or '-'} | "
+            f"| {r['run']}{note} | {r['quiet_s']:g} | {_cell(r.get('rate_on_a'), 0)} | {', '.join(r.get('kills') or []) or '-'} | "
             f"{r.get('resumes')} | {_cell(r.get('pause_s'), 2)} | {_cell(r.get('fenced_to_promoted_s'), 2)} | "
             f"{_cell(r.get('lost'))} | {_cell(r.get('duplicates'))} | {_cell(r.get('copy_lost'))} / "
             f"{_cell(r.get('copy_duplicates'))} | {_cell(r.get('load_1m'), 2)} | {r.get('error') or ''} |"

@@ -200,8 +200,10 @@ def cut_over(
 ) -> CommandOutcome:
     """``pyconnect cutover execute ARGS --state STATE --json``, then ``resume`` after each kill: a command
     is killed (SIGKILL, by its PID) as soon as the state file records a step of ``kill_after`` it had not
-    recorded when the command started (each such step once), until one finishes by itself. Each command
-    is bounded by ``timeout_s`` (then killed and reported as a failure)."""
+    recorded when the command started (each such step once), until one finishes by itself. ``kills``
+    names the last step recorded at each kill (a later one than asked when a step completes at once, as
+    ``fenced`` does without principals). Each command is bounded by ``timeout_s`` (then killed and
+    reported as a failure)."""
     outcome, action, started = CommandOutcome(), "execute", time.monotonic()
     killed: set[str] = set()
     for _ in range(max_commands):
@@ -215,11 +217,12 @@ def cut_over(
         outcome.commands += 1
         deadline = time.monotonic() + timeout_s
         while process.poll() is None and time.monotonic() < deadline:
-            fresh = [s for s in _done(state) if s not in seen and s in kill_after and s not in killed]
+            done = _done(state)
+            fresh = [s for s in done if s not in seen and s in kill_after and s not in killed]
             if fresh:
                 process.send_signal(signal.SIGKILL)
-                killed.add(fresh[-1])
-                outcome.kills.append(fresh[-1])
+                killed.update(fresh)
+                outcome.kills.append(done[-1])
                 break
             time.sleep(0.01)
         if process.poll() is None and time.monotonic() >= deadline:

@@ -48,7 +48,7 @@ def test_a_loss_a_duplicate_a_slow_pause_or_a_failed_run_misses_the_targets() ->
 
 
 def test_the_report_has_a_row_per_run_a_summary_per_setting_and_says_there_is_no_java_cutover() -> None:
-    runs = [_run("r0", 3.0), _run("r1", 4.0, kill_after="quiet", kills=["quiet"], resumes=1)]
+    runs = [_run("r0", 3.0), _run("r1", 4.0, kill_after="fenced", kills=["quiet"], resumes=1)]
     metrics = {
         "rate": 5000,
         "groups": 10,
