@@ -123,6 +123,17 @@ def _sizes(text: str) -> tuple[int, ...]:
     return sizes
 
 
+def _seconds(text: str) -> tuple[float, ...]:
+    """``S[,S...]``: non-negative durations in seconds."""
+    try:
+        values = tuple(float(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of seconds: {text!r}") from None
+    if not values or min(values) < 0:
+        raise argparse.ArgumentTypeError(f"seconds must not be negative: {text!r}")
+    return values
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes: a few minutes on a 2-core machine")
@@ -183,6 +194,18 @@ def main(argv: list[str] | None = None) -> int:
         help="message.timestamp.type of the backlog source topics (default CreateTime, Kafka's: batches a "
         "mirror can copy as bytes; LogAppendTime batches must be re-stamped record by record)",
     )
+    parser.add_argument(
+        "--cutover-runs",
+        type=int,
+        metavar="N",
+        help="cutover runs per --quiet setting (default 5; 2 with --quick)",
+    )
+    parser.add_argument(
+        "--cutover-quiet",
+        type=_seconds,
+        metavar="S[,S...]",
+        help="the cutover command's --quiet settings to run (default 1,5; 1 with --quick)",
+    )
     args = parser.parse_args(argv)
     if args.rebuild is not None:
         if not (args.rebuild / "results.json").is_file():
@@ -210,6 +233,12 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--backlog wants SIZE=N with SIZE one of {sorted(backlog)} and N > 0, got {item!r}")
         backlog[size.strip()] = int(count)
     bench_settings = dataclasses.replace(bench_settings, backlog=backlog)
+    if args.cutover_runs is not None:
+        if args.cutover_runs <= 0:
+            parser.error("--cutover-runs must be positive")
+        bench_settings = dataclasses.replace(bench_settings, cutover_runs=args.cutover_runs)
+    if args.cutover_quiet:
+        bench_settings = dataclasses.replace(bench_settings, cutover_quiet_s=args.cutover_quiet)
     if args.profile_native:
         bench_settings = dataclasses.replace(bench_settings, profile_native=True)
     if args.backlog_timestamps:

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.compressed import CODECS as COMPRESSED_CODECS
+from benchmarks.cutover import markdown as cutover_markdown
 from benchmarks.group_sync import REPORT_COLUMNS as GROUP_SYNC_COLUMNS
 from benchmarks.metrics_cost import CONTROL_RATIOS as METRICS_CONTROL_RATIOS
 from benchmarks.metrics_cost import RATIOS as METRICS_COST_RATIOS
@@ -615,6 +616,7 @@ def render_markdown(results: Mapping[str, Any], chart_name: str | None = "chart.
     out += _control_plane_section(scenarios.get("control_plane"))
     out += _audit_scale_section(scenarios.get("audit_scale"))
     out += _section(scenarios.get("group_sync"), "Continuous group offset sync", GROUP_SYNC_COLUMNS)
+    out += _cutover_section(scenarios.get("cutover"))
     out += _profile_section(results)
     out.append("## Settings")
     out.append("")
@@ -979,6 +981,15 @@ CONTROL_COMPARED = (
 """The figures the control-plane section divides, pyconnect by Java, per connector count."""
 CONTROL_LABELS = {"java-connect": "Java Connect", "pyconnect": "pyconnect"}
 """The control plane runs VerifiableSourceConnectors: the systems are the runtimes, not the mirrors."""
+
+
+def _cutover_section(scenario: Mapping[str, Any] | None) -> list[str]:
+    """The cutover runs (benchmarks.cutover): one row per run, then the summaries per --quiet setting."""
+    lines, metrics = _pyconnect_only(scenario, "Cutover A -> B under load (pyconnect only)")
+    if scenario is not None and metrics is None:
+        failed = ((scenario.get("systems") or {}).get(PYCONNECT) or {}).get("metrics")
+        return lines + (cutover_markdown(failed) if failed else [])
+    return lines + (cutover_markdown(metrics) if metrics else [])
 
 
 def _audit_scale_section(scenario: Mapping[str, Any] | None) -> list[str]:

@@ -31,6 +31,7 @@ recorded with its reason and no figure. Every wait is bounded; every process is 
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections import Counter
@@ -43,6 +44,7 @@ from benchmarks import (
     checkpoint_lag,
     compressed,
     control_plane,
+    cutover,
     exactly_once,
     group_sync,
     many_partitions,
@@ -118,6 +120,7 @@ DESCRIPTIONS = {
     "tasks, so the scheduled rebalance delay applies; time to all tasks RUNNING on the survivors. "
     "Records lost = source sequence numbers absent from the target.",
     "group_sync": group_sync.DESCRIPTION,
+    "cutover": cutover.DESCRIPTION,
     "checkpoint_lag": "One worker runs MirrorSourceConnector (offset.lag.max=0) and MirrorCheckpointConnector "
     "(emit.checkpoints.interval.seconds=1, sync.group.offsets.enabled=true, sync.group.offsets.interval.seconds=1, "
     "one group, one task each) with the same JSON on both systems. Each sample: a few records mirrored and their "
@@ -367,7 +370,7 @@ class Bench:
             scenario_names += ["latency", "failover", "checkpoint_lag", "many_partitions"]
         if system == "pyconnect":
             scenario_names += ["profile", "scale_out", "event_loop", "metrics_cost", "audit_scale"]
-            scenario_names.append("group_sync")
+            scenario_names += ["group_sync", "cutover"]
         if not available:
             for name in scenario_names:
                 self.put(name, system, "unavailable", reason=reason)
@@ -407,6 +410,12 @@ class Bench:
             self._audit_scale(system)
         if system == "pyconnect" and self.wants("group_sync"):
             self.put("group_sync", system, *group_sync.session(self.a, self.b, self.work_dir, self.s))
+        if system == "pyconnect" and self.wants("cutover"):
+            self.put("cutover", system, *cutover.session(self.a, self.b, self.work_dir, self.s))
+            metrics = self.scenarios["cutover"]["systems"][system]["metrics"]
+            if metrics:
+                self.artifacts["cutover.md"] = "\n".join(["# Cutover runs", "", *cutover.markdown(metrics)])
+                self.artifacts["cutover.json"] = json.dumps(metrics, indent=2) + "\n"
         self._control_plane(system)
 
     def _audit_scale(self, system: str) -> None:

@@ -16,6 +16,8 @@ Profile: py-spy's sampling rate. Event loop: how many times each loop's worker d
 ``control_plane_sizes`` (connectors), ``control_plane_concurrency`` REST writes in flight, each
 listing GET repeated ``control_plane_repeats`` times, every phase bounded by
 ``control_plane_phase_timeout_s``.
+Cutover: ``cutover_runs`` cutovers per ``--quiet`` setting of ``cutover_quiet_s`` at ``cutover_rate``
+records/s with ``cutover_groups`` groups (``benchmarks.cutover``).
 Many partitions: ``many_partitions_topics`` topics of ``partitions`` partitions (one record each) copied
 by one worker, then ``many_partitions_added`` more topics added on the source; every wait bounded by
 ``drain_timeout_s``, idle figures over ``idle_window_s``.
@@ -45,6 +47,7 @@ SCENARIOS = (
     "audit_scale",
     "many_partitions",
     "group_sync",
+    "cutover",
 )
 
 
@@ -104,6 +107,18 @@ class BenchSettings:
     each cluster, which a 512 MB broker (the test clusters' default) does not survive."""
     many_partitions_topics: int = 1000
     many_partitions_added: int = 100
+    cutover_runs: int = 5
+    """Cutovers per ``--quiet`` setting (each on a fresh topic and fresh groups)."""
+    cutover_quiet_s: tuple[float, ...] = (1.0, 5.0)
+    cutover_rate: int = 5000
+    cutover_groups: int = 10
+    cutover_partitions: int = 4
+    cutover_load_s: float = 20.0
+    cutover_after_s: float = 3.0
+    cutover_warmup_runs: int = 1
+    """Runs first on the fresh brokers, listed but left out of the percentiles (the brokers' JIT warm-up)."""
+    cutover_kill_every: int = 2
+    """Every this-many-th run (over the whole series) is killed once and resumed; 0: none."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -131,6 +146,9 @@ def quick() -> BenchSettings:
         audit_timeout_s=900.0,
         many_partitions_topics=100,
         many_partitions_added=20,
+        cutover_runs=2,
+        cutover_quiet_s=(1.0,),
+        cutover_load_s=10.0,
     )
 
 

@@ -8,6 +8,14 @@ offsets removed by compaction never appear. :func:`partition_bounds` answers eac
 and last stable offset. One consumer (Java client keys in ``config``: SASL, TLS, OAUTHBEARER as for every
 client) serves a call; the whole call is bounded by ``timeout_s`` (``TimeoutError``); other client errors
 propagate. The records of a call are held in memory: callers read bounded stretches.
+
+Latency: the operator commands call these many times while producers wait (a cutover's write pause), so
+a call must not idle. The consumer fetches with ``fetch.max.wait.ms`` :data:`FETCH_WAIT_MS`: a broker
+answers the requests of one connection in order, so a fetch long-polling an idle partition held every
+later request (the next stretch's fetch, an offset lookup) for Kafka's 500 ms. Every stretch's end offset
+is read in one request before the first fetch. A topic the fresh consumer has no metadata of yet is
+asked for again after :data:`RETRY_BACKOFF_MS` instead of 100 ms (the first offset lookup of each call
+waits for it).
 """
 
 from __future__ import annotations
@@ -26,6 +34,16 @@ FetchedRecord: TypeAlias = "ConsumerRecord[bytes, bytes]"
 """One record as :func:`committed_records` answers it: ``topic``, ``partition``, ``offset``, ``key``,
 ``value``, ``headers``, ``timestamp``."""
 FETCH_TIMEOUT_MS = 500
+FETCH_WAIT_MS = 20
+RETRY_BACKOFF_MS = 20
+READER_SETTINGS = {
+    "enable_auto_commit": False,
+    "isolation_level": "read_committed",
+    "group_id": None,
+    "fetch_max_wait_ms": FETCH_WAIT_MS,
+    "retry_backoff_ms": RETRY_BACKOFF_MS,
+}
+"""The reader's aiokafka settings over the caller's ``config``."""
 
 
 async def committed_record_offsets(
@@ -37,7 +55,7 @@ async def committed_record_offsets(
 
 
 def _read_committed(config: Mapping[str, Any]) -> Any:
-    return create_consumer(config, enable_auto_commit=False, isolation_level="read_committed", group_id=None)
+    return create_consumer(config, **READER_SETTINGS)
 
 
 async def committed_records(
@@ -50,9 +68,14 @@ async def committed_records(
     deadline = time.monotonic() + timeout_s
     await asyncio.wait_for(consumer.start(), timeout_s)
     try:
+        unique = list(dict.fromkeys(stretches))
+        tps = list(dict.fromkeys(TopicPartition(t, p) for t, p, _, _ in unique))
+        ends = await asyncio.wait_for(consumer.end_offsets(tps), max(deadline - time.monotonic(), 0.001))
         found: dict[Stretch, list[FetchedRecord]] = {}
-        for stretch in dict.fromkeys(stretches):
-            found[stretch] = await _read(consumer, stretch, deadline)
+        for stretch in unique:
+            found[stretch] = await _read(
+                consumer, stretch, ends[TopicPartition(stretch[0], stretch[1])], deadline
+            )
         return found
     finally:
         await consumer.stop()
@@ -75,16 +98,14 @@ async def partition_bounds(
         await consumer.stop()
 
 
-async def _read(consumer: Any, stretch: Stretch, deadline: float) -> list[FetchedRecord]:
+async def _read(consumer: Any, stretch: Stretch, end: int, deadline: float) -> list[FetchedRecord]:
     topic, partition, after, before = stretch
     tp = TopicPartition(topic, partition)
-    consumer.assign([tp])
-    remaining = deadline - time.monotonic()
-    end = (await asyncio.wait_for(consumer.end_offsets([tp]), max(remaining, 0.001)))[tp]
     stop = end if before is None else min(before, end)
     records: list[FetchedRecord] = []
     if after + 1 >= stop:
         return records
+    consumer.assign([tp])
     consumer.seek(tp, after + 1)
     while await consumer.position(tp) < stop:
         remaining = deadline - time.monotonic()

@@ -7,7 +7,8 @@ partition holds ``n``) at 1,000 records/s while three classic groups read it on 
 groups. Bad input first: no group (exit 2), ``resume`` without a state file (exit 2), a lag threshold the
 flow is over (exit 3, nothing recorded). Then the operator stops the consumers and the producers and runs
 ``cutover execute``: the test kills it (``kill -9``) as soon as its state file records a new step and
-runs ``cutover resume`` until it finishes by itself. Checked: every step recorded once, the forward
+runs ``cutover resume`` until it finishes by itself (:func:`pyconnect.testing.cutover_drill.cut_over`).
+Checked: every step recorded once, the forward
 connector STOPPED, B holds every record A took (no gap, no duplicate) and each group resumes on B
 re-reading nothing and skipping nothing (by sequence numbers); a ``resume`` of the finished cutover
 changes nothing; the closing Spark audit passed (every record of A on B, nothing else on B, each group's
@@ -19,16 +20,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from connectors.mirror.cutover.state import STEPS
 from pyconnect.testing.backends import ClusterHandle
+from pyconnect.testing.cutover_drill import cut_over
 from tests.integration.failover_drill import Traffic, committed, measure, read_all
 from tests.integration.fleet import create_topic, fleet, python_workers, status, wait_for
 from tests.integration.test_failback import cli, connectors, one_line_error, wait_connector
@@ -37,7 +37,6 @@ pytestmark = pytest.mark.kafka
 
 PARTITIONS = 3
 RATE = 1000
-MAX_ROUNDS = 12
 
 
 def test_a_cutover_killed_at_every_step_and_resumed_moves_every_group_exactly(
@@ -84,7 +83,9 @@ def test_a_cutover_killed_at_every_step_and_resumed_moves_every_group_exactly(
         finally:
             traffic.stop()
         assert not traffic.errors, traffic.errors
-        kills, report = cut_over_with_kills(url, group_args, state)
+        outcome = cut_over([*url, *group_args, "--quiet", "2"], state, STEPS, timeout_s=360)
+        assert outcome.failure is None and outcome.report is not None, outcome
+        kills, report = outcome.kills, outcome.report
         pause = json.loads(state.read_text())["times"]["promoted"] - stopped_at
         assert report["steps_left"] == [] and report["steps_done"] == [
             "lag-checked",
@@ -118,36 +119,3 @@ def test_a_cutover_killed_at_every_step_and_resumed_moves_every_group_exactly(
         )
         print(group, moved.read, moved.reread, moved.skipped)
         assert (moved.reread, moved.skipped) == (0, 0), moved
-
-
-def cut_over_with_kills(
-    url: list[str], group_args: list[str], state: Path
-) -> tuple[list[str], dict[str, object]]:
-    """``cutover execute``, then ``resume`` after each SIGKILL: every run is killed once its state file
-    records a step the previous runs had not, until one finishes by itself; the steps killed after and
-    the final report."""
-    kills: list[str] = []
-    action = "execute"
-    for _ in range(MAX_ROUNDS):
-        seen = len(json.loads(state.read_text())["done"]) if state.exists() else 0
-        command = [sys.executable, "-m", "pyconnect", "cutover", action, *url, *group_args]
-        process = subprocess.Popen(
-            [*command, "--state", str(state), "--quiet", "2", "--json"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        deadline = time.monotonic() + 180
-        while process.poll() is None and time.monotonic() < deadline:
-            done = json.loads(state.read_text())["done"] if state.exists() else []
-            if len(done) > seen:
-                process.send_signal(signal.SIGKILL)
-                kills.append(done[-1])
-                break
-            time.sleep(0.02)
-        out, err = process.communicate(timeout=60)
-        if process.returncode == 0:
-            return kills, json.loads(out)
-        assert process.returncode == -signal.SIGKILL, (process.returncode, err)
-        action = "resume"
-    raise AssertionError(f"the cutover did not finish in {MAX_ROUNDS} runs (killed after {kills})")

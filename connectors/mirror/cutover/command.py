@@ -104,11 +104,14 @@ async def _run(options: CutoverOptions) -> dict[str, Any]:
         raise FlowConfigError(f"cutover {options.action} needs --state FILE")
     state = CutoverState.load(path, flow.state_key) if path else CutoverState(flow.state_key)
     committed = source_offsets(await api.offsets(forward), flow.source)
-    try:
-        _, newest, _ = await flow_runs(flow, options.timeout_s)
-    except MirrorClientError:
-        newest = {}
-    partitions = flow_partitions(flow, committed, set(newest) if not committed else set())
+    synced: set[tuple[str, int]] = set()
+    if not committed:  # the offset-syncs topic is read only when the connector has committed nothing yet
+        try:
+            _, newest, _ = await flow_runs(flow, options.timeout_s)
+            synced = set(newest)
+        except MirrorClientError:
+            pass
+    partitions = flow_partitions(flow, committed, synced)
     if not partitions:
         raise FailoverError(
             f"the connector {forward} has copied nothing of flow {flow.name} yet: nothing to move"

@@ -22,7 +22,7 @@ __all__ = ["MIRROR_SOURCE_CLASS", "ConnectApi", "ConnectApiError"]
 
 MIRROR_SOURCE_CLASS = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
 _SOURCE_NAMES = frozenset({MIRROR_SOURCE_CLASS, "MirrorSourceConnector"})
-POLL_S = 0.5
+POLL_S = 0.1
 
 
 class ConnectApiError(FailoverError):
@@ -121,7 +121,8 @@ class ConnectApi:
 
     async def wait_state(self, name: str, wanted: str, timeout_s: float) -> None:
         """Until the connector reports ``wanted`` (and, for ``STOPPED``, no task is left; for ``RUNNING``,
-        every task runs); :class:`ConnectApiError` after ``timeout_s``."""
+        every task runs), asked every :data:`POLL_S` (a cutover's producers wait on its promote);
+        :class:`ConnectApiError` after ``timeout_s``."""
         deadline = time.monotonic() + timeout_s
         seen = "UNKNOWN"
         while time.monotonic() < deadline:
