@@ -38,12 +38,12 @@ def test_out_of_order_deliveries_count_like_in_order_ones() -> None:
 
 
 def test_every_second_run_is_killed_after_the_next_step_in_rotation() -> None:
-    plan = kill_plan(14)
-    assert plan[0::2] == [None] * 7
+    plan = kill_plan(2 * len(KILL_STEPS) + 2)
+    assert plan[0::2] == [None] * (len(KILL_STEPS) + 1)
     assert plan[1::2] == [*KILL_STEPS, KILL_STEPS[0]]
     assert kill_plan(3, every=0) == [None, None, None]
     assert kill_plan(2, every=1) == [KILL_STEPS[0], KILL_STEPS[1]]
-    assert "promoted" not in KILL_STEPS
+    assert "promoted" in KILL_STEPS and "audited" not in KILL_STEPS
 
 
 def test_the_forward_flow_is_identity_with_offset_syncs_on_the_target_and_no_group_offset_sync() -> None:
