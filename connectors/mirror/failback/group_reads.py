@@ -1,7 +1,8 @@
 """What a failback reads to return the groups: their offsets and views on both clusters and both flows'
 runs, turned into :class:`~.group_return.GroupReturn` values by :func:`~.group_return.plan_return`.
 
-:func:`read_returns` needs the measured state (the copy ends and A's ends at the reverse start). The
+:func:`read_returns` needs the measured state (the copy ends, A's ends at the reverse start, and the reverse
+flow's starts on B: the partitions of B's own topics it copies return on their copies on A). The
 forward runs must be readable (:class:`~connectors.mirror.offsets.mirror_client.MirrorClientError`
 otherwise); missing reverse syncs (no reverse flow yet: ``plan``) leave every position past the copy's end
 at the reverse start. Each cluster call is bounded by ``timeout_s``; failures are
@@ -62,6 +63,12 @@ async def read_returns(
         for e in state.ends.values()
     }
     starts = {parse_key(k): v for k, v in state.source_ends.items()}
+    back = reverse_of(flow).policy()
+    own: dict[Partition, tuple[str, int]] = {}
+    for key, start in state.reverse_starts.items():
+        tp = parse_key(key)
+        if tp not in ends:
+            own[tp] = (back.format_remote_topic(flow.target, tp[0]), start)
     return [
         plan_return(
             group,
@@ -72,6 +79,7 @@ async def read_returns(
             reverse_runs,
             starts,
             allow_rewind=allow_rewind,
+            own=own,
         )
         for group in groups
     ]

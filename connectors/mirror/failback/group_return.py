@@ -11,8 +11,11 @@ B that the forward flow wrote (a partition of the :mod:`ledger <.ledger>`) to it
   committed (the group keeps its offset on A there), and the command stops before committing anything
   unless told ``--accept-unverified``.
 
-Partitions of B the ledger does not cover (topics the forward flow did not write) are left out and named
-in ``others``: the reverse flow of this failback does not carry them.
+A partition of one of B's own topics that the reverse flow copies (``own``: under DefaultReplicationPolicy
+B's ``orders``, copied to ``B.orders`` on A) returns on its copy on A
+(:func:`~.positions.position_on_copy`), decided the same way. Partitions of B neither covers (topics the
+forward flow did not write and the reverse flow does not copy, or that appeared on B after the failback
+measured) are left out and named in ``others``: the reverse flow of this failback does not carry them.
 """
 
 from __future__ import annotations
@@ -21,7 +24,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from connectors.mirror.failback.ledger import MirrorEnd
-from connectors.mirror.failback.positions import Run, SourcePosition, Unproved, position_on_source
+from connectors.mirror.failback.positions import (
+    Run,
+    SourcePosition,
+    Unproved,
+    position_on_copy,
+    position_on_source,
+)
 from pyconnect.kafka.group_view import GroupView
 
 __all__ = ["GroupReturn", "PartitionReturn", "plan_return"]
@@ -69,35 +78,50 @@ def plan_return(
     reverse_starts: Mapping[Partition, int],
     *,
     allow_rewind: bool,
+    own: Mapping[Partition, tuple[str, int]] | None = None,
 ) -> GroupReturn:
     """The group's return (see the module docstring). ``ends`` maps each partition of B the forward flow
-    wrote to its source topic and :class:`MirrorEnd`; ``forward_runs`` are by source partition,
-    ``reverse_runs`` by partition of B, ``reverse_starts`` (A's end when the reverse flow began) by
-    source partition."""
+    wrote to its source topic and :class:`MirrorEnd`; ``own`` each partition of B's own topics the reverse
+    flow copies to its copy's topic on A and the first offset copied; ``forward_runs`` are by source
+    partition, ``reverse_runs`` by partition of B, ``reverse_starts`` (A's end when the reverse flow
+    began, of A's topics and of the copies) by partition of A."""
     target_view, target_offsets = on_target
     source_view, source_offsets = on_source
     rows: list[PartitionReturn] = []
     others: list[str] = []
     for (topic, partition), committed in sorted(target_offsets.items()):
         found = ends.get((topic, partition))
-        if found is None:
+        copy = (own or {}).get((topic, partition))
+        if found is not None:
+            source_topic = found[0]
+        elif copy is not None:
+            source_topic = copy[0]
+        else:
             others.append(f"{topic}-{partition}")
             continue
-        source_topic, end = found
         source_tp = (source_topic, partition)
-        current = source_offsets.get(source_tp)
+        back = reverse_runs.get((topic, partition), ())
         try:
-            position: SourcePosition | None = position_on_source(
-                committed,
-                end.target_end,
-                forward_runs.get(source_tp, ()),
-                reverse_runs.get((topic, partition), ()),
-                reverse_starts.get(source_tp, end.last_copied + 1),
-            )
+            if found is not None:
+                end = found[1]
+                position: SourcePosition | None = position_on_source(
+                    committed,
+                    end.target_end,
+                    forward_runs.get(source_tp, ()),
+                    back,
+                    reverse_starts.get(source_tp, end.last_copied + 1),
+                )
+            else:
+                assert copy is not None
+                position = position_on_copy(committed, copy[1], back, reverse_starts.get(source_tp, 0))
             reason = None
         except Unproved as exc:
             position, reason = None, str(exc)
-        rows.append(PartitionReturn(topic, source_topic, partition, committed, current, position, reason))
+        rows.append(
+            PartitionReturn(
+                topic, source_topic, partition, committed, source_offsets.get(source_tp), position, reason
+            )
+        )
     refused = None
     if not target_view.idle:
         refused = f"group {group} has members on the cluster it failed over to ({target_view.describe()})"

@@ -18,6 +18,13 @@ answers the offset on A where it resumes, reading next exactly the record it wou
   past ``c`` was copied back) the answer is the reverse flow's start on A: where A's log ended when the
   reverse flow began (``reverse_start``), after the orphans, which the group never saw.
 
+A group that consumed one of B's own topics (under DefaultReplicationPolicy B's ``orders``, where the
+producers write after a failover) returns on A to the copy of that topic (``B.orders``), which holds
+only what the reverse flow copied from its start ``S`` on B (the topic's end when the failover executed,
+:mod:`.reverse_flow`): :func:`position_on_copy` answers as above for ``c >= S`` (the reverse runs, or the
+copy's end on A when the reverse flow began); ``c < S`` (the group had not read what B held before the
+failover, which was never copied) is :class:`Unproved`: no position on A holds what it would read next.
+
 The answers assume the reverse flow has caught up with every record below B's end (the caller waits for
 that) and that nothing else wrote to the topic on A since the reverse flow began.
 """
@@ -29,7 +36,7 @@ from dataclasses import dataclass
 
 from pyconnect.errors import ConnectError
 
-__all__ = ["Run", "SourcePosition", "Unproved", "position_on_source"]
+__all__ = ["Run", "SourcePosition", "Unproved", "position_on_copy", "position_on_source"]
 
 Run = tuple[int, int, int]
 """``(first_up, first_down, last_up)`` of a run of offset syncs, oldest first."""
@@ -79,7 +86,29 @@ def position_on_source(
                 f"no forward offset sync covers offset {committed} below the mirror end {mirror_end}"
             )
         return SourcePosition(found[0], "forward run")
-    forwards = [(up, down, last_up - up) for up, down, last_up in reverse_runs if last_up >= mirror_end]
+    return _copied_back(committed, mirror_end, reverse_runs, reverse_start)
+
+
+def position_on_copy(
+    committed: int, start: int, reverse_runs: Sequence[Run], copy_start: int
+) -> SourcePosition:
+    """Where a group committed at ``committed`` on one of B's own partitions resumes on its copy on A, given
+    the first offset ``start`` of B the reverse flow copied and the copy's end on A when the reverse flow
+    began (``copy_start``); see the module docstring."""
+    if committed < start:
+        raise Unproved(
+            f"offset {committed} lies before {start}, where the copy back begins: what the group has not "
+            "read below it was on B before the failover and is not on the original cluster"
+        )
+    return _copied_back(committed, start, reverse_runs, copy_start)
+
+
+def _copied_back(
+    committed: int, start: int, reverse_runs: Sequence[Run], reverse_start: int
+) -> SourcePosition:
+    """The position on A of B offset ``committed >= start`` through the reverse runs (those reaching
+    ``start``), or ``reverse_start`` when no run covers it or lies after it."""
+    forwards = [(up, down, last_up - up) for up, down, last_up in reverse_runs if last_up >= start]
     found = _through(forwards, committed)
     if found is not None:
         return SourcePosition(found[0], "reverse run")
