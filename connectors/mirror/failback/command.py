@@ -37,6 +37,7 @@ from connectors.mirror.failback.group_reads import read_returns
 from connectors.mirror.failback.ledger_reads import read_ledger, read_reverse_plan
 from connectors.mirror.failback.proof import Auditor
 from connectors.mirror.failback.report import report_json, report_text
+from connectors.mirror.failback.reverse_flow import reverse_source_config
 from connectors.mirror.failback.state import FailbackState
 from connectors.mirror.offsets.failover_calls import FailoverError
 from connectors.mirror.offsets.failover_command import FailoverOptions, load_flow, run_operator_command
@@ -158,7 +159,9 @@ async def _plan(options: FailbackOptions, flow: FailoverFlow, failover: Failover
         forward_config = await api.config(forward_name)
     ledger = await read_ledger(flow, committed, options.timeout_s, keep_records=False)
     ends = [p.end for p in ledger.partitions]
-    reverse = await read_reverse_plan(flow, forward_config, ends, failover.own_ends, options.timeout_s)
+    reverse = await read_reverse_plan(
+        flow, reverse_source_config(forward_config), ends, failover.own_ends, options.timeout_s
+    )
     state = FailbackState(flow.state_key)
     state.measured(
         ends,
@@ -220,6 +223,7 @@ async def run(options: FailbackOptions, stdout: TextIO) -> int:
                 options.timeout_s,
                 failover_ends=failover.target_ends,
                 own_ends=failover.own_ends,
+                adopt=options.reverse_connector is not None,
                 quarantine_template=options.quarantine,
                 accept_unverified=options.accept_unverified,
                 allow_rewind=options.allow_rewind,

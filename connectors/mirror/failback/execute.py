@@ -17,7 +17,15 @@ killed at any point and started again reaches the same end. The steps:
 * ``reverse-started``: the reverse MirrorSourceConnector (:func:`~.reverse_flow.reverse_source_config`)
   is created STOPPED on the reverse fleet, its offsets set to the measured starts (:func:`~.reverse_flow.
   copy_starts`: the copy ends, and B's own topics' ends at the failover), resumed, until RUNNING. An
-  existing connector of that name is only resumed (a resumed run after its creation), never re-pointed.
+  existing connector of that name this failback created (recorded in the state before the creation) is
+  set to the starts again while still STOPPED (a crash in between), else only resumed; one it did not
+  create is refused (:class:`~connectors.mirror.offsets.failover_calls.FailoverRefused`, exit 3). With
+  ``adopt`` (the operator named the reverse connector) a connector of that name that exists when the
+  run measures is *adopted* (active/active: the flow B->A has run all along): it must be a
+  MirrorSourceConnector B->A (else :class:`~connectors.mirror.offsets.failover_flow.FlowConfigError`, exit
+  2), its config (not the forward one turned around) decides what it copies, it is never created nor
+  re-pointed, only stopped and resumed here (its tasks afresh: one may have failed while A was away), and
+  ``forward-resumed`` leaves it running.
 * ``caught-up``: a group of the failover with members on B stops the run (:class:`~connectors.mirror.
   offsets.failover_calls.FailoverRefused`, exit 3; the reverse flow keeps copying); then, within
   ``catch_up_timeout_s``, B's last stable offsets must stay still for ``quiet_s`` while the reverse flow
@@ -68,7 +76,12 @@ from connectors.mirror.failback.proof import AuditFindings, Auditor, AuditVerdic
 from connectors.mirror.failback.proof_reads import audit_request, read_window, run_audit
 from connectors.mirror.failback.quarantine import quarantine
 from connectors.mirror.failback.return_syncs import return_syncs, write_syncs
-from connectors.mirror.failback.reverse_flow import copied_topics, copy_starts, reverse_source_config
+from connectors.mirror.failback.reverse_flow import (
+    adoption_refusal,
+    copied_topics,
+    copy_starts,
+    reverse_source_config,
+)
 from connectors.mirror.failback.state import FailbackState
 from connectors.mirror.offsets.failover_calls import (
     FailoverError,
@@ -80,7 +93,7 @@ from connectors.mirror.offsets.failover_calls import (
     one_line,
 )
 from connectors.mirror.offsets.failover_execute import move_group
-from connectors.mirror.offsets.failover_flow import FailoverFlow
+from connectors.mirror.offsets.failover_flow import FailoverFlow, FlowConfigError
 from connectors.mirror.offsets.failover_state import FailoverState, parse_key, partition_key
 from pyconnect.config.client_configs import mirror_client_config
 from pyconnect.kafka.group_admin import GroupAdmin
@@ -136,6 +149,7 @@ class FailbackRun:
     timeout_s: float
     failover_ends: Mapping[str, int] = field(default_factory=dict)
     own_ends: Mapping[str, int] | None = None
+    adopt: bool = False
     quarantine_template: str | None = None
     accept_unverified: bool = False
     allow_rewind: bool = False
@@ -197,9 +211,19 @@ class FailbackRun:
             )
         self.ledger = ledger
         ends = [p.end for p in ledger.partitions]
-        reverse = await read_reverse_plan(
-            self.flow, await self.forward.config(self.forward_connector), ends, self.own_ends, self.timeout_s
-        )
+        adopted = self.adopt and await self.reverse.exists(self.reverse_connector)
+        if adopted:
+            reverse_config = await self.reverse.config(self.reverse_connector)
+            refusal = adoption_refusal(reverse_config, self.flow.target, self.flow.source)
+            if refusal:
+                raise FlowConfigError(
+                    f"connector {self.reverse_connector} at {self.reverse.url} cannot be the reverse flow: "
+                    f"{refusal}"
+                )
+        else:
+            reverse_config = reverse_source_config(await self.forward.config(self.forward_connector))
+        reverse = await read_reverse_plan(self.flow, reverse_config, ends, self.own_ends, self.timeout_s)
+        self.state.reverse_adopted = adopted
         self.state.measured(
             ends,
             [p.orphans for p in ledger.partitions],
@@ -248,15 +272,35 @@ class FailbackRun:
         }
 
     async def _start_reverse(self) -> None:
-        if not await self.reverse.exists(self.reverse_connector):
-            config = reverse_source_config(await self.forward.config(self.forward_connector))
-            await self.reverse.create(self.reverse_connector, config, "STOPPED")
+        if self.state.reverse_adopted:  # its tasks afresh: one may have failed while A was away
+            await self.reverse.stop(self.reverse_connector)
             await self.reverse.wait_state(self.reverse_connector, "STOPPED", CONNECTOR_WAIT_S)
-            await self.reverse.alter_offsets(
-                self.reverse_connector, copy_starts(self.flow.target, self._starts())
-            )
+        else:
+            await self._create_reverse()
         await self.reverse.resume(self.reverse_connector)
         await self.reverse.wait_state(self.reverse_connector, "RUNNING", CONNECTOR_WAIT_S)
+
+    async def _create_reverse(self) -> None:
+        """Create the reverse connector STOPPED and set its offsets to the measured starts; after a crash
+        in between, set them again while it is still STOPPED (it never ran). A connector of that name
+        this failback did not create (one left by an earlier failback, copying from its old offsets) is
+        refused: :class:`~connectors.mirror.offsets.failover_calls.FailoverRefused`."""
+        name = self.reverse_connector
+        if not await self.reverse.exists(name):
+            self.state.reverse_created = True
+            self.save(self.state)
+            config = reverse_source_config(await self.forward.config(self.forward_connector))
+            await self.reverse.create(name, config, "STOPPED")
+        elif not self.state.reverse_created:
+            raise FailoverRefused(
+                f"a connector {name} exists at {self.reverse.url} that this failback did not create (left by "
+                "an earlier failback?): delete it, or name it with --reverse-connector to use it as the "
+                "reverse flow"
+            )
+        elif (await self.reverse.states(name))[0] != "STOPPED":
+            return
+        await self.reverse.wait_state(name, "STOPPED", CONNECTOR_WAIT_S)
+        await self.reverse.alter_offsets(name, copy_starts(self.flow.target, self._starts()))
 
     async def _target_views(self) -> None:
         busy = await busy_groups(self.flow.target_config, self.flow.target, self.groups, self.timeout_s)
@@ -334,8 +378,9 @@ class FailbackRun:
             await close_quietly(admin)
 
     async def _resume_forward(self) -> None:
-        await self.reverse.stop(self.reverse_connector)
-        await self.reverse.wait_state(self.reverse_connector, "STOPPED", CONNECTOR_WAIT_S)
+        if not self.state.reverse_adopted:
+            await self.reverse.stop(self.reverse_connector)
+            await self.reverse.wait_state(self.reverse_connector, "STOPPED", CONNECTOR_WAIT_S)
         copies = await self._copies_back()
         await write_syncs(self.flow, return_syncs(copies), self.timeout_s)
         ledger = [parse_key(k) for k in self.state.ends]
@@ -356,6 +401,9 @@ class FailbackRun:
         )
         await self.forward.resume(self.forward_connector)
         await self.forward.wait_state(self.forward_connector, "RUNNING", CONNECTOR_WAIT_S)
+        if self.state.reverse_adopted:
+            await self.reverse.resume(self.reverse_connector)
+            await self.reverse.wait_state(self.reverse_connector, "RUNNING", CONNECTOR_WAIT_S)
 
     async def _audit(self) -> None:
         assert self.auditor is not None and self.state.window is not None

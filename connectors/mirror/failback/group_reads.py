@@ -2,7 +2,8 @@
 runs, turned into :class:`~.group_return.GroupReturn` values by :func:`~.group_return.plan_return`.
 
 :func:`read_returns` needs the measured state (the copy ends, A's ends at the reverse start, and the reverse
-flow's starts on B: the partitions of B's own topics it copies return on their copies on A). The
+flow's starts on B: the partitions of B's own topics it copies return on their copies on A; through an
+adopted reverse connector, from the oldest of its offset syncs of the partition on). The
 forward runs must be readable (:class:`~connectors.mirror.offsets.mirror_client.MirrorClientError`
 otherwise); missing reverse syncs (no reverse flow yet: ``plan``) leave every position past the copy's end
 at the reverse start. Each cluster call is bounded by ``timeout_s``; failures are
@@ -64,10 +65,15 @@ async def read_returns(
     }
     starts = {parse_key(k): v for k, v in state.source_ends.items()}
     back = reverse_of(flow).policy()
-    own: dict[Partition, tuple[str, int]] = {}
+    own: dict[Partition, tuple[str, int | None]] = {}
     for key, start in state.reverse_starts.items():
         tp = parse_key(key)
-        if tp not in ends:
+        if tp in ends:
+            continue
+        if state.reverse_adopted:  # copying all along: proved from its oldest sync on
+            runs = reverse_runs.get(tp)
+            own[tp] = (back.format_remote_topic(flow.target, tp[0]), runs[0][0] if runs else None)
+        else:
             own[tp] = (back.format_remote_topic(flow.target, tp[0]), start)
     return [
         plan_return(

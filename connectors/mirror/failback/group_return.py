@@ -78,13 +78,13 @@ def plan_return(
     reverse_starts: Mapping[Partition, int],
     *,
     allow_rewind: bool,
-    own: Mapping[Partition, tuple[str, int]] | None = None,
+    own: Mapping[Partition, tuple[str, int | None]] | None = None,
 ) -> GroupReturn:
     """The group's return (see the module docstring). ``ends`` maps each partition of B the forward flow
     wrote to its source topic and :class:`MirrorEnd`; ``own`` each partition of B's own topics the reverse
-    flow copies to its copy's topic on A and the first offset copied; ``forward_runs`` are by source
-    partition, ``reverse_runs`` by partition of B, ``reverse_starts`` (A's end when the reverse flow
-    began, of A's topics and of the copies) by partition of A."""
+    flow copies to its copy's topic on A and the first offset whose copy is proved (``None``: none);
+    ``forward_runs`` are by source partition, ``reverse_runs`` by partition of B, ``reverse_starts`` (A's
+    end when the reverse flow began, of A's topics and of the copies) by partition of A."""
     target_view, target_offsets = on_target
     source_view, source_offsets = on_source
     rows: list[PartitionReturn] = []

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from connectors.mirror.failback.ledger import MirrorEnd, OrphanRange, mirror_end
 from connectors.mirror.failback.positions import Run
-from connectors.mirror.failback.reverse_flow import copied_topics, reverse_source_config, reverse_starts
+from connectors.mirror.failback.reverse_flow import copied_topics, reverse_starts
 from connectors.mirror.offsets.failover_calls import FailoverError, cluster_bounds, cluster_topics, one_line
 from connectors.mirror.offsets.failover_flow import FailoverFlow
 from connectors.mirror.offsets.failover_reads import read_flow_syncs
@@ -182,19 +182,19 @@ class ReversePlan:
 
 async def read_reverse_plan(
     flow: FailoverFlow,
-    forward_config: Mapping[str, str],
+    reverse_config: Mapping[str, str],
     ends: list[MirrorEnd],
     own_ends: Mapping[str, int] | None,
     timeout_s: float,
 ) -> ReversePlan:
-    """The :class:`ReversePlan` of the failback of ``flow`` (see the module docstring): ``forward_config``
-    is the forward MirrorSourceConnector's (its topic filter is the reverse flow's), ``ends`` the forward
+    """The :class:`ReversePlan` of the failback of ``flow`` (see the module docstring): ``reverse_config``
+    is the reverse MirrorSourceConnector's (its topic filter decides what it copies), ``ends`` the forward
     copy's ends, ``own_ends`` what the failover recorded (``topic:partition`` of B -> end; ``None``:
     nothing)."""
     back = reverse_of(flow)
     policy, back_policy = flow.policy(), back.policy()
     on_target = await cluster_topics(flow.target_config, flow.target, timeout_s)
-    copied = copied_topics(reverse_source_config(forward_config), back_policy, flow.source, on_target)
+    copied = copied_topics(reverse_config, back_policy, flow.source, on_target)
     partitions = [(t, p) for t in copied for p in on_target[t]]
     bounds = await cluster_bounds(flow.target_config, flow.target, partitions, timeout_s)
     mirror_ends = {

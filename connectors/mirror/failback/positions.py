@@ -90,15 +90,17 @@ def position_on_source(
 
 
 def position_on_copy(
-    committed: int, start: int, reverse_runs: Sequence[Run], copy_start: int
+    committed: int, start: int | None, reverse_runs: Sequence[Run], copy_start: int
 ) -> SourcePosition:
     """Where a group committed at ``committed`` on one of B's own partitions resumes on its copy on A, given
-    the first offset ``start`` of B the reverse flow copied and the copy's end on A when the reverse flow
-    began (``copy_start``); see the module docstring."""
+    the first offset ``start`` of B whose copy the reverse flow proves (``None``: none) and the copy's end
+    on A when the reverse flow began (``copy_start``); see the module docstring."""
+    if start is None:
+        raise Unproved("no offset sync of the reverse flow proves where any record of it lies on A")
     if committed < start:
         raise Unproved(
-            f"offset {committed} lies before {start}, where the copy back begins: what the group has not "
-            "read below it was on B before the failover and is not on the original cluster"
+            f"offset {committed} lies before {start}, where the proved copy back begins: what the group has "
+            "not read below it is not proved to be on the original cluster"
         )
     return _copied_back(committed, start, reverse_runs, copy_start)
 

@@ -49,11 +49,19 @@ from typing import Any
 from connectors.mirror.filters import topic_filter
 from connectors.mirror.policy import ReplicationPolicy, is_cycle
 
-__all__ = ["copied_topics", "copy_starts", "own_topics", "reverse_source_config", "reverse_starts"]
+__all__ = [
+    "adoption_refusal",
+    "copied_topics",
+    "copy_starts",
+    "own_topics",
+    "reverse_source_config",
+    "reverse_starts",
+]
 
 Partition = tuple[str, int]
 
 _SIDES = {"source.": "target.", "target.": "source."}
+_SOURCE_CLASSES = ("org.apache.kafka.connect.mirror.MirrorSourceConnector", "MirrorSourceConnector")
 
 
 def reverse_source_config(forward: Mapping[str, str]) -> dict[str, str]:
@@ -125,3 +133,15 @@ def reverse_starts(
         recorded = None if own_ends is None else own_ends.get(tp)
         starts[tp] = recorded if recorded is not None and log_start <= recorded <= end else log_start
     return starts
+
+
+def adoption_refusal(config: Mapping[str, str], source: str, target: str) -> str | None:
+    """Why the existing connector of ``config`` cannot be a failback's reverse flow from ``source`` (B) to
+    ``target`` (A) (one line), or ``None``: it must be a MirrorSourceConnector with those aliases."""
+    kind = config.get("connector.class", "")
+    if kind not in _SOURCE_CLASSES:
+        return f"it is a {kind or 'connector without a class'}, not a MirrorSourceConnector"
+    aliases = (config.get("source.cluster.alias"), config.get("target.cluster.alias"))
+    if aliases != (source, target):
+        return f"it copies {aliases[0]}->{aliases[1]}, not {source}->{target}"
+    return None

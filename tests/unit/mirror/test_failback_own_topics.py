@@ -88,7 +88,7 @@ def test_a_group_on_bs_own_topic_returns_on_its_copy(committed: int, expected: i
 
 
 def test_a_group_behind_the_copys_start_is_unproved() -> None:
-    with pytest.raises(Unproved, match="before 30, where the copy back begins"):
+    with pytest.raises(Unproved, match="before 30, where the proved copy back begins"):
         position_on_copy(29, 30, COPY, 500)
 
 
@@ -169,3 +169,27 @@ def test_the_states_keep_the_reverse_starts_and_the_failovers_own_ends(tmp_path:
     assert FailoverState.load(path, dict(FLOW)).own_ends == {"orders:0": 30}
     FailoverState(dict(FLOW)).save(path)  # not recorded stays distinct from "B had no own topic"
     assert FailoverState.load(path, dict(FLOW)).own_ends is None
+
+
+def test_only_a_mirror_source_connector_b_to_a_is_adopted_as_the_reverse_flow() -> None:
+    from connectors.mirror.failback.reverse_flow import adoption_refusal
+
+    config = {
+        "connector.class": "org.apache.kafka.connect.mirror.MirrorSourceConnector",
+        "source.cluster.alias": "B",
+        "target.cluster.alias": "A",
+    }
+    assert adoption_refusal(config, "B", "A") is None
+    assert "copies B->A, not A->B" in str(adoption_refusal(config, "A", "B"))
+    checkpoints = {**config, "connector.class": "org.apache.kafka.connect.mirror.MirrorCheckpointConnector"}
+    assert "not a MirrorSourceConnector" in str(adoption_refusal(checkpoints, "B", "A"))
+
+
+def test_through_an_adopted_reverse_flow_positions_are_proved_from_its_oldest_sync() -> None:
+    # copying all along: B 0..40 -> A 0..40, whatever the failover's end on B was
+    assert position_on_copy(12, 0, [(0, 0, 40)], 99).offset == 12
+    with pytest.raises(Unproved, match="no offset sync of the reverse flow proves"):
+        position_on_copy(12, None, [], 99)
+    state = FailbackState(dict(FLOW))
+    state.reverse_adopted = True
+    assert FailbackState.from_json(state.to_json(), "x").reverse_adopted
