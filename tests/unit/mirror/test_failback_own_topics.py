@@ -5,20 +5,24 @@ where they ended, without Kafka."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from connectors.mirror.failback.execute import FailbackRun
 from connectors.mirror.failback.group_return import plan_return
 from connectors.mirror.failback.ledger import MirrorEnd
 from connectors.mirror.failback.positions import Unproved, position_on_copy
 from connectors.mirror.failback.return_syncs import return_syncs
 from connectors.mirror.failback.reverse_flow import copied_topics, own_topics, reverse_starts
 from connectors.mirror.failback.state import FailbackState
+from connectors.mirror.offsets.failover_calls import FailoverRefused
+from connectors.mirror.offsets.failover_flow import FailoverFlow
 from connectors.mirror.offsets.failover_state import FailoverState
 from connectors.mirror.offsets.translation import OffsetSyncStore
-from connectors.mirror.policy import is_cycle, replication_policy
+from connectors.mirror.policy import ReplicationPolicy, is_cycle, replication_policy
 from pyconnect.kafka.group_view import GroupView
 
 FLOW = {"source": "A", "target": "B", "checkpoints_topic": "A.checkpoints.internal"}
@@ -27,7 +31,7 @@ ON_B = ["orders", "A.orders", "A.B.orders", "x.orders", "heartbeats", "A.heartbe
 ON_B += ["mm2-offset-syncs.A.internal", "A.checkpoints.internal", "payments"]
 
 
-def _policy(source: str, identity: bool = False):  # type: ignore[no-untyped-def]
+def _policy(source: str, identity: bool = False) -> ReplicationPolicy:
     config = {"source.cluster.alias": source}
     return replication_policy({**config, "replication.policy.class": IDENTITY} if identity else config)
 
@@ -193,3 +197,80 @@ def test_through_an_adopted_reverse_flow_positions_are_proved_from_its_oldest_sy
     state = FailbackState(dict(FLOW))
     state.reverse_adopted = True
     assert FailbackState.from_json(state.to_json(), "x").reverse_adopted
+
+
+class FakeFleet:
+    """A Connect fleet's REST API as the failback uses it: connectors with a state, config and offsets."""
+
+    url = "http://fleet"
+
+    def __init__(self, **connectors: str) -> None:
+        self.state = dict(connectors)
+        self.calls: list[str] = []
+
+    async def exists(self, name: str) -> bool:
+        return name in self.state
+
+    async def config(self, name: str) -> dict[str, str]:
+        return {"source.cluster.alias": "A", "target.cluster.alias": "B", "topics": "orders"}
+
+    async def create(self, name: str, config: dict[str, str], initial_state: str) -> None:
+        self.calls.append(f"create {name} {config['source.cluster.alias']}->{config['target.cluster.alias']}")
+        self.state[name] = initial_state
+
+    async def states(self, name: str) -> tuple[str, list[str]]:
+        return self.state[name], []
+
+    async def wait_state(self, name: str, wanted: str, timeout_s: float) -> None:
+        assert self.state[name] == wanted
+
+    async def alter_offsets(self, name: str, body: dict[str, object]) -> None:
+        offsets = body["offsets"]
+        assert isinstance(offsets, list)
+        self.calls.append(f"offsets {name} {len(offsets)}")
+
+    async def stop(self, name: str) -> None:
+        self.calls.append(f"stop {name}")
+        self.state[name] = "STOPPED"
+
+    async def resume(self, name: str) -> None:
+        self.calls.append(f"resume {name}")
+        self.state[name] = "RUNNING"
+
+
+def _run(reverse: Any, state: FailbackState) -> tuple[FailbackRun, list[bool]]:
+    """A run of the failback of A->B with ``reverse`` as the reverse fleet (its connector ``back``)."""
+    flow = FailoverFlow("A", "B", {"bootstrap.servers": "a"}, {"bootstrap.servers": "b"})
+    saved: list[bool] = []
+    forward: Any = FakeFleet(fwd="STOPPED")
+    run = FailbackRun(
+        flow, state, forward, "fwd", reverse, "back", [], 1.0, save=lambda s: saved.append(s.reverse_created)
+    )
+    return run, saved
+
+
+async def test_the_reverse_connector_is_created_stopped_pointed_then_resumed_and_never_taken_over() -> None:
+    state = FailbackState(dict(FLOW))
+    state.measured([], [], {}, {("orders", 0): 30, ("orders", 1): 0})
+    fleet = FakeFleet()
+    run, saved = _run(fleet, state)
+    await run._start_reverse()
+    assert saved == [True]  # recorded before the creation
+    assert fleet.calls == ["create back B->A", "offsets back 2", "resume back"]
+    # a run resumed after a crash between the creation and the offsets: pointed again, while STOPPED
+    fleet.state["back"], fleet.calls = "STOPPED", []
+    await run._start_reverse()
+    assert fleet.calls == ["offsets back 2", "resume back"]
+    # a connector of that name this failback did not create: refused, untouched
+    left = FakeFleet(back="STOPPED")
+    run, _ = _run(left, FailbackState(dict(FLOW)))
+    with pytest.raises(FailoverRefused, match="that this failback did not create"):
+        await run._start_reverse()
+    assert left.calls == []
+    # an adopted one (named by the operator, running B->A): only stopped and resumed
+    adopted = FailbackState(dict(FLOW))
+    adopted.reverse_adopted = True
+    running = FakeFleet(back="RUNNING")
+    run, _ = _run(running, adopted)
+    await run._start_reverse()
+    assert running.calls == ["stop back", "resume back"]
