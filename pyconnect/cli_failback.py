@@ -62,7 +62,10 @@ def add_failback_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]
         step.add_argument(
             "--reverse-connector",
             metavar="NAME",
-            help="the reverse connector's name (default failback-B-to-A)",
+            help=(
+                "the reverse connector's name (default failback-B-to-A); naming one that already runs B->A "
+                "(active/active) makes the failback use it: never created, re-pointed or left stopped"
+            ),
         )
         step.add_argument("--state", metavar="FILE", help="the failback's progress file (execute, status)")
         step.add_argument("--allow-rewind", action="store_true", help="also move a group back on A")

@@ -208,6 +208,23 @@ _POLICIES: dict[str, type[DefaultReplicationPolicy]] = {
 }
 
 
+def is_cycle(policy: ReplicationPolicy, target_alias: str, topic: str) -> bool:
+    """Java's ``MirrorSourceConnector.isCycle``: whether ``topic`` or a topic upstream of it came from
+    ``target_alias`` (a flow into that cluster must not copy it back there). Under IdentityReplicationPolicy
+    no topic but a heartbeats topic is ever a cycle: the policy cannot tell."""
+    for _ in range(1000):
+        source = policy.topic_source(topic)
+        if source is None:
+            return False
+        if source == target_alias:
+            return True
+        upstream = policy.upstream_topic(topic)
+        if upstream is None or upstream == topic:
+            return False
+        topic = upstream
+    return False
+
+
 def is_known_policy(name: str) -> bool:
     """Whether ``replication.policy.class = name`` resolves (a Java class name or a simple name)."""
     return name in _POLICIES

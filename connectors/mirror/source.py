@@ -39,6 +39,7 @@ from connectors.mirror.config import (
     MirrorSourceConfig,
     source_connector_validation_errors,
 )
+from connectors.mirror.policy import is_cycle
 from connectors.mirror.records import (
     RecordFormatError,
     TopicPartition,
@@ -288,20 +289,7 @@ class MirrorSourceConnector(ScheduledConnector):
 
     def is_cycle(self, topic: str) -> bool:
         """True when ``topic`` (or any topic upstream of it) came from the target cluster."""
-        target = self._cfg.target_cluster_alias
-        seen = 0
-        while seen < 1000:
-            seen += 1
-            source = self._policy.topic_source(topic)
-            if source is None:
-                return False
-            if source == target:
-                return True
-            upstream = self._policy.upstream_topic(topic)
-            if upstream is None or upstream == topic:
-                return False
-            topic = upstream
-        return False
+        return is_cycle(self._policy, self._cfg.target_cluster_alias, topic)
 
     @staticmethod
     def _expand(described: Mapping[str, list[int]], topics: Iterable[str]) -> list[TopicPartition]:

@@ -70,14 +70,18 @@ def cli(command: str, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def connectors(a: str, b: str, topic: str, groups: str) -> dict[str, dict[str, str]]:
+def connectors(
+    a: str, b: str, topic: str, groups: str, policy: str = IDENTITY, checkpointed: str | None = None
+) -> dict[str, dict[str, str]]:
+    """The forward flow's source and checkpoint connectors (``checkpointed``: the checkpoint connector's
+    topics, ``topic`` by default)."""
     common = {
         "source.cluster.alias": "A",
         "target.cluster.alias": "B",
         "source.cluster.bootstrap.servers": a,
         "target.cluster.bootstrap.servers": b,
         "offset-syncs.topic.location": "target",
-        "replication.policy.class": IDENTITY,
+        "replication.policy.class": policy,
         "key.converter": BYTES,
         "value.converter": BYTES,
         "header.converter": BYTES,
@@ -101,7 +105,7 @@ def connectors(a: str, b: str, topic: str, groups: str) -> dict[str, dict[str, s
             "connector.class": "org.apache.kafka.connect.mirror.MirrorCheckpointConnector",
             "tasks.max": "1",
             "groups": groups,
-            "topics": topic,
+            "topics": checkpointed or topic,
             "emit.checkpoints.interval.seconds": "1",
             "refresh.groups.interval.seconds": "1",
             "sync.group.offsets.enabled": "false",

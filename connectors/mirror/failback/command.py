@@ -34,9 +34,10 @@ from connectors.mirror.failback.connect_api import ConnectApi
 from connectors.mirror.failback.copy_drain import source_offsets
 from connectors.mirror.failback.execute import FailbackRun, copied_after
 from connectors.mirror.failback.group_reads import read_returns
-from connectors.mirror.failback.ledger_reads import read_ledger
+from connectors.mirror.failback.ledger_reads import read_ledger, read_reverse_plan
 from connectors.mirror.failback.proof import Auditor
 from connectors.mirror.failback.report import report_json, report_text
+from connectors.mirror.failback.reverse_flow import reverse_source_config
 from connectors.mirror.failback.state import FailbackState
 from connectors.mirror.offsets.failover_calls import FailoverError
 from connectors.mirror.offsets.failover_command import FailoverOptions, load_flow, run_operator_command
@@ -150,17 +151,26 @@ def _fleets(options: FailbackOptions, flow: FailoverFlow) -> tuple[ConnectApi, C
 
 async def _plan(options: FailbackOptions, flow: FailoverFlow, failover: FailoverState) -> dict[str, Any]:
     committed: dict[tuple[str, int], int] = {}
-    forward_name = None
+    forward_name, forward_config = None, {}
     if options.url is not None:
         api = ConnectApi(options.url, options.rest_access, options.timeout_s)
         forward_name = await forward_connector(api, flow, options.source_connector)
         committed = source_offsets(await api.offsets(forward_name), flow.source)
+        forward_config = await api.config(forward_name)
     ledger = await read_ledger(flow, committed, options.timeout_s, keep_records=False)
+    ends = [p.end for p in ledger.partitions]
+    reverse = await read_reverse_plan(
+        flow, reverse_source_config(forward_config), ends, failover.own_ends, options.timeout_s
+    )
     state = FailbackState(flow.state_key)
     state.measured(
-        [p.end for p in ledger.partitions],
+        ends,
         [p.orphans for p in ledger.partitions],
-        {(p.end.topic, p.end.partition): p.source_bounds[1] for p in ledger.partitions},
+        {
+            **reverse.copy_ends,
+            **{(p.end.topic, p.end.partition): p.source_bounds[1] for p in ledger.partitions},
+        },
+        reverse.starts,
     )
     returns = await read_returns(
         flow, state, sorted(failover.groups), options.timeout_s, allow_rewind=options.allow_rewind
@@ -212,6 +222,8 @@ async def run(options: FailbackOptions, stdout: TextIO) -> int:
                 groups,
                 options.timeout_s,
                 failover_ends=failover.target_ends,
+                own_ends=failover.own_ends,
+                adopt=options.reverse_connector is not None,
                 quarantine_template=options.quarantine,
                 accept_unverified=options.accept_unverified,
                 allow_rewind=options.allow_rewind,

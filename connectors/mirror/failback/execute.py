@@ -7,16 +7,25 @@ killed at any point and started again reaches the same end. The steps:
 * ``forward-stopped``: ``PUT /connectors/{forward}/stop`` on the forward fleet, until STOPPED (the task's
   final offset commit writes the offset sync of its last record).
 * ``measured``: the forward connector's committed offsets (``GET .../offsets``) and :func:`~.ledger_reads.
-  read_ledger`; a copy that ends past the target's end recorded by the failover stops the run with
-  :class:`CopiedAfterFailover` (exit 10: A came back while the forward flow ran, and its late copies lie
-  among the applications' writes on B); a copy end proved only by the connector offsets stops it with
-  :class:`Unverified` (exit 8) unless ``accept_unverified``.
+  read_ledger`, then what the reverse flow will copy (:func:`~.ledger_reads.read_reverse_plan`: B's own
+  topics from their ends recorded by the failover, ``own_ends``); a copy that ends past the target's end
+  recorded by the failover stops the run with :class:`CopiedAfterFailover` (exit 10: A came back while
+  the forward flow ran, and its late copies lie among the applications' writes on B); a copy end proved
+  only by the connector offsets stops it with :class:`Unverified` (exit 8) unless ``accept_unverified``.
 * ``quarantined`` (only with a quarantine template): :func:`~.quarantine.quarantine` of the orphans
   (read again from the recorded ranges after a resume).
 * ``reverse-started``: the reverse MirrorSourceConnector (:func:`~.reverse_flow.reverse_source_config`)
-  is created STOPPED on the reverse fleet, its offsets set to the copy ends (:func:`~.reverse_flow.
-  copy_starts`), resumed, until RUNNING. An existing connector of that name is only resumed (a resumed run
-  after its creation), never re-pointed.
+  is created STOPPED on the reverse fleet, its offsets set to the measured starts (:func:`~.reverse_flow.
+  copy_starts`: the copy ends, and B's own topics' ends at the failover), resumed, until RUNNING. An
+  existing connector of that name this failback created (recorded in the state before the creation) is
+  set to the starts again while still STOPPED (a crash in between), else only resumed; one it did not
+  create is refused (:class:`~connectors.mirror.offsets.failover_calls.FailoverRefused`, exit 3). With
+  ``adopt`` (the operator named the reverse connector) a connector of that name that exists when the
+  run measures is *adopted* (active/active: the flow B->A has run all along): it must be a
+  MirrorSourceConnector B->A (else :class:`~connectors.mirror.offsets.failover_flow.FlowConfigError`, exit
+  2), its config (not the forward one turned around) decides what it copies, it is never created nor
+  re-pointed, only stopped and resumed here (its tasks afresh: one may have failed while A was away), and
+  ``forward-resumed`` leaves it running.
 * ``caught-up``: a group of the failover with members on B stops the run (:class:`~connectors.mirror.
   offsets.failover_calls.FailoverRefused`, exit 3; the reverse flow keeps copying); then, within
   ``catch_up_timeout_s``, B's last stable offsets must stay still for ``quiet_s`` while the reverse flow
@@ -29,10 +38,13 @@ killed at any point and started again reaches the same end. The steps:
   (:func:`connectors.mirror.offsets.failover_execute.move_group`).
 * ``forward-resumed``: the reverse connector is stopped; the forward offset syncs of the records copied
   back are written (:mod:`.return_syncs`: the groups' positions among them translate exactly to B
-  afterwards); the forward connector's offsets are set to A's last stable offsets, and it is resumed:
-  the applications' new records on A flow to B again; the orphans and the copies back do not. Before the
-  offsets are set, the audit window (:func:`~.proof_reads.read_window`: A's and B's ends, the syncs and
-  checkpoints written so far) is recorded once.
+  afterwards); the forward connector's offsets are set to A's last stable offsets (of the ledger's
+  partitions and of the copies back it would copy: under IdentityReplicationPolicy a topic of B's own
+  copied back under its name), and it is resumed: the applications' new records on A flow to B again;
+  the orphans and the copies back do not (under DefaultReplicationPolicy the copies back, ``B.orders``,
+  are a cycle for the forward flow, which never copies them). Before the offsets are set, the audit
+  window (:func:`~.proof_reads.read_window`: A's and B's ends, the syncs and checkpoints written so far)
+  is recorded once.
 * ``audited`` (only with an ``auditor``): the forward flow audited within that window
   (:mod:`.proof`): the records A holds that B lacks must be exactly the orphans, B must hold nothing A
   lacks (every record written on B was copied back), and each returned group's offsets on A and B must
@@ -52,13 +64,24 @@ from connectors.mirror.failback.copy_drain import CONNECTOR_WAIT_S, drain, sourc
 from connectors.mirror.failback.group_reads import group_offsets, read_returns
 from connectors.mirror.failback.group_return import GroupReturn
 from connectors.mirror.failback.ledger import MirrorEnd
-from connectors.mirror.failback.ledger_reads import Ledger, flow_runs, read_ledger, reverse_of
+from connectors.mirror.failback.ledger_reads import (
+    Ledger,
+    flow_runs,
+    read_ledger,
+    read_reverse_plan,
+    reverse_of,
+)
 from connectors.mirror.failback.positions import Run
 from connectors.mirror.failback.proof import AuditFindings, Auditor, AuditVerdict, positions_of
 from connectors.mirror.failback.proof_reads import audit_request, read_window, run_audit
 from connectors.mirror.failback.quarantine import quarantine
 from connectors.mirror.failback.return_syncs import return_syncs, write_syncs
-from connectors.mirror.failback.reverse_flow import copy_starts, reverse_source_config
+from connectors.mirror.failback.reverse_flow import (
+    adoption_refusal,
+    copied_topics,
+    copy_starts,
+    reverse_source_config,
+)
 from connectors.mirror.failback.state import FailbackState
 from connectors.mirror.offsets.failover_calls import (
     FailoverError,
@@ -70,7 +93,7 @@ from connectors.mirror.offsets.failover_calls import (
     one_line,
 )
 from connectors.mirror.offsets.failover_execute import move_group
-from connectors.mirror.offsets.failover_flow import FailoverFlow
+from connectors.mirror.offsets.failover_flow import FailoverFlow, FlowConfigError
 from connectors.mirror.offsets.failover_state import FailoverState, parse_key, partition_key
 from pyconnect.config.client_configs import mirror_client_config
 from pyconnect.kafka.group_admin import GroupAdmin
@@ -125,6 +148,8 @@ class FailbackRun:
     groups: list[str]
     timeout_s: float
     failover_ends: Mapping[str, int] = field(default_factory=dict)
+    own_ends: Mapping[str, int] | None = None
+    adopt: bool = False
     quarantine_template: str | None = None
     accept_unverified: bool = False
     allow_rewind: bool = False
@@ -185,10 +210,28 @@ class FailbackRun:
                 "(expired or never written): give --accept-unverified to go on with the connector offsets"
             )
         self.ledger = ledger
+        ends = [p.end for p in ledger.partitions]
+        adopted = self.adopt and await self.reverse.exists(self.reverse_connector)
+        if adopted:
+            reverse_config = await self.reverse.config(self.reverse_connector)
+            refusal = adoption_refusal(reverse_config, self.flow.target, self.flow.source)
+            if refusal:
+                raise FlowConfigError(
+                    f"connector {self.reverse_connector} at {self.reverse.url} cannot be the reverse flow: "
+                    f"{refusal}"
+                )
+        else:
+            reverse_config = reverse_source_config(await self.forward.config(self.forward_connector))
+        reverse = await read_reverse_plan(self.flow, reverse_config, ends, self.own_ends, self.timeout_s)
+        self.state.reverse_adopted = adopted
         self.state.measured(
-            [p.end for p in ledger.partitions],
+            ends,
             [p.orphans for p in ledger.partitions],
-            {(p.end.topic, p.end.partition): p.source_bounds[1] for p in ledger.partitions},
+            {
+                **reverse.copy_ends,
+                **{(p.end.topic, p.end.partition): p.source_bounds[1] for p in ledger.partitions},
+            },
+            reverse.starts,
         )
         self.state.quarantine = self.quarantine_template
 
@@ -218,6 +261,10 @@ class FailbackRun:
         )
 
     def _starts(self) -> dict[Partition, int]:
+        """The first offset the reverse flow copies, by partition of B (a state measured by an older
+        version holds none: then the forward copies, from their ends)."""
+        if self.state.reverse_starts:
+            return {parse_key(k): v for k, v in self.state.reverse_starts.items()}
         policy = self.flow.policy()
         return {
             (policy.format_remote_topic(self.flow.source, e.topic), e.partition): e.target_end
@@ -225,15 +272,35 @@ class FailbackRun:
         }
 
     async def _start_reverse(self) -> None:
-        if not await self.reverse.exists(self.reverse_connector):
-            config = reverse_source_config(await self.forward.config(self.forward_connector))
-            await self.reverse.create(self.reverse_connector, config, "STOPPED")
+        if self.state.reverse_adopted:  # its tasks afresh: one may have failed while A was away
+            await self.reverse.stop(self.reverse_connector)
             await self.reverse.wait_state(self.reverse_connector, "STOPPED", CONNECTOR_WAIT_S)
-            await self.reverse.alter_offsets(
-                self.reverse_connector, copy_starts(self.flow.target, self._starts())
-            )
+        else:
+            await self._create_reverse()
         await self.reverse.resume(self.reverse_connector)
         await self.reverse.wait_state(self.reverse_connector, "RUNNING", CONNECTOR_WAIT_S)
+
+    async def _create_reverse(self) -> None:
+        """Create the reverse connector STOPPED and set its offsets to the measured starts; after a crash
+        in between, set them again while it is still STOPPED (it never ran). A connector of that name
+        this failback did not create (one left by an earlier failback, copying from its old offsets) is
+        refused: :class:`~connectors.mirror.offsets.failover_calls.FailoverRefused`."""
+        name = self.reverse_connector
+        if not await self.reverse.exists(name):
+            self.state.reverse_created = True
+            self.save(self.state)
+            config = reverse_source_config(await self.forward.config(self.forward_connector))
+            await self.reverse.create(name, config, "STOPPED")
+        elif not self.state.reverse_created:
+            raise FailoverRefused(
+                f"a connector {name} exists at {self.reverse.url} that this failback did not create (left by "
+                "an earlier failback?): delete it, or name it with --reverse-connector to use it as the "
+                "reverse flow"
+            )
+        elif (await self.reverse.states(name))[0] != "STOPPED":
+            return
+        await self.reverse.wait_state(name, "STOPPED", CONNECTOR_WAIT_S)
+        await self.reverse.alter_offsets(name, copy_starts(self.flow.target, self._starts()))
 
     async def _target_views(self) -> None:
         busy = await busy_groups(self.flow.target_config, self.flow.target, self.groups, self.timeout_s)
@@ -258,20 +325,19 @@ class FailbackRun:
         )
 
     async def _copies_back(self) -> dict[Partition, tuple[str, list[Run]]]:
-        """Per source partition whose copy back on A is the forward flow's own topic: its B topic and the
-        reverse runs of that B partition."""
+        """Per partition of A that holds copies back (the forward flow's own topic under
+        IdentityReplicationPolicy, the copy of one of B's own topics): its B topic and the reverse runs of
+        that B partition."""
         reverse = reverse_of(self.flow)
         runs, _, _ = await flow_runs(reverse, self.timeout_s)
-        policy, back = self.flow.policy(), reverse.policy()
-        copies = {}
-        for end in self.state.ends.values():
-            target_topic = policy.format_remote_topic(self.flow.source, end.topic)
-            if back.format_remote_topic(self.flow.target, target_topic) == end.topic:
-                copies[(end.topic, end.partition)] = (
-                    target_topic,
-                    runs.get((target_topic, end.partition), []),
-                )
-        return copies
+        back = reverse.policy()
+        return {
+            (back.format_remote_topic(self.flow.target, topic), partition): (
+                topic,
+                runs.get((topic, partition), []),
+            )
+            for topic, partition in self._starts()
+        }
 
     async def _return_groups(self) -> None:
         back = reverse_of(self.flow)
@@ -312,13 +378,22 @@ class FailbackRun:
             await close_quietly(admin)
 
     async def _resume_forward(self) -> None:
-        await self.reverse.stop(self.reverse_connector)
-        await self.reverse.wait_state(self.reverse_connector, "STOPPED", CONNECTOR_WAIT_S)
-        await write_syncs(self.flow, return_syncs(await self._copies_back()), self.timeout_s)
-        partitions = [parse_key(k) for k in self.state.ends]
+        if not self.state.reverse_adopted:
+            await self.reverse.stop(self.reverse_connector)
+            await self.reverse.wait_state(self.reverse_connector, "STOPPED", CONNECTOR_WAIT_S)
+        copies = await self._copies_back()
+        await write_syncs(self.flow, return_syncs(copies), self.timeout_s)
+        ledger = [parse_key(k) for k in self.state.ends]
         if self.state.window is None:
-            self.state.window = await read_window(self.flow, partitions, self.timeout_s)
+            self.state.window = await read_window(self.flow, ledger, self.timeout_s)
             self.save(self.state)
+        copied = copied_topics(
+            await self.forward.config(self.forward_connector),
+            self.flow.policy(),
+            self.flow.target,
+            {t for t, _ in copies},
+        )
+        partitions = sorted({*ledger, *(tp for tp in copies if tp[0] in copied)})
         bounds = await cluster_bounds(self.flow.source_config, self.flow.source, partitions, self.timeout_s)
         await self.forward.alter_offsets(
             self.forward_connector,
@@ -326,6 +401,9 @@ class FailbackRun:
         )
         await self.forward.resume(self.forward_connector)
         await self.forward.wait_state(self.forward_connector, "RUNNING", CONNECTOR_WAIT_S)
+        if self.state.reverse_adopted:
+            await self.reverse.resume(self.reverse_connector)
+            await self.reverse.wait_state(self.reverse_connector, "RUNNING", CONNECTOR_WAIT_S)
 
     async def _audit(self) -> None:
         assert self.auditor is not None and self.state.window is not None

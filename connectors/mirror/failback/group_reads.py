@@ -1,7 +1,9 @@
 """What a failback reads to return the groups: their offsets and views on both clusters and both flows'
 runs, turned into :class:`~.group_return.GroupReturn` values by :func:`~.group_return.plan_return`.
 
-:func:`read_returns` needs the measured state (the copy ends and A's ends at the reverse start). The
+:func:`read_returns` needs the measured state (the copy ends, A's ends at the reverse start, and the reverse
+flow's starts on B: the partitions of B's own topics it copies return on their copies on A; through an
+adopted reverse connector, from the oldest of its offset syncs of the partition on). The
 forward runs must be readable (:class:`~connectors.mirror.offsets.mirror_client.MirrorClientError`
 otherwise); missing reverse syncs (no reverse flow yet: ``plan``) leave every position past the copy's end
 at the reverse start. A position between two runs of syncs (:class:`~.positions.Between`) is settled by
@@ -72,6 +74,17 @@ async def read_returns(
         for e in state.ends.values()
     }
     starts = {parse_key(k): v for k, v in state.source_ends.items()}
+    back = reverse_of(flow).policy()
+    own: dict[Partition, tuple[str, int | None]] = {}
+    for key, start in state.reverse_starts.items():
+        tp = parse_key(key)
+        if tp in ends:
+            continue
+        if state.reverse_adopted:  # copying all along: proved from its oldest sync on
+            runs = reverse_runs.get(tp)
+            own[tp] = (back.format_remote_topic(flow.target, tp[0]), runs[0][0] if runs else None)
+        else:
+            own[tp] = (back.format_remote_topic(flow.target, tp[0]), start)
 
     def plan(settled: dict[str, dict[Partition, SourcePosition]]) -> list[GroupReturn]:
         return [
@@ -84,6 +97,7 @@ async def read_returns(
                 reverse_runs,
                 starts,
                 allow_rewind=allow_rewind,
+                own=own,
                 settled=settled.get(group),
             )
             for group in groups
@@ -100,7 +114,8 @@ async def _settle(
     flow: FailoverFlow, waiting: list[tuple[str, PartitionReturn]], timeout_s: float
 ) -> dict[str, dict[Partition, SourcePosition]]:
     """The positions of the partitions left between two runs: the records of B in ``(b_after, committed)``
-    counted, the records of A in ``(a_after, a_before)`` listed (:func:`~.positions.settle`)."""
+    counted, the records of A in ``(a_after, a_before)`` listed (:func:`~.positions.settle`); the A side
+    is the partition's topic on A (the forward source, or the copy of one of B's own topics)."""
     on_b: list[Stretch] = []
     on_a: list[Stretch] = []
     for _, p in waiting:

@@ -14,8 +14,11 @@ B that the forward flow wrote (a partition of the :mod:`ledger <.ledger>`) to it
 A position between two runs of offset syncs (:class:`~.positions.Between`) is left ``between`` until the
 caller counts the records around it and plans again with them (``settled``, by partition of B).
 
-Partitions of B the ledger does not cover (topics the forward flow did not write) are left out and named
-in ``others``: the reverse flow of this failback does not carry them.
+A partition of one of B's own topics that the reverse flow copies (``own``: under DefaultReplicationPolicy
+B's ``orders``, copied to ``B.orders`` on A) returns on its copy on A
+(:func:`~.positions.position_on_copy`), decided the same way. Partitions of B neither covers (topics the
+forward flow did not write and the reverse flow does not copy, or that appeared on B after the failback
+measured) are left out and named in ``others``: the reverse flow of this failback does not carry them.
 """
 
 from __future__ import annotations
@@ -24,7 +27,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from connectors.mirror.failback.ledger import MirrorEnd
-from connectors.mirror.failback.positions import Between, Run, SourcePosition, Unproved, position_on_source
+from connectors.mirror.failback.positions import (
+    Between,
+    Run,
+    SourcePosition,
+    Unproved,
+    position_on_copy,
+    position_on_source,
+)
 from pyconnect.kafka.group_view import GroupView
 
 __all__ = ["GroupReturn", "PartitionReturn", "plan_return"]
@@ -81,33 +91,44 @@ def plan_return(
     *,
     allow_rewind: bool,
     settled: Mapping[Partition, SourcePosition] | None = None,
+    own: Mapping[Partition, tuple[str, int | None]] | None = None,
 ) -> GroupReturn:
     """The group's return (see the module docstring). ``ends`` maps each partition of B the forward flow
-    wrote to its source topic and :class:`MirrorEnd`; ``forward_runs`` are by source partition,
-    ``reverse_runs`` by partition of B, ``reverse_starts`` (A's end when the reverse flow began) by
-    source partition."""
+    wrote to its source topic and :class:`MirrorEnd`; ``own`` each partition of B's own topics the reverse
+    flow copies to its copy's topic on A and the first offset whose copy is proved (``None``: none);
+    ``forward_runs`` are by source partition, ``reverse_runs`` by partition of B, ``reverse_starts`` (A's
+    end when the reverse flow began, of A's topics and of the copies) by partition of A."""
     target_view, target_offsets = on_target
     source_view, source_offsets = on_source
     rows: list[PartitionReturn] = []
     others: list[str] = []
     for (topic, partition), committed in sorted(target_offsets.items()):
         found = ends.get((topic, partition))
-        if found is None:
+        copy = (own or {}).get((topic, partition))
+        if found is not None:
+            source_topic = found[0]
+        elif copy is not None:
+            source_topic = copy[0]
+        else:
             others.append(f"{topic}-{partition}")
             continue
-        source_topic, end = found
         source_tp = (source_topic, partition)
-        current = source_offsets.get(source_tp)
+        back = reverse_runs.get((topic, partition), ())
         between = None
         located: SourcePosition | Between | None
         try:
-            located = position_on_source(
-                committed,
-                end.target_end,
-                forward_runs.get(source_tp, ()),
-                reverse_runs.get((topic, partition), ()),
-                reverse_starts.get(source_tp, end.last_copied + 1),
-            )
+            if found is not None:
+                end = found[1]
+                located = position_on_source(
+                    committed,
+                    end.target_end,
+                    forward_runs.get(source_tp, ()),
+                    back,
+                    reverse_starts.get(source_tp, end.last_copied + 1),
+                )
+            else:
+                assert copy is not None
+                located = position_on_copy(committed, copy[1], back, reverse_starts.get(source_tp, 0))
             reason = None
         except Unproved as exc:
             located, reason = None, str(exc)
@@ -118,7 +139,16 @@ def plan_return(
         else:
             position = located
         rows.append(
-            PartitionReturn(topic, source_topic, partition, committed, current, position, reason, between)
+            PartitionReturn(
+                topic,
+                source_topic,
+                partition,
+                committed,
+                source_offsets.get(source_tp),
+                position,
+                reason,
+                between,
+            )
         )
     refused = None
     if not target_view.idle:

@@ -12,27 +12,41 @@ orphans, and both clusters' bounds (see :mod:`.ledger` for the rules).
 4. the orphans: the source's committed records past each partition's last copied record, read to the
    last stable offset (records kept only when ``keep_records``: the quarantine copies them).
 
+:func:`read_reverse_plan` fixes what the reverse flow copies: the partitions of B that a
+MirrorSourceConnector with the reverse config copies (:func:`~.reverse_flow.copied_topics`), the first
+offset of each (:func:`~.reverse_flow.reverse_starts`: the forward copy's end, or B's end at the
+failover for B's own topics) and A's end of each copy (``0`` for a copy topic A does not have yet: the
+reverse flow creates it).
+
 Errors: :class:`~connectors.mirror.offsets.failover_calls.FailoverError` when a cluster cannot be read
 (one line naming it).
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from connectors.mirror.failback.ledger import MirrorEnd, OrphanRange, mirror_end
 from connectors.mirror.failback.positions import Run
-from connectors.mirror.offsets.failover_calls import FailoverError, cluster_bounds, one_line
+from connectors.mirror.failback.reverse_flow import copied_topics, reverse_starts
+from connectors.mirror.offsets.failover_calls import FailoverError, cluster_bounds, cluster_topics, one_line
 from connectors.mirror.offsets.failover_flow import FailoverFlow
 from connectors.mirror.offsets.failover_reads import read_flow_syncs
+from connectors.mirror.offsets.failover_state import parse_key
 from connectors.mirror.offsets.mirror_client import MirrorClientError
 from pyconnect.config.client_configs import mirror_client_config
-from pyconnect.kafka.mirror_admin import MirrorAdmin
 from pyconnect.kafka.record_offsets import FetchedRecord, committed_records
 
-__all__ = ["Ledger", "PartitionLedger", "flow_runs", "read_ledger", "reverse_of"]
+__all__ = [
+    "Ledger",
+    "PartitionLedger",
+    "ReversePlan",
+    "flow_runs",
+    "read_ledger",
+    "read_reverse_plan",
+    "reverse_of",
+]
 
 Partition = tuple[str, int]
 ALL_RUNS = 1 << 30
@@ -88,21 +102,6 @@ async def flow_runs(
     return runs, newest, skipped
 
 
-async def _source_partitions(flow: FailoverFlow, timeout_s: float) -> dict[str, list[int]]:
-    """The source cluster's topics and partitions (an offset-syncs topic may still hold syncs of topics
-    deleted since, or of an earlier cluster of the same alias)."""
-    admin = MirrorAdmin(mirror_client_config(flow.source_config, "admin"), flow.source)
-    try:
-        await asyncio.wait_for(admin.start(), timeout_s)
-        return await asyncio.wait_for(admin.topic_partitions(), timeout_s)
-    except TimeoutError:
-        raise FailoverError(f"cluster {flow.source} did not answer within {timeout_s:.0f} s") from None
-    except Exception as exc:
-        raise FailoverError(f"cannot list the topics of cluster {flow.source}: {one_line(exc)}") from None
-    finally:
-        await admin.close()
-
-
 async def read_ledger(
     flow: FailoverFlow, committed: Mapping[Partition, int], timeout_s: float, *, keep_records: bool
 ) -> Ledger:
@@ -117,7 +116,7 @@ async def read_ledger(
         runs, newest = {}, {}
         notes.append(f"offset syncs not read ({exc}): every copy's end rests on the connector offsets alone")
     policy = flow.policy()
-    on_source = await _source_partitions(flow, timeout_s)
+    on_source = await cluster_topics(flow.source_config, flow.source, timeout_s)
     candidates = {tp for tp in {*newest, *committed} if not policy.is_heartbeats_topic(tp[0])}
     gone = sorted({t for t, p in candidates if p not in on_source.get(t, ())})
     if gone:
@@ -170,3 +169,41 @@ async def read_ledger(
         if keep_records:
             ledger.records[(topic, partition)] = records
     return ledger
+
+
+@dataclass(frozen=True)
+class ReversePlan:
+    """What the reverse flow copies: the first offset of each partition of B it copies, and A's last
+    stable offset of each copy (by partition of A)."""
+
+    starts: dict[Partition, int]
+    copy_ends: dict[Partition, int]
+
+
+async def read_reverse_plan(
+    flow: FailoverFlow,
+    reverse_config: Mapping[str, str],
+    ends: list[MirrorEnd],
+    own_ends: Mapping[str, int] | None,
+    timeout_s: float,
+) -> ReversePlan:
+    """The :class:`ReversePlan` of the failback of ``flow`` (see the module docstring): ``reverse_config``
+    is the reverse MirrorSourceConnector's (its topic filter decides what it copies), ``ends`` the forward
+    copy's ends, ``own_ends`` what the failover recorded (``topic:partition`` of B -> end; ``None``:
+    nothing)."""
+    back = reverse_of(flow)
+    policy, back_policy = flow.policy(), back.policy()
+    on_target = await cluster_topics(flow.target_config, flow.target, timeout_s)
+    copied = copied_topics(reverse_config, back_policy, flow.source, on_target)
+    partitions = [(t, p) for t in copied for p in on_target[t]]
+    bounds = await cluster_bounds(flow.target_config, flow.target, partitions, timeout_s)
+    mirror_ends = {
+        (policy.format_remote_topic(flow.source, e.topic), e.partition): e.target_end for e in ends
+    }
+    own = None if own_ends is None else {parse_key(k): v for k, v in own_ends.items()}
+    starts = reverse_starts(partitions, mirror_ends, own, bounds)
+    copies = [(back_policy.format_remote_topic(flow.target, t), p) for t, p in partitions]
+    on_source = await cluster_topics(flow.source_config, flow.source, timeout_s)
+    present = [(t, p) for t, p in copies if p in on_source.get(t, ())]
+    found = await cluster_bounds(flow.source_config, flow.source, present, timeout_s)
+    return ReversePlan(starts, {tp: found[tp][1] if tp in found else 0 for tp in copies})

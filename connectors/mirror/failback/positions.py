@@ -25,6 +25,13 @@ answers the offset on A where it resumes, reading next exactly the record it wou
   it). :func:`position_on_source` answers :class:`Between` there; the caller reads both counts
   (:func:`settle`). Never an offset in between by arithmetic: that skips the records a marker displaced.
 
+A group that consumed one of B's own topics (under DefaultReplicationPolicy B's ``orders``, where the
+producers write after a failover) returns on A to the copy of that topic (``B.orders``), which holds
+only what the reverse flow copied from its start ``S`` on B (the topic's end when the failover executed,
+:mod:`.reverse_flow`): :func:`position_on_copy` answers as above for ``c >= S`` (the reverse runs, or the
+copy's end on A when the reverse flow began); ``c < S`` (the group had not read what B held before the
+failover, which was never copied) is :class:`Unproved`: no position on A holds what it would read next.
+
 The answers assume the reverse flow has caught up with every record below B's end (the caller waits for
 that) and that nothing else wrote to the topic on A since the reverse flow began.
 """
@@ -36,7 +43,7 @@ from dataclasses import dataclass
 
 from pyconnect.errors import ConnectError
 
-__all__ = ["Between", "Run", "SourcePosition", "Unproved", "position_on_source", "settle"]
+__all__ = ["Between", "Run", "SourcePosition", "Unproved", "position_on_copy", "position_on_source", "settle"]
 
 Run = tuple[int, int, int]
 """``(first_up, first_down, last_up)`` of a run of offset syncs, oldest first."""
@@ -118,7 +125,32 @@ def position_on_source(
             b_after, a_after, a_before = found
             return Between(committed, b_after, a_after, a_before, "forward runs")
         return SourcePosition(found[0], "forward run")
-    forwards = [(up, down, last_up - up) for up, down, last_up in reverse_runs if last_up >= mirror_end]
+    return _copied_back(committed, mirror_end, reverse_runs, reverse_start)
+
+
+def position_on_copy(
+    committed: int, start: int | None, reverse_runs: Sequence[Run], copy_start: int
+) -> SourcePosition | Between:
+    """Where a group committed at ``committed`` on one of B's own partitions resumes on its copy on A, given
+    the first offset ``start`` of B whose copy the reverse flow proves (``None``: none) and the copy's end
+    on A when the reverse flow began (``copy_start``); see the module docstring."""
+    if start is None:
+        raise Unproved("no offset sync of the reverse flow proves where any record of it lies on A")
+    if committed < start:
+        raise Unproved(
+            f"offset {committed} lies before {start}, where the proved copy back begins: what the group has "
+            "not read below it is not proved to be on the original cluster"
+        )
+    return _copied_back(committed, start, reverse_runs, copy_start)
+
+
+def _copied_back(
+    committed: int, start: int, reverse_runs: Sequence[Run], reverse_start: int
+) -> SourcePosition | Between:
+    """The position on A of B offset ``committed >= start`` through the reverse runs (those reaching
+    ``start``), the :class:`Between` to settle between two of them, or ``reverse_start`` when no run covers
+    it or lies after it."""
+    forwards = [(up, down, last_up - up) for up, down, last_up in reverse_runs if last_up >= start]
     found = _through(forwards, committed)
     if found is not None and len(found) == 3:
         b_after, a_after, a_before = found

@@ -1,17 +1,20 @@
 """The forward flow's offset syncs for the records the reverse flow copied back to A.
 
-After a failback, A's topic holds, past the orphans, copies of the records the applications wrote on B:
-A record ``a`` of a reverse run is a copy of B record ``b``. When the forward flow (A->B) runs again,
-its checkpoint task translates the groups' positions on A through the forward offset syncs only, which
-know nothing of those records: a group positioned among them (every group the failback returned) would
-translate to the forward copy's old end on B and read the applications' records there again after a
-later failover or cutover. So the failback writes, before the forward flow resumes, forward syncs that
-state what the reverse runs proved: for each reverse run ``(first_up_B, first_down_A, last_up_B)`` of a
-partition whose copy on A is the forward flow's own topic (IdentityReplicationPolicy), the syncs
-``A first_down -> B first_up`` and ``A first_down + k -> B last_up`` (``k = last_up - first_up``). Each is
-true (the A record is a copy whose original sits at that B offset), so Java's checkpoint task and ours
-translate with them unchanged; in our exact mode the pair is a run, so every position in it translates
-exactly. Writing them twice (a resumed step) states the same thing twice.
+After a failback, A holds copies of the records the applications wrote on B: under
+IdentityReplicationPolicy in A's own topic past the orphans, under DefaultReplicationPolicy in the copy of
+B's own topic (B's ``orders`` on A's ``B.orders``). A record ``a`` of a reverse run is a copy of B record
+``b``. When the forward flow (A->B) runs again, its checkpoint task translates the groups' positions on A
+through the forward offset syncs only, which know nothing of those records: a group positioned among them
+(every group the failback returned) would translate to the forward copy's old end on B (or, on
+``B.orders``, to nothing) and read the applications' records there again after a later failover or
+cutover. So the failback writes, before the forward flow resumes, forward syncs that state what the
+reverse runs proved: for each reverse run ``(first_up_B, first_down_A, last_up_B)`` of a partition copied
+back, on the topic of its copy on A, the syncs ``A first_down -> B first_up`` and ``A first_down + k -> B
+last_up`` (``k = last_up - first_up``). Each is true (the A record is a copy whose original sits at that B
+offset), so Java's checkpoint task and ours translate with them unchanged (a checkpoint of ``B.orders`` is
+renamed to B's ``orders``, as MirrorCheckpointTask's ``renameTopicPartition`` does for a topic that came
+from the target); in our exact mode the pair is a run, so every position in it translates exactly.
+Writing them twice (a resumed step) states the same thing twice.
 
 :func:`return_syncs` is pure; :func:`write_syncs` sends them to the forward flow's offset-syncs topic with
 a producer on the cluster of ``offset-syncs.topic.location`` (one line on failure).

@@ -22,6 +22,7 @@ from pyconnect.config.client_configs import mirror_client_config
 from pyconnect.errors import ConnectError, RetriableError
 from pyconnect.kafka.group_admin import CommittedOffset, GroupAdmin
 from pyconnect.kafka.group_view import UNKNOWN, GroupView
+from pyconnect.kafka.mirror_admin import MirrorAdmin
 from pyconnect.kafka.record_offsets import partition_bounds
 
 T = TypeVar("T")
@@ -103,6 +104,21 @@ async def cluster_bounds(
         raise FailoverError(f"cluster {cluster} did not answer within {timeout_s:.0f} s") from None
     except Exception as exc:
         raise FailoverError(f"cannot read the partitions of cluster {cluster}: {one_line(exc)}") from None
+
+
+async def cluster_topics(config: Mapping[str, str], cluster: str, timeout_s: float) -> dict[str, list[int]]:
+    """The topics of ``cluster`` (a ``MirrorClientConfig`` map) and their partitions; :class:`FailoverError`
+    (one line) when it does not answer in time or refuses."""
+    admin = MirrorAdmin(mirror_client_config(config, "admin"), cluster)
+    try:
+        await asyncio.wait_for(admin.start(), timeout_s)
+        return await asyncio.wait_for(admin.topic_partitions(), timeout_s)
+    except TimeoutError:
+        raise FailoverError(f"cluster {cluster} did not answer within {timeout_s:.0f} s") from None
+    except Exception as exc:
+        raise FailoverError(f"cannot list the topics of cluster {cluster}: {one_line(exc)}") from None
+    finally:
+        await admin.close()
 
 
 async def busy_groups(

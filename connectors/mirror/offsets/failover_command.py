@@ -22,12 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
+from connectors.mirror.failback.reverse_flow import own_topics
 from connectors.mirror.offsets.failover_calls import (
     EXIT_ERROR,
     EXIT_USAGE,
     FailoverError,
     UnknownGroup,
     cluster_bounds,
+    cluster_topics,
 )
 from connectors.mirror.offsets.failover_execute import GroupOutcome, execute
 from connectors.mirror.offsets.failover_flow import (
@@ -43,6 +45,7 @@ from connectors.mirror.offsets.failover_reads import FlowReads, read_flow, read_
 from connectors.mirror.offsets.failover_report import report_json, report_text
 from connectors.mirror.offsets.failover_share import plan_share_group
 from connectors.mirror.offsets.failover_state import FailoverState, StateError, partition_key
+from connectors.mirror.policy import SOURCE_CLUSTER_ALIAS_CONFIG, replication_policy
 from pyconnect.config import properties
 from pyconnect.errors import ConnectError
 from pyconnect.kafka.group_view import DEAD, GroupView
@@ -181,6 +184,15 @@ async def _target_ends(flow: FailoverFlow, plan: FlowPlan, timeout_s: float) -> 
     return {partition_key(t, p): end for (t, p), (_, end) in bounds.items()}
 
 
+async def _own_ends(flow: FailoverFlow, timeout_s: float) -> dict[str, int]:
+    """The target's last stable offsets of its own topics' partitions (see ``FailoverState.own_ends``)."""
+    back = replication_policy({**flow.policy_config, SOURCE_CLUSTER_ALIAS_CONFIG: flow.target})
+    topics = await cluster_topics(flow.target_config, flow.target, timeout_s)
+    partitions = [(t, p) for t in own_topics(back, flow.source, topics) for p in topics[t]]
+    bounds = await cluster_bounds(flow.target_config, flow.target, partitions, timeout_s)
+    return {partition_key(t, p): end for (t, p), (_, end) in bounds.items()}
+
+
 def _saver(path: Path | None) -> Callable[[FailoverState], None] | None:
     if path is None:
         return None
@@ -209,6 +221,7 @@ async def run(options: FailoverOptions, stdout: TextIO, stderr: TextIO) -> int:
     if options.action == "execute":
         if not state.target_ends:
             state.target_ends = await _target_ends(flow, plan, options.timeout_s)
+            state.own_ends = await _own_ends(flow, options.timeout_s)
         outcomes = await execute(flow, plan, state, options.timeout_s, _saver(state_path))
     if options.as_json:
         document = report_json(options.action, plan, outcomes, str(state_path) if state_path else None)

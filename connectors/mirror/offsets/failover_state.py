@@ -76,6 +76,13 @@ class FailoverState:
     (``topic:partition`` -> offset): where the mirror's copy stood before the applications wrote there.
     A failback refuses to take later copies of the forward flow for its own (see
     :mod:`connectors.mirror.failback.ledger`)."""
+    own_ends: dict[str, int] | None = None
+    """The target's last stable offset of every partition of its own topics (not internal, not copies
+    from the source by the policy: :func:`connectors.mirror.failback.reverse_flow.own_topics`) when the
+    failover first executed: where the applications' writes on the target begin (under
+    DefaultReplicationPolicy the producers write B's ``orders`` after a failover, not ``A.orders``). A
+    failback's reverse flow copies each of them from there. ``None``: not recorded (a state file of an
+    older version)."""
 
     def advance(self, group: str, status: Status) -> None:
         """Move ``group`` forward to ``status`` (never backwards)."""
@@ -106,6 +113,7 @@ class FailoverState:
                 for g, p in self.groups.items()
             },
             "target_ends": dict(self.target_ends),
+            "own_ends": None if self.own_ends is None else dict(self.own_ends),
         }
 
     @classmethod
@@ -123,11 +131,13 @@ class FailoverState:
             }
             flow = {str(k): str(v) for k, v in document["flow"].items()}
             target_ends = {str(k): int(v) for k, v in document.get("target_ends", {}).items()}
+            own = document.get("own_ends")
+            own_ends = None if own is None else {str(k): int(v) for k, v in own.items()}
         except (KeyError, TypeError, ValueError, AttributeError):
             raise StateError(f"{origin} is not a valid failover state file") from None
         if any(p.status not in ORDER for p in groups.values()):
             raise StateError(f"{origin} holds an unknown group status")
-        return cls(flow, groups, target_ends)
+        return cls(flow, groups, target_ends, own_ends)
 
     @classmethod
     def load(cls, path: Path, flow: Mapping[str, str]) -> FailoverState:
