@@ -258,6 +258,23 @@ def wait_connector(worker: Any, name: str, state: str) -> None:
     wait_for(f"{name} {state}", ready, 60, describe=lambda: status(worker, name))
 
 
+def orphans_then_loss(forward: Any, cluster_a: Any, topic: str) -> None:
+    """The mirror cut off from A (paused once its last copy is synced), ``ORPHANS`` records per partition
+    written to A, A's broker killed, and the operator's first act: the forward connector stopped (it must
+    not copy A's orphans when A returns)."""
+    assert forward.rest("PUT", "/connectors/mirror-source/pause")[0] == 202
+    wait_for(
+        "mirror-source PAUSED",
+        lambda: (status(forward, "mirror-source") or {}).get("connector", {}).get("state") == "PAUSED",
+        30,
+    )
+    time.sleep(2)  # the task's offset commit after its last copy syncs that record
+    asyncio.run(produce(cluster_a.bootstrap_servers, topic, "A", MIRRORED, ORPHANS))
+    cluster_a.nodes[0].kill()
+    assert forward.rest("PUT", "/connectors/mirror-source/stop")[0] == 204
+    wait_connector(forward, "mirror-source", "STOPPED")
+
+
 def hold(b: str, group: str, topic: str, until: threading.Event, joined: threading.Event) -> None:
     async def member() -> None:
         consumer = AIOKafkaConsumer(topic, bootstrap_servers=b, group_id=group, enable_auto_commit=False)
@@ -325,20 +342,7 @@ def test_a_round_trip_returns_every_group_to_a_rereading_and_skipping_nothing(
                     forward.log_tail(15),
                 ),
             )
-            assert forward.rest("PUT", "/connectors/mirror-source/pause")[0] == 202
-            wait_for(
-                "mirror-source PAUSED",
-                lambda: (
-                    (status(forward, "mirror-source") or {}).get("connector", {}).get("state") == "PAUSED"
-                ),
-                30,
-            )
-            time.sleep(2)  # the task's offset commit after its last copy syncs that record
-            asyncio.run(produce(a, topic, "A", MIRRORED, ORPHANS))
-            cluster_a.nodes[0].kill()
-            # the operator's first act: the forward flow must not copy A's orphans when A returns
-            assert forward.rest("PUT", "/connectors/mirror-source/stop")[0] == 204
-            wait_connector(forward, "mirror-source", "STOPPED")
+            orphans_then_loss(forward, cluster_a, topic)
 
             failover_state = tmp_path / "failover.json"
             done = cli("failover", "execute", *url, *group_args, "--state", str(failover_state), "--json")

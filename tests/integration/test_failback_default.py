@@ -37,7 +37,7 @@ import pytest
 from aiokafka.admin import AIOKafkaAdminClient
 
 from pyconnect.testing.backends import ClusterHandle
-from tests.integration.fleet import create_topic, fleet, own_cluster, python_workers, status, wait_for
+from tests.integration.fleet import create_topic, fleet, own_cluster, python_workers, wait_for
 from tests.integration.test_failback import (
     LATER_ON_A,
     MIRRORED,
@@ -49,6 +49,7 @@ from tests.integration.test_failback import (
     committed,
     connectors,
     consume,
+    orphans_then_loss,
     produce,
     read_values,
     serving,
@@ -103,19 +104,7 @@ def test_a_round_trip_under_the_default_policy_copies_back_only_bs_own_records(
             url = ["--url", forward.rest_url, "--connector", "mirror-checkpoint"]
             group_args = [x for g in groups for x in ("--group", g)]
             wait_checkpointed(url, group_args, on_a, forward)
-            assert forward.rest("PUT", "/connectors/mirror-source/pause")[0] == 202
-            wait_for(
-                "mirror-source PAUSED",
-                lambda: (
-                    (status(forward, "mirror-source") or {}).get("connector", {}).get("state") == "PAUSED"
-                ),
-                30,
-            )
-            time.sleep(2)  # the task's offset commit after its last copy syncs that record
-            asyncio.run(produce(a, topic, "A", MIRRORED, ORPHANS))
-            cluster_a.nodes[0].kill()
-            assert forward.rest("PUT", "/connectors/mirror-source/stop")[0] == 204
-            wait_connector(forward, "mirror-source", "STOPPED")
+            orphans_then_loss(forward, cluster_a, topic)
 
             failover_state = tmp_path / "failover.json"
             started = time.monotonic()

@@ -45,7 +45,7 @@ from connectors.mirror.cutover.state import CutoverState
 from connectors.mirror.failback.connect_api import ConnectApi
 from connectors.mirror.failback.copy_drain import CONNECTOR_WAIT_S, copy_progress, drain
 from connectors.mirror.failback.group_reads import group_offsets
-from connectors.mirror.failback.proof import AuditFindings, Auditor, AuditVerdict, positions_of
+from connectors.mirror.failback.proof import Auditor, AuditVerdict, positions_of
 from connectors.mirror.failback.proof_reads import audit_request, read_window, run_audit
 from connectors.mirror.offsets.failover_calls import (
     FailoverError,
@@ -312,8 +312,8 @@ class CutoverRun:
             self.audit_out,
             timeout_s=self.timeout_s,
         )
-        self.verdict = await run_audit(self.auditor, request)
-        self.state.audit = self.verdict.to_json()
+        self.verdict = await run_audit(self.auditor, request, self._record_audit)
+
+    def _record_audit(self, audit: dict[str, Any]) -> None:
+        self.state.audit = audit
         self.save(self.state)
-        if not self.verdict.ok:
-            raise AuditFindings(self.verdict.line)

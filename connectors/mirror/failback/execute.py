@@ -72,7 +72,7 @@ from connectors.mirror.failback.ledger_reads import (
     reverse_of,
 )
 from connectors.mirror.failback.positions import Run
-from connectors.mirror.failback.proof import AuditFindings, Auditor, AuditVerdict, positions_of
+from connectors.mirror.failback.proof import Auditor, AuditVerdict, positions_of
 from connectors.mirror.failback.proof_reads import audit_request, read_window, run_audit
 from connectors.mirror.failback.quarantine import quarantine
 from connectors.mirror.failback.return_syncs import return_syncs, write_syncs
@@ -428,8 +428,8 @@ class FailbackRun:
             expected=orphans,
             timeout_s=self.timeout_s,
         )
-        self.verdict = await run_audit(self.auditor, request)
-        self.state.audit = self.verdict.to_json()
+        self.verdict = await run_audit(self.auditor, request, self._record_audit)
+
+    def _record_audit(self, audit: dict[str, Any]) -> None:
+        self.state.audit = audit
         self.save(self.state)
-        if not self.verdict.ok:
-            raise AuditFindings(self.verdict.line)

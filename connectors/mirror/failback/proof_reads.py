@@ -5,19 +5,22 @@
   flow's offset-syncs topic (on the cluster of ``offset-syncs.topic.location``) and of its checkpoints
   topic on B (MirrorMaker 2 creates both with one partition).
 * :func:`audit_request` assembles the :class:`~.proof.AuditRequest` of a flow.
-* :func:`run_audit` runs an :class:`~.proof.Auditor` off the event loop and judges what it counted
-  (:func:`~.proof.judge`); an auditor that cannot run (no Spark, a cluster it cannot read) is a
+* :func:`run_audit` runs an :class:`~.proof.Auditor` off the event loop, judges what it counted
+  (:func:`~.proof.judge`), records the verdict and raises :class:`~.proof.AuditFindings` on findings; an
+  auditor that cannot run (no Spark, a cluster it cannot read) is a
   :class:`~connectors.mirror.offsets.failover_calls.FailoverError`, one line.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from connectors.mirror.failback.ledger import OrphanRange
 from connectors.mirror.failback.proof import (
     AuditBounds,
+    AuditFindings,
     Auditor,
     AuditRequest,
     AuditVerdict,
@@ -87,12 +90,19 @@ def audit_request(
     )
 
 
-async def run_audit(auditor: Auditor, request: AuditRequest) -> AuditVerdict:
-    """The verdict of ``auditor`` on ``request`` (see the module docstring)."""
+async def run_audit(
+    auditor: Auditor, request: AuditRequest, record: Callable[[dict[str, Any]], None]
+) -> AuditVerdict:
+    """The verdict of ``auditor`` on ``request`` (see the module docstring), handed to ``record`` (the
+    command keeps it in its state file) before :class:`~.proof.AuditFindings` is raised for findings."""
     try:
         observation = await asyncio.to_thread(auditor, request)
     except Exception as exc:
         raise FailoverError(
             f"the audit of {request.source}->{request.target} could not run: {one_line(exc)}"
         ) from None
-    return judge(request, observation)
+    verdict = judge(request, observation)
+    record(verdict.to_json())
+    if not verdict.ok:
+        raise AuditFindings(verdict.line)
+    return verdict

@@ -11,12 +11,13 @@ from hypothesis import strategies as st
 
 from connectors.mirror.failback.group_return import plan_return
 from connectors.mirror.failback.ledger import MirrorEnd, OrphanRange, mirror_end
-from connectors.mirror.failback.positions import Between, SourcePosition, Unproved, position_on_source, settle
+from connectors.mirror.failback.positions import Between, SourcePosition, Unproved, position_on_source
 from connectors.mirror.failback.reverse_flow import copy_starts, reverse_source_config
 from connectors.mirror.failback.state import FailbackState
 from connectors.mirror.offsets.failover_state import FailoverState, StateError
 from connectors.mirror.offsets.translation import OffsetSyncStore
 from pyconnect.kafka.group_view import GroupView
+from tests.unit.mirror.settled_positions import resolved
 
 FLOW = {"source": "A", "target": "B", "checkpoints_topic": "A.checkpoints.internal"}
 
@@ -42,14 +43,6 @@ FORWARD = [(0, 100, 9), (10, 111, 19)]  # A 0..9 -> B 100..109, marker at 110, A
 REVERSE = [(122, 30, 126)]  # B 122..126 -> A 30..34 (B 121 is the forward flow's last marker)
 ON_B = [*range(100, 110), *range(111, 121), *range(122, 127)]
 ON_A = [*range(0, 20), *range(20, 25), *range(30, 35)]
-
-
-def resolved(found: SourcePosition | Between, on_b: list[int], on_a: list[int]) -> SourcePosition:
-    """A :class:`Between` settled as the failback's shell settles it, from the records of both logs."""
-    if isinstance(found, SourcePosition):
-        return found
-    b_records = sum(1 for b in on_b if found.b_after < b < found.committed)
-    return settle(found, b_records, [a for a in on_a if found.a_after < a < found.a_before])
 
 
 @pytest.mark.parametrize(

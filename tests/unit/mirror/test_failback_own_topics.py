@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from connectors.mirror.failback.execute import FailbackRun
 from connectors.mirror.failback.group_return import plan_return
 from connectors.mirror.failback.ledger import MirrorEnd
-from connectors.mirror.failback.positions import Between, SourcePosition, Unproved, position_on_copy, settle
+from connectors.mirror.failback.positions import Unproved, position_on_copy
 from connectors.mirror.failback.return_syncs import return_syncs
 from connectors.mirror.failback.reverse_flow import copied_topics, own_topics, reverse_starts
 from connectors.mirror.failback.state import FailbackState
@@ -24,6 +24,7 @@ from connectors.mirror.offsets.failover_state import FailoverState
 from connectors.mirror.offsets.translation import OffsetSyncStore
 from connectors.mirror.policy import ReplicationPolicy, is_cycle, replication_policy
 from pyconnect.kafka.group_view import GroupView
+from tests.unit.mirror.settled_positions import resolved
 
 FLOW = {"source": "A", "target": "B", "checkpoints_topic": "A.checkpoints.internal"}
 IDENTITY = "org.apache.kafka.connect.mirror.IdentityReplicationPolicy"
@@ -78,14 +79,6 @@ def test_reverse_starts_take_the_copy_end_or_the_end_at_the_failover() -> None:
 
 COPY = [(31, 500, 35), (37, 505, 40)]  # B 31..35 -> A 500..504, B 36 a marker, B 37..40 -> A 505..508
 COPY_ON_B, COPY_ON_A = [*range(31, 36), *range(37, 41)], list(range(500, 509))
-
-
-def resolved(found: SourcePosition | Between, on_b: list[int], on_a: list[int]) -> SourcePosition:
-    """A :class:`Between` settled as the failback's shell settles it, from the records of both logs."""
-    if isinstance(found, SourcePosition):
-        return found
-    b_records = sum(1 for b in on_b if found.b_after < b < found.committed)
-    return settle(found, b_records, [a for a in on_a if found.a_after < a < found.a_before])
 
 
 @pytest.mark.parametrize(
