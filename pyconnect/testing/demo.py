@@ -278,8 +278,11 @@ class Drill:
     orphans: int = 0
 
 
-def way_back(drill: Drill, reverse: PyconnectWorker, target: str, restart_a: Callable[[], None]) -> None:
-    """The way back after the drill (pyconnect.testing.demo_failback), and its round-trip verdict."""
+def way_back(
+    drill: Drill, reverse: PyconnectWorker, target: str, restart_a: Callable[[], None], *, audit: bool = True
+) -> None:
+    """The way back after the drill (pyconnect.testing.demo_failback), and its round-trip verdict;
+    ``audit``: the failback ends with its Spark audit."""
     first_on_b = drill.mirrored_upto + drill.orphans
     trip = asyncio.run(
         failback.way_back(
@@ -292,6 +295,7 @@ def way_back(drill: Drill, reverse: PyconnectWorker, target: str, restart_a: Cal
             restart_a,
             drill.work,
             say,
+            audit=audit,
         )
     )
     orphans = set(range(drill.mirrored_upto, first_on_b))
@@ -349,6 +353,9 @@ def main(argv: list[str] | None = None) -> int:
         type=float,
         default=30.0,
         help="seconds of live mirroring before the failover drill (0: no drill, mirror until Ctrl-C)",
+    )
+    parser.add_argument(
+        "--no-audit", action="store_true", help="end the way back without the failback's closing Spark audit"
     )
     args = parser.parse_args(argv)
     # The demo's own clients (producer, tail, the application) retry by themselves while brokers start
@@ -419,7 +426,7 @@ def main(argv: list[str] | None = None) -> int:
                 source, work / "worker-back", group_id="mirror-demo-back", die_with_parent=True
             )
             workers.append(reverse)
-            way_back(drill, reverse, target, restart_a)
+            way_back(drill, reverse, target, restart_a, audit=not args.no_audit)
         say(f"Final state: {task_summary(workers[0])}")
         return 0
     finally:

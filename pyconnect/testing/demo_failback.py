@@ -128,8 +128,10 @@ async def way_back(
     restart_a: Callable[[], None],
     work: Path,
     say: Callable[[str], None],
+    *,
+    audit: bool = True,
 ) -> RoundTrip:
-    """The way back (see the module docstring)."""
+    """The way back (see the module docstring); ``audit``: the failback ends with its Spark audit."""
     source, target = clusters
     counters = TrafficCounters()
     await produce_at_rate(
@@ -157,7 +159,7 @@ async def way_back(
         quiet_s=2.0,
         catch_up_timeout_s=120.0,
         as_json=True,
-        auditor=spark_auditor,
+        auditor=spark_auditor if audit else None,
         audit_out=str(work / "failback-audit"),
     )
     say(
@@ -169,10 +171,10 @@ async def way_back(
     steps = report.get("timings_s", {})
     assert isinstance(steps, dict)
     say("  " + ", ".join(f"{step} {seconds:.1f} s" for step, seconds in steps.items()))
-    audit = report.get("audit")
-    if isinstance(audit, dict):
-        say(f"  {audit['verdict']}")
-        say(f"  audit reports: {' '.join(audit['reports'])}")
+    verdict = report.get("audit")
+    if isinstance(verdict, dict):
+        say(f"  {verdict['verdict']}")
+        say(f"  audit reports: {' '.join(verdict['reports'])}")
     again = TrafficCounters()
     first_on_a = first_on_b + counters.produced
     await produce_at_rate(

@@ -11,8 +11,8 @@ runs ``cutover resume`` until it finishes by itself (:func:`pyconnect.testing.cu
 Checked: every step recorded once, the forward
 connector STOPPED, B holds every record A took (no gap, no duplicate) and each group resumes on B
 re-reading nothing and skipping nothing (by sequence numbers); a ``resume`` of the finished cutover
-changes nothing; the closing Spark audit passed (every record of A on B, nothing else on B, each group's
-offsets on A and B naming the same record). The write pause (the producers' stop to the step ``promoted``;
+changes nothing. It runs without the closing Spark audit (``--no-audit``: the step stays left);
+``test_cutover_repeated.py`` (``make chaos``) audits every cutover it runs. The write pause (the producers' stop to the step ``promoted``;
 the audit runs after it) and the kills are printed.
 """
 
@@ -83,11 +83,11 @@ def test_a_cutover_killed_at_every_step_and_resumed_moves_every_group_exactly(
         finally:
             traffic.stop()
         assert not traffic.errors, traffic.errors
-        outcome = cut_over([*url, *group_args, "--quiet", "2"], state, STEPS, timeout_s=360)
+        outcome = cut_over([*url, *group_args, "--quiet", "2", "--no-audit"], state, STEPS, timeout_s=180)
         assert outcome.failure is None and outcome.report is not None, outcome
         kills, report = outcome.kills, outcome.report
         pause = json.loads(state.read_text())["times"]["promoted"] - stopped_at
-        assert report["steps_left"] == [] and report["steps_done"] == [
+        assert report["steps_left"] == ["audited"] and report["steps_done"] == [
             "lag-checked",
             "fenced",
             "quiet",
@@ -95,14 +95,9 @@ def test_a_cutover_killed_at_every_step_and_resumed_moves_every_group_exactly(
             "groups-moved",
             "verified",
             "promoted",
-            "audited",
         ], report
-        audit = report["audit"]
-        print(f"\n{audit['verdict']} ({audit['seconds']} s)")
-        assert audit["ok"] and audit["a_only"] == audit["b_only"] == 0, audit
-        assert set(audit["groups"]) == set(groups), audit
         assert (status(forward, "mirror-source") or {})["connector"]["state"] == "STOPPED"
-        again = cli("cutover", "resume", *url, *group_args, "--state", str(state), "--json")
+        again = cli("cutover", "resume", *url, *group_args, "--state", str(state), "--no-audit", "--json")
         assert again.returncode == 0 and json.loads(again.stdout)["timings_s"] == {}, again
 
     records = asyncio.run(read_all({"bootstrap.servers": b}, topic, PARTITIONS))

@@ -176,6 +176,7 @@ def assert_bad_input_commits_nothing(
         assert asyncio.run(committed({"bootstrap.servers": b}, group, f"A.{topic}")) == {}, group
 
 
+@pytest.mark.long  # ~30 s; test_failover_cli.py plans, executes and resumes a failover in make test
 def test_four_groups_fail_over_from_a_cut_cluster_rereading_and_skipping_nothing(
     cluster_b: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
 ) -> None:

@@ -90,6 +90,7 @@ def in_sync(worker: Any) -> dict[str, Any] | None:
     return flows[0] if flows and flows[0]["topics"] else None
 
 
+@pytest.mark.long  # ~50 s; tests/unit/metrics/test_prometheus_alerts.py runs the rules through promtool in make test
 def test_a_source_outage_fires_and_resolves_the_shipped_alerts(
     cluster_b: ClusterHandle,
     lone_source: KafkaCluster,

@@ -94,6 +94,7 @@ def conditions(worker: Any) -> list[dict[str, Any]]:
 
 
 @pytest.mark.java
+@pytest.mark.long  # ~55 s of Java share consumers; the test below syncs a target before 4.2 in make test
 def test_share_group_start_offsets_follow_and_an_active_share_group_is_left_alone(
     cluster_a: ClusterHandle,
     cluster_b: ClusterHandle,

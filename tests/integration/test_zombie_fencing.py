@@ -188,6 +188,7 @@ def test_scaling_a_connector_fences_each_generation_with_every_record_exactly_on
     assert_exactly_once(seqnos_per_task(bootstrap, topic), 3, "scaled 1->3->2->1")
 
 
+@pytest.mark.long  # ~25 s; the fence endpoint and producer-epoch tests of this module stay in make test
 def test_a_frozen_workers_task_is_fenced_by_the_round_and_commits_nothing(
     cluster_a: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
 ) -> None:
