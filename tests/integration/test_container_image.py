@@ -171,6 +171,7 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+@pytest.mark.long  # ~36 s: both images started and measured; the image content and build-cache tests stay in make test
 def test_figures_beside_the_java_image_and_a_graceful_sigterm(
     pyconnect_image: str,
     kafka_image: str,

@@ -59,6 +59,7 @@ def mirrored(worker: object, a: ClusterHandle, b: ClusterHandle, topic: str, par
     wait_for(f"A.{topic} copied", lambda: ends(b.bootstrap_servers, f"A.{topic}", partitions) == want, 60)
 
 
+@pytest.mark.long  # ~19 s; the members-joining test below keeps continuous sync in make test
 def test_continuous_sync_staleness_under_load(
     cluster_a: ClusterHandle, cluster_b: ClusterHandle, unique: Callable[[str], str], tmp_path: Path
 ) -> None:
