@@ -167,14 +167,20 @@ def test_an_active_active_failback_uses_the_running_reverse_flow(
             assert code == 200 and names == ["mirror-back"], names  # no second reverse connector
             wait_connector(backward, "mirror-back", "RUNNING")
             wait_connector(workers, "mirror-source", "RUNNING")
-            assert report["returned"][group] == {
-                **{f"{topic}:{p}": MIRRORED + ORPHANS for p in range(PARTITIONS)},
-                **{f"{back}:{p}": PRE + READ_ON_B for p in range(PARTITIONS)},
+            returned = report["returned"][group]
+            assert {k: v for k, v in returned.items() if k.startswith(f"{topic}:")} == {
+                f"{topic}:{p}": MIRRORED + ORPHANS for p in range(PARTITIONS)
             }, report
-
             copied = values(a, back)
             for p in range(PARTITIONS):
-                assert copied[p] == pre[p] + [f"B-{p}-{n}" for n in range(WRITTEN_ON_B)], p
+                # the adopted flow is at least once: a task that failed while A (where its fleet commits its
+                # offsets) was away may copy a run again after its restart; every record is there, in order
+                # of first copy, and the group returns on a copy of the record it would have read next on B
+                assert list(dict.fromkeys(copied[p])) == pre[p] + [
+                    f"B-{p}-{n}" for n in range(WRITTEN_ON_B)
+                ], p
+                at = {offset: value for offset, value, _ in asyncio.run(read_values(a, back))[p]}
+                assert at[returned[f"{back}:{p}"]] == f"B-{p}-{READ_ON_B}", (p, returned)
             seen += asyncio.run(consume(a, group, topic, None))
             seen += asyncio.run(consume(a, group, back, None))
             every = {f"A-{p}-{n}" for p in range(PARTITIONS) for n in range(MIRRORED)}
@@ -193,7 +199,7 @@ def test_an_active_active_failback_uses_the_running_reverse_flow(
                 f"B since the failover {written}, copied back {copied_back}"
             )
             assert (reread, skipped) == (0, 0)
-            assert copied_back == written > 0
+            assert 0 < written <= copied_back, (written, copied_back)
 
             asyncio.run(produce(a, topic, "A", MIRRORED + ORPHANS, LATER_ON_A))
             asyncio.run(produce(b, topic, "C", 0, LATER_ON_A))
