@@ -134,16 +134,28 @@ def kill_plan(runs: int, every: int = 2, steps: Sequence[str] = KILL_STEPS) -> l
     return plan
 
 
-def connector_configs(a: str, b: str, topic: str, groups: str) -> dict[str, dict[str, str]]:
-    """The forward flow's ``source`` and ``checkpoint`` connector configs for ``topic`` and the groups
-    matching the regex ``groups``."""
+def connector_configs(
+    a: str,
+    b: str,
+    topic: str,
+    groups: str,
+    *,
+    aliases: tuple[str, str] = ("A", "B"),
+    policy: str = IDENTITY,
+    checkpointed: str | None = None,
+) -> dict[str, dict[str, str]]:
+    """The ``source`` and ``checkpoint`` connector configs of the flow ``aliases`` (source, target) from
+    bootstrap ``a`` to ``b`` for ``topic`` and the groups matching the regex ``groups``: ``policy``,
+    offset syncs on the target, byte-array converters, one task, fast refreshes, no ACL, config or
+    heartbeat sync, no group offset sync; ``checkpointed``: the checkpoint connector's topics (``topic``
+    by default)."""
     common = {
-        "source.cluster.alias": "A",
-        "target.cluster.alias": "B",
+        "source.cluster.alias": aliases[0],
+        "target.cluster.alias": aliases[1],
         "source.cluster.bootstrap.servers": a,
         "target.cluster.bootstrap.servers": b,
         "offset-syncs.topic.location": "target",
-        "replication.policy.class": IDENTITY,
+        "replication.policy.class": policy,
         "key.converter": BYTES,
         "value.converter": BYTES,
         "header.converter": BYTES,
@@ -166,7 +178,7 @@ def connector_configs(a: str, b: str, topic: str, groups: str) -> dict[str, dict
             **common,
             "connector.class": "org.apache.kafka.connect.mirror.MirrorCheckpointConnector",
             "groups": groups,
-            "topics": topic,
+            "topics": checkpointed or topic,
             "emit.checkpoints.interval.seconds": "1",
             "refresh.groups.interval.seconds": "1",
             "sync.group.offsets.enabled": "false",

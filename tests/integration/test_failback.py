@@ -46,12 +46,11 @@ from aiokafka.errors import KafkaError
 from pyconnect.kafka.group_admin import CommittedOffset, GroupAdmin
 from pyconnect.kafka.record_offsets import partition_bounds
 from pyconnect.testing.backends import ClusterHandle
+from pyconnect.testing.cutover_drill import IDENTITY, connector_configs
 from tests.integration.fleet import create_topic, fleet, own_cluster, python_workers, status, wait_for
 
 pytestmark = pytest.mark.kafka
 
-BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
-IDENTITY = "org.apache.kafka.connect.mirror.IdentityReplicationPolicy"
 PARTITIONS = 2
 MIRRORED = 200  # records per partition copied to B before the cut
 ORPHANS = 30  # records per partition written to A after the mirror stopped copying
@@ -74,44 +73,9 @@ def connectors(
     a: str, b: str, topic: str, groups: str, policy: str = IDENTITY, checkpointed: str | None = None
 ) -> dict[str, dict[str, str]]:
     """The forward flow's source and checkpoint connectors (``checkpointed``: the checkpoint connector's
-    topics, ``topic`` by default)."""
-    common = {
-        "source.cluster.alias": "A",
-        "target.cluster.alias": "B",
-        "source.cluster.bootstrap.servers": a,
-        "target.cluster.bootstrap.servers": b,
-        "offset-syncs.topic.location": "target",
-        "replication.policy.class": policy,
-        "key.converter": BYTES,
-        "value.converter": BYTES,
-        "header.converter": BYTES,
-    }
-    return {
-        "mirror-source": {
-            **common,
-            "connector.class": "org.apache.kafka.connect.mirror.MirrorSourceConnector",
-            "tasks.max": "1",
-            "topics": topic,
-            "replication.factor": "1",
-            "offset-syncs.topic.replication.factor": "1",
-            "refresh.topics.interval.seconds": "2",
-            "sync.topic.acls.enabled": "false",
-            "sync.topic.configs.enabled": "false",
-            "heartbeats.replication.enabled": "false",
-            "consumer.isolation.level": "read_committed",
-        },
-        "mirror-checkpoint": {
-            **common,
-            "connector.class": "org.apache.kafka.connect.mirror.MirrorCheckpointConnector",
-            "tasks.max": "1",
-            "groups": groups,
-            "topics": checkpointed or topic,
-            "emit.checkpoints.interval.seconds": "1",
-            "refresh.groups.interval.seconds": "1",
-            "sync.group.offsets.enabled": "false",
-            "checkpoints.topic.replication.factor": "1",
-        },
-    }
+    topics, ``topic`` by default), as the cutover drill configures them."""
+    configs = connector_configs(a, b, topic, groups, policy=policy, checkpointed=checkpointed)
+    return {"mirror-source": configs["source"], "mirror-checkpoint": configs["checkpoint"]}
 
 
 async def produce(bootstrap: str, topic: str, prefix: str, start: int, count: int) -> None:

@@ -30,6 +30,7 @@ from pathlib import Path
 import pytest
 
 from pyconnect.testing.backends import ClusterHandle
+from pyconnect.testing.cutover_drill import connector_configs
 from tests.integration.fleet import create_topic, fleet, own_cluster, python_workers, status, wait_for
 from tests.integration.test_failback import (
     LATER_ON_A,
@@ -56,27 +57,7 @@ READ_ON_B = 20  # records per partition of B's own T the group reads on B after 
 
 def back_flow(a: str, b: str, topic: str) -> dict[str, str]:
     """The flow B->A that runs all along (offset syncs on its target, A)."""
-    return {
-        "connector.class": "org.apache.kafka.connect.mirror.MirrorSourceConnector",
-        "source.cluster.alias": "B",
-        "target.cluster.alias": "A",
-        "source.cluster.bootstrap.servers": b,
-        "target.cluster.bootstrap.servers": a,
-        "offset-syncs.topic.location": "target",
-        "replication.policy.class": DEFAULT,
-        "key.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
-        "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
-        "header.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
-        "tasks.max": "1",
-        "topics": topic,
-        "replication.factor": "1",
-        "offset-syncs.topic.replication.factor": "1",
-        "refresh.topics.interval.seconds": "2",
-        "sync.topic.acls.enabled": "false",
-        "sync.topic.configs.enabled": "false",
-        "heartbeats.replication.enabled": "false",
-        "consumer.isolation.level": "read_committed",
-    }
+    return connector_configs(b, a, topic, "", aliases=("B", "A"), policy=DEFAULT)["source"]
 
 
 def values(bootstrap: str, topic: str) -> dict[int, list[str]]:
